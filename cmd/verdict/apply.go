@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/verdict-policy/verdict/internal/kyvernotest"
+)
+
+func newApplyCmd() *cobra.Command {
+	var (
+		opts         kyvernotest.ApplyOptions
+		policyReport bool
+		format       string
+		warnExitCode int
+		warnNoPass   bool
+		table        bool
+		detailed     bool
+		removeColor  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "apply POLICY_PATH... --resource FILE...",
+		Short: "Apply policies to resource files",
+		Long: `Apply the policies in POLICY_PATH (files or folders) to the resources in
+the --resource files or folders, as kyverno apply does, and print the
+violations followed by "pass: N, fail: N, warn: N, error: N, skip: N".
+
+With --policy-report the results are printed as a wgpolicyk8s.io/v1alpha2
+ClusterPolicyReport (and a PolicyReport per namespaced Policy).
+
+The exit code is 1 when a rule failed or errored; with --warn-exit-code,
+that code when there were only warnings.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "yaml" && format != "json" {
+				return &exitError{code: 2, msg: fmt.Sprintf("invalid output format %q: want yaml or json", format)}
+			}
+			if len(opts.ResourcePaths) == 0 {
+				return &exitError{code: 2, msg: "apply needs --resource"}
+			}
+			opts.PolicyPaths = args
+			res, err := kyvernotest.Apply(cmd.Context(), opts)
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			switch {
+			case policyReport:
+				err = kyvernotest.WriteReports(out, res.Reports(), format)
+			case table:
+				err = kyvernotest.WriteApplyTable(out, res, detailed)
+			default:
+				err = kyvernotest.WriteApplyText(out, res)
+			}
+			if err != nil {
+				return err
+			}
+			return applyExit(res.Counts, warnExitCode, warnNoPass)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVarP(&opts.ResourcePaths, "resource", "r", nil, "resource files or folders")
+	f.StringSliceVar(&opts.ResourcePaths, "resources", nil, "alias of --resource")
+	f.StringVarP(&opts.ValuesFile, "values-file", "f", "", "values file for policy variables")
+	f.StringSliceVarP(&opts.Set, "set", "s", nil, "variables, as key=value")
+	f.StringVarP(&opts.UserInfoFile, "userinfo", "u", "", "user info file: roles, cluster roles and subjects of the request")
+	f.BoolVar(&opts.AuditWarn, "audit-warn", false, "report failures of Audit rules as warnings")
+	f.BoolVarP(&policyReport, "policy-report", "p", false, "print the results as policy reports")
+	f.StringVarP(&format, "output-format", "o", "yaml", "policy report format: yaml or json")
+	f.IntVar(&warnExitCode, "warn-exit-code", 0, "exit code when there are warnings but no failure or error")
+	f.BoolVar(&warnNoPass, "warn-no-pass", false, "exit with --warn-exit-code when no rule passed")
+	f.BoolVarP(&table, "table", "t", false, "print every result in a table")
+	f.BoolVar(&detailed, "detailed-results", false, "with --table, show each result's message")
+	f.BoolVar(&removeColor, "remove-color", false, "never color the output (apply prints no color)")
+	_ = f.MarkHidden("resources")
+	return cmd
+}
+
+// applyExit maps counts to kyverno apply's exit semantics: 1 on any
+// failure or error; otherwise warnExitCode when there are warnings (or,
+// with warnNoPass, when nothing passed).
+func applyExit(c kyvernotest.Counts, warnExitCode int, warnNoPass bool) error {
+	switch {
+	case c.Fail > 0:
+		return &exitError{code: 1, msg: "exit as there are policy violations"}
+	case c.Error > 0:
+		return &exitError{code: 1, msg: "exit as there are policy errors"}
+	case c.Warn > 0 && warnExitCode != 0:
+		return &exitError{code: warnExitCode, msg: "exit as warnExitCode is " + strconv.Itoa(warnExitCode)}
+	case c.Pass == 0 && warnNoPass:
+		return &exitError{code: warnExitCode, msg: "exit as no objects satisfied policy"}
+	}
+	return nil
+}

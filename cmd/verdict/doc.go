@@ -1,0 +1,12 @@
+// Command verdict is Verdict's command line: a Kyverno-compatible policy
+// engine.
+//
+//	verdict test PATH...                      run kyverno-test.yaml suites
+//	verdict apply POLICY... --resource FILE   apply policies to resources
+//	verdict version                           print the version
+//
+// Each subcommand lives in its own file and only parses flags, calls a
+// library (internal/kyvernotest for test and apply) and maps the outcome to
+// output and an exit code: 0 when everything passed, 1 on failures or
+// errors, 2 on bad usage. Flags are defined here and nowhere else.
+package main

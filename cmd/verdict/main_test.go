@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+const testdata = "../../internal/kyvernotest/testdata"
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name         string
+		give         []string
+		wantCode     int
+		wantLastLine string
+		wantOut      []string
+		wantErr      string
+	}{
+		{
+			name:         "test: passing suite",
+			give:         []string{"test", testdata + "/validate"},
+			wantCode:     0,
+			wantLastLine: "4 passed, 0 failed",
+			wantOut:      []string{"Test require-team-label", "autogen-check-team", "Excluded"},
+		},
+		{
+			name:         "test: failures give exit code 1",
+			give:         []string{"test", testdata},
+			wantCode:     1,
+			wantLastLine: "16 passed, 4 failed",
+			wantOut:      []string{"Not found", "mutate rules are not supported yet", `unknown field "expectedResult"`},
+		},
+		{
+			name:         "test: fail only",
+			give:         []string{"test", testdata, "--fail-only", "--remove-color"},
+			wantCode:     1,
+			wantLastLine: "16 passed, 4 failed",
+		},
+		{
+			name:     "test: bad output format",
+			give:     []string{"test", testdata, "-o", "yaml"},
+			wantCode: 2,
+			wantErr:  "invalid output format",
+		},
+		{
+			name:     "test: require tests",
+			give:     []string{"test", testdata, "--file-name", "none.yaml", "--require-tests"},
+			wantCode: 1,
+			wantErr:  "no tests found",
+		},
+		{
+			name:     "test: missing path",
+			give:     []string{"test", testdata + "/nope"},
+			wantCode: 2,
+			wantErr:  "Error:",
+		},
+		{
+			name:         "apply: violations give exit code 1",
+			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
+			wantCode:     1,
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
+			wantErr:      "exit as there are policy violations",
+		},
+		{
+			name: "apply: audit warnings with a warn exit code",
+			give: []string{"apply", testdata + "/values/allowed-image.yaml", "-r", testdata + "/values/.kyverno-test/pods.yaml",
+				"-f", testdata + "/values/.kyverno-test/values.yaml", "-u", testdata + "/values/.kyverno-test/userinfo.yaml", "--audit-warn", "--warn-exit-code", "3"},
+			wantCode:     3,
+			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1",
+		},
+		{
+			name:     "apply: table",
+			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--table"},
+			wantCode: 1,
+			wantOut:  []string{"│ ID │ POLICY", "shop/Pod/bad-pod", "│ Fail"},
+		},
+		{
+			name:     "apply: needs resources",
+			give:     []string{"apply", testdata + "/validate/require-team-label.yaml"},
+			wantCode: 2,
+			wantErr:  "apply needs --resource",
+		},
+		{
+			name:         "version",
+			give:         []string{"version"},
+			wantCode:     0,
+			wantLastLine: "verdict devel",
+		},
+		{
+			name:     "unknown command",
+			give:     []string{"nope"},
+			wantCode: 2,
+			wantErr:  "unknown command",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(context.Background(), tt.give, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("run(%q) = %d, want %d\nstdout:\n%s\nstderr:\n%s", tt.give, code, tt.wantCode, stdout.String(), stderr.String())
+			}
+			out := stdout.String()
+			if tt.wantLastLine != "" {
+				lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
+				if got := lines[len(lines)-1]; got != tt.wantLastLine {
+					t.Errorf("run(%q) last line = %q, want %q", tt.give, got, tt.wantLastLine)
+				}
+			}
+			for _, s := range tt.wantOut {
+				if !strings.Contains(out, s) {
+					t.Errorf("run(%q) stdout = %q, want it to contain %q", tt.give, out, s)
+				}
+			}
+			if tt.wantErr != "" && !strings.Contains(stderr.String(), tt.wantErr) {
+				t.Errorf("run(%q) stderr = %q, want it to contain %q", tt.give, stderr.String(), tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestRunJSON(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"test", testdata + "/values", "--output", "json"}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("run(test -o json) = %d, want 0; stderr %s", code, stderr.String())
+	}
+	var got struct {
+		Passed, Failed int
+		Results        []map[string]any
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("run(test -o json) wrote invalid JSON %q: %v", stdout.String(), err)
+	}
+	if got.Passed != 6 || got.Failed != 0 || len(got.Results) != 6 {
+		t.Errorf("run(test -o json) = %d passed, %d failed, %d results, want 6, 0, 6", got.Passed, got.Failed, len(got.Results))
+	}
+	for _, k := range []string{"test", "policy", "rule", "resource", "expected", "actual", "ok", "reason"} {
+		if _, ok := got.Results[0][k]; !ok {
+			t.Errorf("run(test -o json) result %v lacks %q", got.Results[0], k)
+		}
+	}
+}
+
+func TestRunPolicyReport(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--policy-report", "-o", "json"}, &stdout, &stderr)
+	if code != 1 {
+		t.Errorf("run(apply --policy-report) = %d, want 1 (a rule failed)", code)
+	}
+	var got struct {
+		APIVersion string
+		Kind       string
+		Summary    map[string]int
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatalf("run(apply --policy-report -o json) wrote invalid JSON %q: %v", stdout.String(), err)
+	}
+	if got.APIVersion != "wgpolicyk8s.io/v1alpha2" || got.Kind != "ClusterPolicyReport" || got.Summary["pass"] != 2 || got.Summary["fail"] != 1 {
+		t.Errorf("run(apply --policy-report -o json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
+	}
+}

@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/verdict-policy/verdict/internal/kyvernotest"
+)
+
+func newTestCmd() *cobra.Command {
+	var (
+		fileName, selector, output string
+		detailed, failOnly         bool
+		removeColor, requireTests  bool
+		strictPolicies             bool
+	)
+	cmd := &cobra.Command{
+		Use:   "test PATH...",
+		Short: "Run Kyverno CLI test suites (kyverno-test.yaml)",
+		Long: `Run the kyverno-test.yaml suites found under each PATH (recursively,
+hidden .kyverno-test folders included) and compare each expected result
+with Verdict's result, as kyverno test does.
+
+The last line of the output is "N passed, N failed"; the exit code is 1
+when any expected result failed.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, paths []string) error {
+			if output != "" && output != "text" && output != "json" {
+				return &exitError{code: 2, msg: fmt.Sprintf("invalid output format %q: want text or json", output)}
+			}
+			opts := kyvernotest.Options{
+				FileName:       fileName,
+				Selector:       selector,
+				StrictPolicies: strictPolicies,
+			}
+			stderr := cmd.ErrOrStderr()
+			if isTerminal(stderr) {
+				opts.Progress = func(done, total int) {
+					fmt.Fprintf(stderr, "\r%d/%d test files", done, total)
+					if done == total {
+						fmt.Fprint(stderr, "\r\x1b[K")
+					}
+				}
+			}
+			rep, err := kyvernotest.Run(cmd.Context(), paths, opts)
+			if err != nil {
+				return err
+			}
+			if requireTests && len(rep.Suites) == 0 {
+				return &exitError{code: 1, msg: "no tests found"}
+			}
+			out := cmd.OutOrStdout()
+			oo := kyvernotest.OutputOptions{
+				Detailed: detailed,
+				FailOnly: failOnly,
+				Color:    !removeColor && output != "json" && isTerminal(out),
+			}
+			if output == "json" {
+				err = kyvernotest.WriteJSON(out, rep, oo)
+			} else {
+				err = kyvernotest.WriteText(out, rep, oo)
+			}
+			if err != nil {
+				return err
+			}
+			return testExit(rep)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&fileName, "file-name", "f", kyvernotest.DefaultFileName, "name of the test files to run")
+	f.StringVarP(&selector, "test-case-selector", "t", "policy=*,rule=*,resource=*", "run only the expected results whose policy, rule and resource match these wildcards")
+	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	f.StringVar(&output, "output-format", "text", "alias of --output")
+	f.BoolVar(&detailed, "detailed-results", false, "show the engine's message of each result")
+	f.BoolVar(&failOnly, "fail-only", false, "show only the failed results")
+	f.BoolVar(&removeColor, "remove-color", false, "never color the output")
+	f.BoolVar(&requireTests, "require-tests", false, "fail when no test file is found")
+	f.BoolVar(&strictPolicies, "strict-policies", false, "fail the results of a policy that does not compile (kyverno test skips them)")
+	_ = f.MarkHidden("output-format")
+	return cmd
+}
+
+// testExit is the outcome of a test run: exit code 1 when a result failed.
+func testExit(rep *kyvernotest.Report) error {
+	if rep.Failed > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,94 @@
+package condition
+
+import "time"
+
+// parseDurations reads key and value as durations the way Kyverno's
+// parseDuration does for Equals, NotEquals and the numeric operators. At
+// least one side must be a string time.ParseDuration accepts, other than the
+// literal "0" (so "0" vs "0" is not a duration comparison, but "0s" is). The
+// other side is then either such a string too or an int, int64 or float64
+// number of seconds (a float is truncated to whole nanoseconds first, then
+// scaled: 1.5 reads as 1s). Anything else is not a duration comparison.
+func parseDurations(key, value any) (k, v time.Duration, ok bool) {
+	kd, kok := durationString(key)
+	vd, vok := durationString(value)
+	if !kok && !vok {
+		return 0, 0, false
+	}
+	if !kok {
+		if kd, kok = durationSeconds(key); !kok {
+			return 0, 0, false
+		}
+	}
+	if !vok {
+		if vd, vok = durationSeconds(value); !vok {
+			return 0, 0, false
+		}
+	}
+	return kd, vd, true
+}
+
+func durationString(x any) (time.Duration, bool) {
+	s, ok := x.(string)
+	if !ok || s == "0" {
+		return 0, false
+	}
+	d, err := time.ParseDuration(s)
+	return d, err == nil
+}
+
+func durationSeconds(x any) (time.Duration, bool) {
+	switch x := x.(type) {
+	case int:
+		return time.Duration(x) * time.Second, true
+	case int64:
+		return time.Duration(x) * time.Second, true
+	case float64:
+		return time.Duration(x) * time.Second, true
+	}
+	return 0, false
+}
+
+// durationOp implements the deprecated Duration* operators, after Kyverno's
+// DurationOperatorHandler. Numbers are seconds; strings must parse with
+// time.ParseDuration (here "0" is accepted); a number key takes a number or
+// duration string value, a string key a number or duration string.
+func durationOp(key any, op Operator, value any) bool {
+	var k time.Duration
+	switch key := key.(type) {
+	case int, int64, float64:
+		k, _ = durationSeconds(key)
+	case string:
+		d, err := time.ParseDuration(key)
+		if err != nil {
+			return false
+		}
+		k = d
+	default:
+		return false
+	}
+	var v time.Duration
+	switch value := value.(type) {
+	case int, int64, float64:
+		v, _ = durationSeconds(value)
+	case string:
+		d, err := time.ParseDuration(value)
+		if err != nil {
+			return false
+		}
+		v = d
+	default:
+		return false
+	}
+	switch op {
+	case DurationGreaterThan:
+		return k > v
+	case DurationGreaterThanOrEquals:
+		return k >= v
+	case DurationLessThan:
+		return k < v
+	case DurationLessThanOrEquals:
+		return k <= v
+	}
+	return false
+}

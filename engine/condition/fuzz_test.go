@@ -1,0 +1,87 @@
+package condition
+
+import (
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+)
+
+var allOperators = []Operator{
+	Equals, NotEquals, In, NotIn, AnyIn, AllIn, AnyNotIn, AllNotIn,
+	GreaterThan, GreaterThanOrEquals, LessThan, LessThanOrEquals,
+	DurationGreaterThan, DurationGreaterThanOrEquals, DurationLessThan, DurationLessThanOrEquals,
+}
+
+// fuzzOperand builds an operand of the kind picked by mode from the fuzzed
+// string and number.
+func fuzzOperand(s string, f float64, mode uint8) any {
+	switch mode % 10 {
+	case 0:
+		return s
+	case 1:
+		return f
+	case 2:
+		return int64(f)
+	case 3:
+		return []any{s, f}
+	case 4:
+		return []any{s}
+	case 5:
+		return map[string]any{s: f}
+	case 6:
+		return s != ""
+	case 7:
+		return json.Number(s)
+	case 8:
+		var v any
+		if json.Unmarshal([]byte(s), &v) == nil {
+			return v
+		}
+		return nil
+	}
+	return nil
+}
+
+// FuzzEvaluate checks that Evaluate never panics, whatever the operands.
+func FuzzEvaluate(f *testing.F) {
+	seeds := []struct {
+		key, value string
+		num        float64
+	}{
+		{"abc", "a*", 1},
+		{"5", "1-10", 5},
+		{"4", "-3-5", -3},
+		{"1Gi", "1024Mi", 1024},
+		{"1h", "60m", 3600},
+		{"1.10.0", "1.9.0", 1.5},
+		{"a", `["a", null]`, 0},
+		{"1e999999", "1e-999999", 1e300},
+		{"\xff", "?", -1e300},
+	}
+	for _, s := range seeds {
+		f.Add(s.key, s.value, s.num, s.num, uint8(0), uint8(0))
+	}
+	f.Fuzz(func(t *testing.T, ks, vs string, kf, vf float64, km, vm uint8) {
+		key, value := fuzzOperand(ks, kf, km), fuzzOperand(vs, vf, vm)
+		for _, op := range allOperators {
+			Evaluate(key, op, value)
+		}
+	})
+}
+
+// FuzzWildcard checks wildcardMatch against Kyverno's backtracking
+// algorithm.
+func FuzzWildcard(f *testing.F) {
+	f.Add("a*b?c", "axxbyc")
+	f.Add("*?", "")
+	f.Add("\xfe*", "\xff\xff")
+	f.Fuzz(func(t *testing.T, pattern, name string) {
+		// The reference is exponential in the number of stars.
+		if utf8.RuneCountInString(pattern) > 16 || len(name) > 64 {
+			return
+		}
+		if got, want := wildcardMatch(pattern, name), referenceMatch(pattern, name); got != want {
+			t.Errorf("wildcardMatch(%q, %q) = %v, want %v", pattern, name, got, want)
+		}
+	})
+}

@@ -1,0 +1,26 @@
+// Package engine compiles Kyverno ClusterPolicies and Policies and evaluates
+// them against Kubernetes resources, with the same results as Kyverno.
+//
+// The engine is a pure library: it does no I/O, reads no globals, and uses no
+// clock it is not given. Cluster data (ConfigMaps, API calls, global context
+// entries, image registries) arrives through the eval.Lookup interface that
+// the host supplies.
+//
+// Start at policy.Compile, which turns policy YAML or JSON into an immutable
+// *policy.Policy (autogen rules expanded, JMESPath expressions parsed, patterns
+// pre-parsed), and at eval.Evaluate, which runs compiled policies against one
+// request. The sub-packages are:
+//
+//   - policy:    the kyverno.io policy model, strict decoding, checks, autogen
+//   - match:     match / exclude resource filters
+//   - variables: {{ }} templates and their substitution
+//   - jmespath:  JMESPath with Kyverno's custom function table
+//   - pattern:   validate.pattern / anyPattern matching with anchors and operators
+//   - condition: precondition and deny condition operators
+//   - eval:      evaluation of compiled policies against a request
+//
+// This package itself holds only the error type shared by all of them.
+//
+// The engine must never import client-go, grpc, a logger, metrics or any
+// package of this module outside engine/.
+package engine

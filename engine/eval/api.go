@@ -1,0 +1,153 @@
+package eval
+
+import (
+	"context"
+	"time"
+)
+
+// Mode says why a request is evaluated.
+type Mode int
+
+const (
+	// Admission: the request comes from the API server (or a caller that
+	// stands in for it, such as the CLI).
+	Admission Mode = iota
+	// Background: a scan of a stored resource. Rules with background: false,
+	// and rules that read request.userInfo, roles, clusterRoles or subjects,
+	// are skipped.
+	Background
+)
+
+// UserInfo is the authenticated user of an admission request
+// (authentication/v1 UserInfo).
+type UserInfo struct {
+	Username string              `json:"username,omitempty"`
+	UID      string              `json:"uid,omitempty"`
+	Groups   []string            `json:"groups,omitempty"`
+	Extra    map[string][]string `json:"extra,omitempty"`
+}
+
+// Request is one resource to evaluate, with what admission knows about it.
+type Request struct {
+	// Operation is CREATE, UPDATE, DELETE or CONNECT. Default: CREATE.
+	Operation string
+	// Object is the resource (for DELETE, the object being deleted may be
+	// given as OldObject only).
+	Object map[string]any
+	// OldObject is the previous state for UPDATE and DELETE.
+	OldObject map[string]any
+	// Subresource is the subresource of the request ("status", "exec", ...).
+	Subresource string
+	// Kind overrides the kind of Object for subresource requests
+	// ("PodExecOptions" is evaluated as Pod/exec). Optional.
+	Group, Version, Kind string
+	// Namespace of the request; defaults to Object's metadata.namespace.
+	Namespace string
+	// NamespaceLabels are the labels of the request's namespace, for
+	// namespaceSelector.
+	NamespaceLabels map[string]string
+	// UserInfo, Roles and ClusterRoles describe the requester.
+	UserInfo     UserInfo
+	Roles        []string
+	ClusterRoles []string
+	// DryRun is the admission dryRun flag.
+	DryRun bool
+	// Mode is Admission (default) or Background.
+	Mode Mode
+	// Variables are values that override variables of the evaluation scope,
+	// keyed by their dotted name ("request.operation",
+	// "request.object.metadata.name", or a context entry name). A context
+	// entry with a value here is not loaded. The CLI fills it from the test's
+	// values file.
+	Variables map[string]any
+}
+
+// Status is the result of one rule on one resource.
+type Status string
+
+// The five results of guides/reports.md.
+const (
+	StatusPass  Status = "pass"
+	StatusFail  Status = "fail"
+	StatusWarn  Status = "warn"
+	StatusError Status = "error"
+	StatusSkip  Status = "skip"
+)
+
+// RuleType is the kind of a rule.
+type RuleType string
+
+// Rule types, as Kyverno names them in reports.
+const (
+	RuleValidation  RuleType = "Validation"
+	RuleMutation    RuleType = "Mutation"
+	RuleGeneration  RuleType = "Generation"
+	RuleImageVerify RuleType = "ImageVerify"
+)
+
+// RuleResult is what one rule decided for one resource.
+type RuleResult struct {
+	// Policy is the policy name; PolicyNamespace is set for namespaced
+	// Policies.
+	Policy          string
+	PolicyNamespace string
+	// Rule is the rule name (autogen rules carry their autogen- prefix).
+	Rule   string
+	Type   RuleType
+	Status Status
+	// Message is Kyverno's message for the result.
+	Message string
+	// Enforce is true when a fail of this rule blocks admission.
+	Enforce bool
+	// Scored is false when the policy is annotated
+	// policies.kyverno.io/scored: "false" (fail is then reported as warn).
+	Scored bool
+	// Category and Severity come from the policy annotations.
+	Category string
+	Severity string
+	// Properties are the rule's reportProperties, rendered.
+	Properties map[string]string
+}
+
+// Response is the outcome of evaluating policies against one request.
+type Response struct {
+	Results []RuleResult
+}
+
+// Lookup supplies cluster data for context entries. The server implements
+// it with Kubernetes clients, the CLI with values files, tests with maps.
+// A method that has no data returns an error wrapping ErrNotFound.
+type Lookup interface {
+	// ConfigMap returns the ConfigMap namespace/name as a JSON object.
+	ConfigMap(ctx context.Context, namespace, name string) (map[string]any, error)
+	// APICall performs an apiCall context entry (after variables were
+	// substituted) and returns the decoded JSON response.
+	APICall(ctx context.Context, call APICall) (any, error)
+	// GlobalContext returns the data of a GlobalContextEntry.
+	GlobalContext(ctx context.Context, name string) (any, error)
+	// ImageData returns the imageRegistry data of an image reference.
+	ImageData(ctx context.Context, reference string) (any, error)
+}
+
+// APICall is an apiCall context entry with its variables substituted.
+type APICall struct {
+	// URLPath is the API server path (when Service is empty).
+	URLPath string
+	// Method is GET or POST.
+	Method string
+	// Data is the POST body.
+	Data map[string]any
+	// ServiceURL, Headers and CABundle describe a call to a service.
+	ServiceURL string
+	Headers    map[string]string
+	CABundle   string
+}
+
+// Options configure an Engine.
+type Options struct {
+	// Lookup supplies cluster data. Default: none (every lookup fails with
+	// ErrNotFound).
+	Lookup Lookup
+	// Now is the clock of time_* functions. Default: time.Now.
+	Now func() time.Time
+}

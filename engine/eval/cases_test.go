@@ -1,0 +1,182 @@
+package eval_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// caseFile is one file of the engine's case corpus in
+// engine/testdata/cases/<area>/*.yaml: the executable specification of the
+// engine's semantics.
+type caseFile struct {
+	Cases []testCase `json:"cases"`
+}
+
+type testCase struct {
+	Note string `json:"note"`
+	// Policy is one or more policy documents (YAML).
+	Policy string `json:"policy"`
+	// Resource is the object under evaluation.
+	Resource map[string]any `json:"resource"`
+	// Request holds the rest of the admission request.
+	Request *caseRequest `json:"request,omitempty"`
+	// ConfigMaps serves configMap context entries, keyed namespace/name.
+	ConfigMaps map[string]map[string]any `json:"configMaps,omitempty"`
+	// Want are the expected results, in order.
+	Want []caseResult `json:"want"`
+	// WantError is the expected compile error.
+	WantError *caseError `json:"want_error,omitempty"`
+}
+
+type caseRequest struct {
+	Operation       string            `json:"operation,omitempty"`
+	OldObject       map[string]any    `json:"oldObject,omitempty"`
+	NamespaceLabels map[string]string `json:"namespaceLabels,omitempty"`
+	UserInfo        eval.UserInfo     `json:"userInfo,omitempty"`
+	Roles           []string          `json:"roles,omitempty"`
+	ClusterRoles    []string          `json:"clusterRoles,omitempty"`
+	Background      bool              `json:"background,omitempty"`
+	Variables       map[string]any    `json:"variables,omitempty"`
+}
+
+type caseResult struct {
+	Policy  string `json:"policy"`
+	Rule    string `json:"rule"`
+	Result  string `json:"result"`
+	Message string `json:"message,omitempty"`
+	Enforce bool   `json:"enforce,omitempty"`
+}
+
+type caseError struct {
+	Code string `json:"code"`
+	Path string `json:"path"`
+}
+
+type mapLookup struct {
+	eval.Lookup
+	configMaps map[string]map[string]any
+}
+
+func (m mapLookup) ConfigMap(_ context.Context, namespace, name string) (map[string]any, error) {
+	if cm, ok := m.configMaps[namespace+"/"+name]; ok {
+		return cm, nil
+	}
+	return nil, eval.ErrNotFound
+}
+
+func loadCases(t *testing.T, root string) []testCase {
+	t.Helper()
+	var out []testCase
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".yaml") {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var f caseFile
+		if err := yaml.UnmarshalStrict(data, &f); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, f.Cases...)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func runCase(ctx context.Context, tc testCase) ([]caseResult, error) {
+	docs, err := kyverno.DecodePolicies(tc.Note, []byte(tc.Policy))
+	if err != nil {
+		return nil, err
+	}
+	var pols []*policy.Policy
+	for _, d := range docs {
+		p, err := policy.Compile(d)
+		if err != nil {
+			return nil, err
+		}
+		pols = append(pols, p)
+	}
+	eng := eval.New(eval.Options{
+		Lookup: mapLookup{configMaps: tc.ConfigMaps},
+		Now:    func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+	})
+	req := &eval.Request{Object: tc.Resource}
+	if r := tc.Request; r != nil {
+		req.Operation = r.Operation
+		req.OldObject = r.OldObject
+		req.NamespaceLabels = r.NamespaceLabels
+		req.UserInfo = r.UserInfo
+		req.Roles = r.Roles
+		req.ClusterRoles = r.ClusterRoles
+		req.Variables = r.Variables
+		if r.Background {
+			req.Mode = eval.Background
+		}
+	}
+	resp := eng.Evaluate(ctx, pols, req)
+	var got []caseResult
+	for _, r := range resp.Results {
+		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce})
+	}
+	return got, nil
+}
+
+func errorOf(err error) *caseError {
+	if err == nil {
+		return nil
+	}
+	es := engine.As(err)
+	if len(es) == 0 {
+		return &caseError{Code: "not an engine error", Path: err.Error()}
+	}
+	return &caseError{Code: string(es[0].Code), Path: es[0].Path}
+}
+
+func TestCases(t *testing.T) {
+	cases := loadCases(t, "../testdata/cases")
+	if len(cases) == 0 {
+		t.Fatal("no cases found")
+	}
+	seen := map[string]bool{}
+	for _, tc := range cases {
+		if seen[tc.Note] {
+			t.Errorf("duplicate case note %q", tc.Note)
+		}
+		seen[tc.Note] = true
+		t.Run(tc.Note, func(t *testing.T) {
+			t.Parallel()
+			got, err := runCase(t.Context(), tc)
+			if diff := cmp.Diff(tc.WantError, errorOf(err)); diff != "" {
+				t.Fatalf("runCase(%s) error mismatch (-want +got):\n%s\nerror: %v", tc.Note, diff, err)
+			}
+			// A case that gives no message does not check messages.
+			want := tc.Want
+			for i := range got {
+				if i < len(want) && want[i].Message == "" {
+					got[i].Message = ""
+				}
+			}
+			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("runCase(%s) results mismatch (-want +got):\n%s", tc.Note, diff)
+			}
+		})
+	}
+}

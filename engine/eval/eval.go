@@ -1,0 +1,262 @@
+package eval
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"github.com/verdict-policy/verdict/engine/jmespath"
+	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
+)
+
+// Engine evaluates compiled policies. It is safe for concurrent use; create
+// one per process and share it.
+type Engine struct {
+	interp *jmespath.Interpreter
+	lookup Lookup
+	// parsed caches JMESPath expressions that only exist at evaluation
+	// (nested variables, DELETE rewrites, jmesPath fields with variables).
+	parsed sync.Map // string -> *jmespath.Query
+	// templates caches texts with variables built at evaluation (deny
+	// messages joined from condition messages).
+	templates sync.Map // string -> *variables.Template
+}
+
+// New returns an Engine.
+func New(opts Options) *Engine {
+	e := &Engine{interp: jmespath.New(jmespath.Options{Now: opts.Now}), lookup: opts.Lookup}
+	if e.lookup == nil {
+		e.lookup = noLookup{}
+	}
+	return e
+}
+
+func (e *Engine) parseCached(expr string) (*jmespath.Query, error) {
+	if q, ok := e.parsed.Load(expr); ok {
+		return q.(*jmespath.Query), nil
+	}
+	q, err := jmespath.Parse(expr)
+	if err != nil {
+		return nil, err
+	}
+	e.parsed.Store(expr, q)
+	return q, nil
+}
+
+// evaluation is the state of one Evaluate call.
+type evaluation struct {
+	e             *Engine
+	ctx           context.Context
+	req           *Request
+	base          map[string]any // the JMESPath root shared by all rules
+	res           match.Resource
+	oldRes        *match.Resource // set when the object is absent (DELETE)
+	deleteRequest bool
+	operation     string
+}
+
+// Evaluate runs policies against one request, in order, and returns one
+// result per rule that applied. It never fails: problems become error
+// results of the rules they concern.
+func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *Request) *Response {
+	ev := e.newEvaluation(ctx, req)
+	resp := &Response{}
+	for _, p := range policies {
+		if ctx.Err() != nil {
+			break
+		}
+		resp.Results = append(resp.Results, ev.policy(p)...)
+	}
+	return resp
+}
+
+func (e *Engine) newEvaluation(ctx context.Context, req *Request) *evaluation {
+	op := strings.ToUpper(req.Operation)
+	if op == "" {
+		op = "CREATE"
+	}
+	ev := &evaluation{e: e, ctx: ctx, req: req, operation: op, deleteRequest: op == "DELETE"}
+	obj := req.Object
+	if len(obj) == 0 {
+		obj = nil
+	}
+	ev.res = resourceOf(req, obj)
+	if obj == nil && len(req.OldObject) > 0 {
+		old := resourceOf(req, req.OldObject)
+		ev.oldRes = &old
+	}
+	ev.base = ev.baseDocument(obj)
+	return ev
+}
+
+// resourceOf describes obj (or the request) for matching.
+func resourceOf(req *Request, obj map[string]any) match.Resource {
+	r := match.Resource{
+		Subresource:     req.Subresource,
+		NamespaceLabels: req.NamespaceLabels,
+		Operation:       strings.ToUpper(req.Operation),
+		Username:        req.UserInfo.Username,
+		Groups:          req.UserInfo.Groups,
+		Roles:           req.Roles,
+		ClusterRoles:    req.ClusterRoles,
+		Background:      req.Mode == Background,
+	}
+	if r.Operation == "" {
+		r.Operation = "CREATE"
+	}
+	apiVersion, _ := obj["apiVersion"].(string)
+	r.Kind, _ = obj["kind"].(string)
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		r.Group, r.Version = apiVersion[:i], apiVersion[i+1:]
+	} else {
+		r.Version = apiVersion
+	}
+	if req.Kind != "" {
+		r.Group, r.Version, r.Kind = req.Group, req.Version, req.Kind
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	r.Name, _ = meta["name"].(string)
+	r.GenerateName, _ = meta["generateName"].(string)
+	r.Namespace, _ = meta["namespace"].(string)
+	if req.Namespace != "" {
+		r.Namespace = req.Namespace
+	}
+	r.Labels = stringMap(meta["labels"])
+	r.Annotations = stringMap(meta["annotations"])
+	return r
+}
+
+func stringMap(v any) map[string]string {
+	m, ok := v.(map[string]any)
+	if !ok || len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// baseDocument builds the JMESPath root that every rule starts from: the
+// admission request, the service account of the requester, and the
+// request's Variables.
+func (ev *evaluation) baseDocument(obj map[string]any) map[string]any {
+	req := ev.req
+	ns := ev.res.Namespace
+	if ns == "" && ev.oldRes != nil {
+		ns = ev.oldRes.Namespace
+	}
+	request := map[string]any{
+		"operation": ev.operation,
+		"namespace": ns,
+		"userInfo":  userInfoDoc(req.UserInfo),
+		"dryRun":    req.DryRun,
+	}
+	if obj != nil {
+		request["object"] = obj
+	} else {
+		request["object"] = nil
+	}
+	if req.OldObject != nil {
+		request["oldObject"] = req.OldObject
+	} else {
+		request["oldObject"] = nil
+	}
+	if req.Roles != nil {
+		request["roles"] = toAnyList(req.Roles)
+	}
+	if req.ClusterRoles != nil {
+		request["clusterRoles"] = toAnyList(req.ClusterRoles)
+	}
+	if ev.res.Kind != "" {
+		request["kind"] = map[string]any{"group": ev.res.Group, "version": ev.res.Version, "kind": ev.res.Kind}
+	}
+	if req.Subresource != "" {
+		request["subResource"] = req.Subresource
+	}
+	if ev.res.Name != "" {
+		request["name"] = ev.res.Name
+	}
+	saName, saNamespace := serviceAccount(req.UserInfo.Username)
+	doc := map[string]any{
+		"request":                 request,
+		"serviceAccountName":      saName,
+		"serviceAccountNamespace": saNamespace,
+	}
+	s := &scope{ev: ev, data: doc}
+	for k, v := range req.Variables {
+		s.set(k, v)
+	}
+	return s.data
+}
+
+func userInfoDoc(u UserInfo) map[string]any {
+	m := map[string]any{"username": u.Username}
+	if u.UID != "" {
+		m["uid"] = u.UID
+	}
+	if len(u.Groups) > 0 {
+		m["groups"] = toAnyList(u.Groups)
+	}
+	if len(u.Extra) > 0 {
+		extra := make(map[string]any, len(u.Extra))
+		for k, v := range u.Extra {
+			extra[k] = toAnyList(v)
+		}
+		m["extra"] = extra
+	}
+	return m
+}
+
+func toAnyList(in []string) []any {
+	out := make([]any, len(in))
+	for i, s := range in {
+		out[i] = s
+	}
+	return out
+}
+
+// serviceAccount splits system:serviceaccount:<ns>:<name> as Kyverno does.
+func serviceAccount(username string) (name, namespace string) {
+	const prefix = "system:serviceaccount:"
+	if len(username) <= len(prefix) {
+		return "", ""
+	}
+	parts := strings.Split(username[len(prefix):], ":")
+	if len(parts) >= 2 {
+		return parts[1], parts[0]
+	}
+	return "", ""
+}
+
+// newScope returns the root scope of one rule.
+func (ev *evaluation) newScope() *scope {
+	s := &scope{ev: ev, data: make(map[string]any, len(ev.base)+4)}
+	for k, v := range ev.base {
+		s.data[k] = v
+	}
+	if _, ok := ev.req.Variables["images"]; !ok {
+		s.defer_("images", func(s *scope) (any, error) {
+			obj, _ := ev.base["request"].(map[string]any)["object"].(map[string]any)
+			return imagesOf(obj), nil
+		})
+	}
+	return s
+}
+
+func (e *Engine) parseTemplate(text string) (*variables.Template, error) {
+	if t, ok := e.templates.Load(text); ok {
+		return t.(*variables.Template), nil
+	}
+	t, err := variables.Parse(text)
+	if err != nil {
+		return nil, err
+	}
+	e.templates.Store(text, t)
+	return t, nil
+}

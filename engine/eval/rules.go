@@ -1,0 +1,196 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// outcome is the result of a rule or of a part of it, before it becomes a
+// RuleResult. A nil *outcome means "no result" (Kyverno returns none, for
+// example for a foreach over an empty list).
+type outcome struct {
+	status  Status
+	message string
+}
+
+func pass(msg string) *outcome              { return &outcome{StatusPass, msg} }
+func fail(msg string) *outcome              { return &outcome{StatusFail, msg} }
+func skip(msg string) *outcome              { return &outcome{StatusSkip, msg} }
+func errorf(f string, a ...any) *outcome    { return &outcome{StatusError, fmt.Sprintf(f, a...)} }
+func ruleError(msg string, err error) *outcome {
+	if err != nil {
+		return &outcome{StatusError, msg + ": " + err.Error()}
+	}
+	return &outcome{StatusError, msg}
+}
+
+func (ev *evaluation) policy(p *policy.Policy) []RuleResult {
+	if ev.req.Mode == Background && !p.Background {
+		return nil
+	}
+	if ev.req.Mode == Admission && !p.Admission {
+		return nil
+	}
+	if p.Namespaced() {
+		ns := ev.res.Namespace
+		if ev.oldRes != nil {
+			ns = ev.oldRes.Namespace
+		}
+		if ns == "" || ns != p.Namespace() {
+			return nil
+		}
+	}
+	var out []RuleResult
+	applied := 0
+	for _, r := range p.Rules {
+		if ev.ctx.Err() != nil {
+			break
+		}
+		o := ev.rule(p, r)
+		if o == nil {
+			continue
+		}
+		res := RuleResult{
+			Policy:   p.Name(),
+			Rule:     r.Name,
+			Type:     RuleType(r.Type.String()),
+			Status:   o.status,
+			Message:  o.message,
+			Enforce:  ev.enforce(r),
+			Scored:   p.Scored,
+			Category: p.Category,
+			Severity: p.Severity,
+		}
+		if p.Namespaced() {
+			res.PolicyNamespace = p.Namespace()
+		}
+		if !p.Scored && res.Status == StatusFail {
+			res.Status = StatusWarn
+		}
+		if len(r.ReportProperties) > 0 {
+			res.Properties = ev.properties(r)
+		}
+		out = append(out, res)
+		if o.status == StatusPass || o.status == StatusFail {
+			applied++
+		}
+		if p.ApplyOne && applied > 0 {
+			break
+		}
+	}
+	return out
+}
+
+// matches applies a rule's match and exclude blocks. For a request without
+// an object (DELETE), the old object is matched instead.
+func (ev *evaluation) matches(r *policy.Rule, res *match.Resource) bool {
+	return r.Match != nil && r.Match.Applies(res)
+}
+
+func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
+	if ev.req.Mode == Background && r.UsesUserInfo {
+		return nil
+	}
+	res := &ev.res
+	if !ev.matches(r, res) {
+		if ev.oldRes == nil || !ev.matches(r, ev.oldRes) {
+			return nil
+		}
+	}
+	if r.Unsupported != "" {
+		return errorf("%s", r.Unsupported)
+	}
+	s := ev.newScope()
+	s.loadContext(r.Context)
+	ok, msg, err := s.conditions(r.Preconditions)
+	if err != nil {
+		return ruleError("failed to evaluate preconditions", err)
+	}
+	if !ok {
+		return skip(joinNonEmpty("; ", "preconditions not met", msg))
+	}
+	if r.Validate == nil {
+		return nil
+	}
+	v := &validator{ev: ev, rule: r, val: r.Validate}
+	o := v.validate(s, nil)
+	if o == nil {
+		return nil
+	}
+	if ev.enforce(r) && r.AllowExistingViolations && ev.operation == "UPDATE" && o.status == StatusFail && len(ev.req.OldObject) > 0 {
+		if prior := ev.priorOutcome(r); prior != nil && prior.status == StatusFail {
+			return skip("skipping the rule evaluation as pre-existing violations are allowed")
+		}
+	}
+	return o
+}
+
+// priorOutcome evaluates the rule on the old object as if it were being
+// created, to tell an existing violation from a new one.
+func (ev *evaluation) priorOutcome(r *policy.Rule) *outcome {
+	req := *ev.req
+	req.Operation = "CREATE"
+	req.Object = ev.req.OldObject
+	req.OldObject = nil
+	prior := ev.e.newEvaluation(ev.ctx, &req)
+	if !prior.matches(r, &prior.res) {
+		return skip("resource not matched")
+	}
+	s := prior.newScope()
+	s.loadContext(r.Context)
+	ok, _, err := s.conditions(r.Preconditions)
+	if err != nil || !ok {
+		return nil
+	}
+	v := &validator{ev: prior, rule: r, val: r.Validate}
+	return v.validate(s, nil)
+}
+
+// enforce reports whether a failure of r blocks the request, applying the
+// failure action overrides for the request's namespace.
+func (ev *evaluation) enforce(r *policy.Rule) bool {
+	action := r.Action
+	ns := ev.res.Namespace
+	for _, o := range r.Overrides {
+		if o.Selector != nil && !o.Selector.Matches(ev.req.NamespaceLabels) {
+			continue
+		}
+		if len(o.Namespaces) > 0 && !match.AnyWildcard(o.Namespaces, ns) {
+			continue
+		}
+		action = o.Action
+		break
+	}
+	return action == policy.Enforce
+}
+
+func (ev *evaluation) properties(r *policy.Rule) map[string]string {
+	s := ev.newScope()
+	s.loadContext(r.Context)
+	out := make(map[string]string, len(r.ReportProperties))
+	for k, t := range r.ReportProperties {
+		v, err := renderString(s, t)
+		if err != nil {
+			continue
+		}
+		out[k] = v
+	}
+	return out
+}
+
+func joinNonEmpty(sep string, parts ...string) string {
+	var b strings.Builder
+	for _, p := range parts {
+		if p == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteString(sep)
+		}
+		b.WriteString(p)
+	}
+	return b.String()
+}

@@ -1,0 +1,379 @@
+package eval
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/jmespath"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
+)
+
+// ErrNotFound is wrapped by Lookup errors for data that does not exist.
+var ErrNotFound = errors.New("not found")
+
+// scope is the variable environment of one rule evaluation: the JMESPath
+// root document (request, serviceAccountName, images, element, context
+// entries...) plus context entries that load on first use, as Kyverno's
+// deferred loading does.
+//
+// A scope belongs to one goroutine. Nested scopes (a foreach element) are
+// children: they copy the top-level map of their parent, so a child never
+// changes its parent.
+type scope struct {
+	ev      *evaluation
+	data    map[string]any
+	pending []*deferred
+	// element is the current foreach element when it is a map and the
+	// foreach is element-scoped: patterns validate it instead of the
+	// resource.
+	element map[string]any
+	nesting int
+	loading bool
+}
+
+// deferred is a value that loads on the first query that names it.
+type deferred struct {
+	name    string
+	matcher *regexp.Regexp
+	load    func(s *scope) (any, error)
+	done    bool
+}
+
+func (s *scope) child() *scope {
+	c := &scope{ev: s.ev, data: make(map[string]any, len(s.data)+4), element: s.element, nesting: s.nesting}
+	for k, v := range s.data {
+		c.data[k] = v
+	}
+	for _, d := range s.pending {
+		if !d.done {
+			cp := *d
+			c.pending = append(c.pending, &cp)
+		}
+	}
+	return c
+}
+
+var matcherCache sync.Map // name -> *regexp.Regexp
+
+// nameMatcher returns Kyverno's test of whether a query refers to a context
+// entry name.
+func nameMatcher(name string) *regexp.Regexp {
+	if re, ok := matcherCache.Load(name); ok {
+		return re.(*regexp.Regexp)
+	}
+	re, err := regexp.Compile(`(?:\A|\z|\s|[^.0-9A-Za-z])` + regexp.QuoteMeta(name) + `\b`)
+	if err != nil {
+		re = regexp.MustCompile(regexp.QuoteMeta(name))
+	}
+	matcherCache.Store(name, re)
+	return re
+}
+
+func (s *scope) defer_(name string, load func(s *scope) (any, error)) {
+	s.pending = append(s.pending, &deferred{name: name, matcher: nameMatcher(name), load: load})
+}
+
+// set binds a top-level name, or a dotted path under it.
+func (s *scope) set(name string, value any) {
+	if !strings.Contains(name, ".") {
+		s.data[name] = value
+		return
+	}
+	parts := strings.Split(name, ".")
+	s.data[parts[0]] = setPath(s.data[parts[0]], parts[1:], value)
+}
+
+// setPath returns a copy of root with value at path; maps on the way are
+// copied, never changed in place.
+func setPath(root any, path []string, value any) any {
+	if len(path) == 0 {
+		return value
+	}
+	m, _ := root.(map[string]any)
+	cp := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		cp[k] = v
+	}
+	cp[path[0]] = setPath(m[path[0]], path[1:], value)
+	return cp
+}
+
+// loadMatching loads the pending entries a query refers to, in order.
+func (s *scope) loadMatching(src string) error {
+	if s.loading {
+		return nil
+	}
+	for _, d := range s.pending {
+		if d.done || !d.matcher.MatchString(src) {
+			continue
+		}
+		d.done = true
+		s.loading = true
+		v, err := d.load(s)
+		s.loading = false
+		if err != nil {
+			return err
+		}
+		s.set(d.name, v)
+	}
+	return nil
+}
+
+// loadAll loads every pending entry.
+func (s *scope) loadAll() error {
+	for _, d := range s.pending {
+		if d.done {
+			continue
+		}
+		d.done = true
+		v, err := d.load(s)
+		if err != nil {
+			return err
+		}
+		s.set(d.name, v)
+	}
+	return nil
+}
+
+// query evaluates q against the scope.
+func (s *scope) query(q *jmespath.Query) (any, error) {
+	src := q.String()
+	if err := s.loadMatching(src); err != nil {
+		return nil, err
+	}
+	v, err := s.ev.e.interp.Search(q, s.data)
+	if err != nil {
+		code := engine.CodeEvaluation
+		if jmespath.IsNotFound(err) {
+			code = engine.CodeVariableNotResolved
+		}
+		return nil, &engine.Error{Code: code, Message: "JMESPath query failed: " + err.Error(), Err: err}
+	}
+	return v, nil
+}
+
+// env is the variables.Env of the scope.
+func (s *scope) env() variables.Env {
+	return variables.Env{Resolve: s.query, Delete: s.ev.deleteRequest}
+}
+
+// loadContext adds the compiled context entries to the scope, deferred.
+// Entries that the request's Variables already provide are not loaded.
+func (s *scope) loadContext(entries []*policy.ContextEntry) {
+	for _, ce := range entries {
+		if _, ok := s.ev.req.Variables[ce.Name]; ok {
+			continue
+		}
+		ce := ce
+		s.defer_(ce.Name, func(s *scope) (any, error) { return s.ev.loadEntry(s, ce) })
+	}
+}
+
+func (ev *evaluation) loadEntry(s *scope, ce *policy.ContextEntry) (any, error) {
+	switch {
+	case ce.Variable != nil:
+		return ev.loadVariable(s, ce)
+	case ce.ConfigMap != nil:
+		name, err := renderString(s, ce.ConfigMap.Name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context %s configMap.name: %w", ce.Name, err)
+		}
+		ns, err := renderString(s, ce.ConfigMap.Namespace)
+		if err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context %s configMap.namespace: %w", ce.Name, err)
+		}
+		if ns == "" {
+			ns = "default"
+		}
+		cm, err := ev.e.lookup.ConfigMap(ev.ctx, ns, name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to retrieve config map for context entry %s: %w", ce.Name, err)
+		}
+		return cm, nil
+	case ce.APICall != nil:
+		return ev.loadAPICall(s, ce)
+	case ce.GlobalReference != nil:
+		name, err := renderString(s, ce.GlobalReference.Name)
+		if err != nil {
+			return nil, err
+		}
+		data, err := ev.e.lookup.GlobalContext(ev.ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("failed to load global context entry %s: %w", name, err)
+		}
+		return ev.applyJMESPath(s, ce.GlobalReference.JMESPath, data)
+	case ce.ImageRegistry != nil:
+		ref, err := renderString(s, ce.ImageRegistry.Reference)
+		if err != nil {
+			return nil, err
+		}
+		data, err := ev.e.lookup.ImageData(ev.ctx, ref)
+		if err != nil {
+			return nil, fmt.Errorf("failed to fetch image data for %s: %w", ref, err)
+		}
+		return ev.applyJMESPath(s, ce.ImageRegistry.JMESPath, data)
+	}
+	return nil, fmt.Errorf("context entry %s has no source", ce.Name)
+}
+
+func (ev *evaluation) loadVariable(s *scope, ce *policy.ContextEntry) (any, error) {
+	v := ce.Variable
+	path := ""
+	if v.JMESPath != nil {
+		p, err := renderString(s, v.JMESPath)
+		if err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context entry %s: %w", ce.Name, err)
+		}
+		path = p
+	}
+	var def any
+	if v.Default != nil {
+		d, err := v.Default.Render(s.env())
+		if err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context entry %s default: %w", ce.Name, err)
+		}
+		def = d
+	}
+	output := def
+	if v.Value != nil {
+		val, err := v.Value.Render(s.env())
+		if err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context entry %s: %w", ce.Name, err)
+		}
+		if path != "" {
+			res, err := ev.searchString(path, val)
+			if err == nil {
+				output = res
+			} else if def == nil {
+				return nil, fmt.Errorf("failed to apply jmespath %s to variable %v: %w", path, val, err)
+			}
+		} else {
+			output = val
+		}
+	} else if path != "" {
+		q, err := ev.e.parseCached(path)
+		if err != nil {
+			return nil, fmt.Errorf("failed to parse jmespath %s of context entry %s: %w", path, ce.Name, err)
+		}
+		res, err := s.query(q)
+		if err == nil {
+			if res != nil {
+				output = res
+			}
+		} else if def == nil {
+			return nil, fmt.Errorf("failed to apply jmespath %s to variable: %w", path, err)
+		}
+	}
+	if output == nil {
+		return nil, fmt.Errorf("failed to add context entry for variable %s since it evaluated to nil", ce.Name)
+	}
+	return output, nil
+}
+
+func (ev *evaluation) loadAPICall(s *scope, ce *policy.ContextEntry) (any, error) {
+	a := ce.APICall
+	call := APICall{Method: a.Method, CABundle: a.CABundle}
+	var err error
+	if a.URLPath != nil {
+		if call.URLPath, err = renderString(s, a.URLPath); err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context entry %s urlPath: %w", ce.Name, err)
+		}
+	}
+	if a.ServiceURL != nil {
+		if call.ServiceURL, err = renderString(s, a.ServiceURL); err != nil {
+			return nil, fmt.Errorf("failed to substitute variables in context entry %s service.url: %w", ce.Name, err)
+		}
+	}
+	if len(a.Headers) > 0 {
+		call.Headers = map[string]string{}
+		for _, h := range a.Headers {
+			v, err := renderString(s, h.Value)
+			if err != nil {
+				return nil, fmt.Errorf("failed to substitute variables in context entry %s header %s: %w", ce.Name, h.Key, err)
+			}
+			call.Headers[h.Key] = v
+		}
+	}
+	if len(a.Data) > 0 {
+		call.Data = map[string]any{}
+		for _, d := range a.Data {
+			v, err := d.Value.Render(s.env())
+			if err != nil {
+				return nil, fmt.Errorf("failed to substitute variables in context entry %s data %s: %w", ce.Name, d.Key, err)
+			}
+			call.Data[d.Key] = v
+		}
+	}
+	data, callErr := ev.e.lookup.APICall(ev.ctx, call)
+	if callErr == nil {
+		data, callErr = ev.applyJMESPath(s, a.JMESPath, data)
+	}
+	if callErr != nil {
+		if a.Default != nil {
+			return a.Default.Render(s.env())
+		}
+		return nil, fmt.Errorf("failed to load context entry %s: %w", ce.Name, callErr)
+	}
+	return data, nil
+}
+
+func (ev *evaluation) applyJMESPath(s *scope, t *variables.Template, data any) (any, error) {
+	if t == nil {
+		return data, nil
+	}
+	path, err := renderString(s, t)
+	if err != nil {
+		return nil, err
+	}
+	if path == "" {
+		return data, nil
+	}
+	return ev.searchString(path, data)
+}
+
+// renderString renders a template that must produce a string (names,
+// paths, expressions).
+func renderString(s *scope, t *variables.Template) (string, error) {
+	v, err := t.Render(s.env())
+	if err != nil {
+		return "", err
+	}
+	switch v := v.(type) {
+	case string:
+		return v, nil
+	case nil:
+		return "", nil
+	default:
+		return fmt.Sprint(v), nil
+	}
+}
+
+func (ev *evaluation) searchString(expr string, data any) (any, error) {
+	q, err := ev.e.parseCached(expr)
+	if err != nil {
+		return nil, err
+	}
+	return ev.e.interp.Search(q, data)
+}
+
+// noLookup is the Lookup of an Engine without one.
+type noLookup struct{}
+
+func (noLookup) ConfigMap(context.Context, string, string) (map[string]any, error) {
+	return nil, fmt.Errorf("configMap lookups: %w", ErrNotFound)
+}
+func (noLookup) APICall(context.Context, APICall) (any, error) {
+	return nil, fmt.Errorf("apiCall lookups: %w", ErrNotFound)
+}
+func (noLookup) GlobalContext(context.Context, string) (any, error) {
+	return nil, fmt.Errorf("global context lookups: %w", ErrNotFound)
+}
+func (noLookup) ImageData(context.Context, string) (any, error) {
+	return nil, fmt.Errorf("image registry lookups: %w", ErrNotFound)
+}

@@ -1,0 +1,350 @@
+package eval
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/pattern"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// validator evaluates one validate rule, or one level of its foreach.
+type validator struct {
+	ev      *evaluation
+	rule    *policy.Rule
+	val     *policy.Validation
+	nesting int
+}
+
+// validate evaluates the rule's pattern, anyPattern, deny or foreach in s.
+// fe is the foreach entry being evaluated for one element (nil at the top).
+func (v *validator) validate(s *scope, fe *policy.Foreach) *outcome {
+	var (
+		pat     *policy.Pattern
+		anyPat  []*policy.Pattern
+		deny    *policy.Conditions
+		foreach []*policy.Foreach
+	)
+	if fe == nil {
+		pat, anyPat, deny, foreach = v.val.Pattern, v.val.AnyPattern, v.val.Deny, v.val.Foreach
+	} else {
+		s.loadContext(fe.Context)
+		ok, msg, err := s.conditions(fe.Preconditions)
+		if err != nil {
+			return ruleError("failed to evaluate preconditions", err)
+		}
+		if !ok {
+			return skip(joinNonEmpty("; ", "preconditions not met", msg))
+		}
+		pat, anyPat, deny, foreach = fe.Pattern, fe.AnyPattern, fe.Deny, fe.Foreach
+	}
+	switch {
+	case deny != nil:
+		return v.deny(s, deny)
+	case pat != nil || anyPat != nil:
+		resource := s.element
+		if resource == nil {
+			if v.ev.deleteRequest {
+				return nil
+			}
+			resource, _ = s.data["request"].(map[string]any)["object"].(map[string]any)
+		}
+		return v.patterns(s, resource, pat, anyPat)
+	case foreach != nil:
+		return v.foreach(s, foreach)
+	}
+	return nil
+}
+
+func (v *validator) deny(s *scope, c *policy.Conditions) *outcome {
+	denied, msg, err := s.conditions(c)
+	if err != nil {
+		return ruleError("failed to check deny conditions", err)
+	}
+	if !denied {
+		return pass(fmt.Sprintf("validation rule '%s' passed.", v.rule.Name))
+	}
+	if v.val.RawMessage == "" && msg == "" {
+		return fail(fmt.Sprintf("validation error: rule %s failed", v.rule.Name))
+	}
+	return fail(v.denyMessage(s, msg))
+}
+
+// denyMessage renders validate.message joined with the condition messages,
+// as Kyverno does (variables in condition messages are rendered too).
+func (v *validator) denyMessage(s *scope, condMsg string) string {
+	text := joinNonEmpty("; ", v.val.RawMessage, condMsg)
+	out, err := v.ev.renderText(s, text)
+	if err != nil {
+		return condMsg
+	}
+	return out
+}
+
+// message renders validate.message; ok is false when rendering failed.
+func (v *validator) message(s *scope) (string, bool) {
+	if v.val.Message == nil {
+		return "", true
+	}
+	out, err := renderString(s, v.val.Message)
+	if err != nil {
+		return "", false
+	}
+	return out, true
+}
+
+func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Pattern, anyPat []*policy.Pattern) *outcome {
+	if pat != nil {
+		p, err := v.compilePattern(s, pat)
+		if err != nil {
+			return ruleError("variable substitution failed", err)
+		}
+		r := p.Validate(resource)
+		switch r.Status {
+		case pattern.Pass, pattern.Skip:
+			return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, "")}
+		}
+		msg, ok := v.message(s)
+		if !ok {
+			return &outcome{status(r.Status), fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Message)}
+		}
+		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, msg)}
+	}
+
+	compiled := make([]*pattern.Pattern, len(anyPat))
+	for i, ap := range anyPat {
+		p, err := v.compilePattern(s, ap)
+		if err != nil {
+			return ruleError("variable substitution failed", err)
+		}
+		compiled[i] = p
+	}
+	r := pattern.ValidateAny(compiled, resource)
+	if r.Status != pattern.Fail {
+		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, v.val.RawMessage)}
+	}
+	msg, ok := v.message(s)
+	if !ok {
+		return fail(fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Detail(v.rule.Name)))
+	}
+	return fail(r.RuleMessage(v.rule.Name, msg))
+}
+
+func status(s pattern.Status) Status {
+	switch s {
+	case pattern.Pass:
+		return StatusPass
+	case pattern.Skip:
+		return StatusSkip
+	case pattern.Fail:
+		return StatusFail
+	}
+	return StatusError
+}
+
+// compilePattern returns the pre-compiled pattern, or substitutes the
+// pattern's variables and compiles the result.
+func (v *validator) compilePattern(s *scope, p *policy.Pattern) (*pattern.Pattern, error) {
+	if p.Static != nil {
+		return p.Static, nil
+	}
+	if p.Dynamic == nil {
+		return nil, fmt.Errorf("pattern at %s did not compile", p.Path)
+	}
+	raw, err := p.Dynamic.Render(s.env())
+	if err != nil {
+		return nil, err
+	}
+	return pattern.CompileSubstituted(raw), nil
+}
+
+// foreach evaluates each foreach entry over its list, as Kyverno does: the
+// first element that does not pass decides; an empty or absent list yields
+// no result.
+func (v *validator) foreach(s *scope, entries []*policy.Foreach) *outcome {
+	applied := 0
+	var listErr error
+	for _, fe := range entries {
+		if fe.List == nil {
+			continue
+		}
+		elements, err := s.list(fe)
+		if err != nil {
+			if strings.Contains(err.Error(), "Unknown key") {
+				continue
+			}
+			listErr = err
+			continue
+		}
+		o, n := v.elements(s, fe, elements)
+		if o.status != StatusPass {
+			return o
+		}
+		applied += n
+	}
+	if applied == 0 {
+		if listErr != nil {
+			return ruleError("failed to evaluate list", listErr)
+		}
+		return nil
+	}
+	return pass("rule passed")
+}
+
+func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*outcome, int) {
+	applied := 0
+	for i, el := range elements {
+		if el == nil {
+			continue
+		}
+		c := s.child()
+		if err := c.setElement(el, i, v.nesting, fe.ElementScope); err != nil {
+			return ruleError("failed to process foreach", err), applied
+		}
+		child := &validator{ev: v.ev, rule: v.rule, val: v.val, nesting: v.nesting + 1}
+		c.nesting = child.nesting
+		o := child.validate(c, fe)
+		if o == nil || o.status == StatusSkip {
+			continue
+		}
+		if o.status != StatusPass {
+			if o.status == StatusError && strings.Contains(o.message, "failed to evaluate preconditions") {
+				continue
+			}
+			return &outcome{o.status, "validation failure: " + o.message}, applied
+		}
+		applied++
+	}
+	return pass(""), applied
+}
+
+// list evaluates a foreach list expression.
+func (s *scope) list(fe *policy.Foreach) ([]any, error) {
+	v, err := s.query(fe.List)
+	if err != nil {
+		return nil, err
+	}
+	switch t := v.(type) {
+	case []any:
+		return t, nil
+	case []map[string]any:
+		out := make([]any, len(t))
+		for i, m := range t {
+			out[i] = m
+		}
+		return out, nil
+	default:
+		return []any{v}, nil
+	}
+}
+
+// setElement binds element, elementIndex and their nested forms, and makes
+// a map element the object that patterns validate, unless elementScope says
+// otherwise.
+func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error {
+	s.data["element"] = el
+	s.data[fmt.Sprintf("element%d", nesting)] = el
+	s.data["elementIndex"] = float64(index)
+	s.data[fmt.Sprintf("elementIndex%d", nesting)] = float64(index)
+	m, isMap := el.(map[string]any)
+	scoped := isMap
+	if elementScope != nil {
+		if *elementScope && !isMap {
+			return fmt.Errorf("cannot use elementScope=true foreach rules for elements that are not maps, expected type=map got type=%T", el)
+		}
+		scoped = *elementScope
+	}
+	if scoped {
+		s.element = m
+	}
+	return nil
+}
+
+// conditions evaluates a precondition or deny block. A nil block holds.
+// The message is the joined messages of the conditions that decided.
+func (s *scope) conditions(c *policy.Conditions) (bool, string, error) {
+	if c == nil {
+		return true, "", nil
+	}
+	if !c.AnyAll {
+		var trueMsgs []string
+		for _, cond := range c.All {
+			ok, err := s.condition(cond)
+			if err != nil {
+				return false, "", err
+			}
+			if !ok {
+				return false, cond.Message, nil
+			}
+			trueMsgs = append(trueMsgs, cond.Message)
+		}
+		return true, joinNonEmpty(";", trueMsgs...), nil
+	}
+	anyOK, allOK := true, true
+	var falseMsgs, trueMsgs []string
+	if c.AnySet {
+		anyOK = false
+		for _, cond := range c.Any {
+			ok, err := s.condition(cond)
+			if err != nil {
+				return false, "", err
+			}
+			if ok {
+				anyOK = true
+				trueMsgs = append(trueMsgs, cond.Message)
+				break
+			}
+			falseMsgs = append(falseMsgs, cond.Message)
+		}
+	}
+	for _, cond := range c.All {
+		ok, err := s.condition(cond)
+		if err != nil {
+			return false, "", err
+		}
+		if !ok {
+			allOK = false
+			falseMsgs = append(falseMsgs, cond.Message)
+			break
+		}
+		trueMsgs = append(trueMsgs, cond.Message)
+	}
+	if anyOK && allOK {
+		return true, joinNonEmpty("; ", trueMsgs...), nil
+	}
+	return false, joinNonEmpty("; ", falseMsgs...), nil
+}
+
+func (s *scope) condition(c *policy.Condition) (bool, error) {
+	key, err := c.Key.Render(s.env())
+	if err != nil {
+		return false, fmt.Errorf("failed to substitute variables in condition key: %w", err)
+	}
+	value, err := c.Value.Render(s.env())
+	if err != nil {
+		return false, fmt.Errorf("failed to substitute variables in condition value: %w", err)
+	}
+	return condition.Evaluate(key, c.Operator, value), nil
+}
+
+// renderText substitutes the variables of a text that only exists at
+// evaluation (a message joined from parts).
+func (ev *evaluation) renderText(s *scope, text string) (string, error) {
+	if !strings.Contains(text, "{{") {
+		return strings.ReplaceAll(text, `\{{`, "{{"), nil
+	}
+	t, err := ev.e.parseTemplate(text)
+	if err != nil {
+		return "", err
+	}
+	out, err := t.Render(s.env())
+	if err != nil {
+		return "", err
+	}
+	str, ok := out.(string)
+	if !ok {
+		return "the produced message didn't resolve to a string, check your policy definition.", nil
+	}
+	return str, nil
+}

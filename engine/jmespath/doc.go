@@ -1,0 +1,28 @@
+// Package jmespath evaluates JMESPath expressions with Kyverno's custom
+// function table (to_upper, regex_match, add, time_since, x509_decode, ...),
+// on top of github.com/kyverno/go-jmespath so that core JMESPath behaves
+// exactly as in Kyverno (a missing key is a NotFoundError, see IsNotFound).
+//
+// Read first:
+//
+//   - Parse turns an expression into an immutable *Query and checks every
+//     function call against the table (name, arity, literal argument
+//     types). Call it at compile time.
+//   - New builds an *Interpreter from Options (clock, random source,
+//     default image registry, DNS resolver); Interpreter.Search evaluates a
+//     Query against JSON-shaped data. Call it at evaluation time.
+//   - functions (table.go) is the one table of functions: name, argument
+//     types, return type, implementation and note for each. Functions
+//     exposes it for listings.
+//
+// Function results are JSON-shaped (float64, string, bool, nil, []any,
+// map[string]any). The implementations follow Kyverno v1.19.0
+// (pkg/engine/jmespath) in argument types, results and error texts; the
+// tests pin the few places where this package deliberately differs.
+//
+// The package does no I/O and reads no clock or randomness it is not given:
+// time functions use Options.Now, random uses Options.Rand and
+// is_external_url resolves host names only through Options.LookupIP. It
+// must not import anything of this module except engine (for engine.Error),
+// nor client-go, loggers or global configuration.
+package jmespath

@@ -1,0 +1,116 @@
+package pattern
+
+import (
+	"fmt"
+	"strings"
+)
+
+// AnyResult is the combined outcome of a validate.anyPattern list.
+type AnyResult struct {
+	// Status is Pass as soon as one pattern passes (or when the list is
+	// empty); otherwise Fail if any pattern failed or erred, and Skip if
+	// all were skipped. Never Error: Kyverno counts an erring pattern as a
+	// failed one.
+	Status Status
+	// Index is the index of the pattern that passed, or -1.
+	Index int
+	// Results holds the result of each pattern tried, in order; patterns
+	// after the passing one are not tried.
+	Results []Result
+}
+
+// ValidateAny matches a resource against anyPattern's patterns in order, as
+// Kyverno does: the first pass wins.
+func ValidateAny(patterns []*Pattern, resource any) AnyResult {
+	out := AnyResult{Index: -1}
+	failed, skipped := 0, 0
+	for i, p := range patterns {
+		r := p.Validate(resource)
+		out.Results = append(out.Results, r)
+		switch r.Status {
+		case Pass:
+			out.Status, out.Index = Pass, i
+			return out
+		case Skip:
+			skipped++
+		default:
+			failed++
+		}
+	}
+	switch {
+	case failed > 0:
+		out.Status = Fail
+	case skipped > 0:
+		out.Status = Skip
+	default:
+		out.Status = Pass
+	}
+	return out
+}
+
+// Detail returns the text Kyverno builds from the patterns' errors for the
+// rule named rule: for Fail, one "rule R[i] failed at path P" (or "rule R[i]
+// failed: MSG" for an error without path) per failed pattern; for Skip, one
+// "rule R[i] skipped: MSG" per pattern; joined by spaces. Empty for Pass.
+func (r AnyResult) Detail(rule string) string {
+	var parts []string
+	for i, res := range r.Results {
+		switch {
+		case r.Status == Skip && res.Status == Skip:
+			parts = append(parts, fmt.Sprintf("rule %s[%d] skipped: %s", rule, i, res.Message))
+		case r.Status == Fail && (res.Status == Fail || res.Status == Error):
+			if res.Path == "" {
+				parts = append(parts, fmt.Sprintf("rule %s[%d] failed: %s", rule, i, res.Message))
+			} else {
+				parts = append(parts, fmt.Sprintf("rule %s[%d] failed at path %s", rule, i, res.Path))
+			}
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// RuleMessage returns the message Kyverno gives the rule response, for the
+// rule named rule whose validate.message, after variable substitution, is
+// message ("" when unset). For an empty anyPattern list Kyverno passes with
+// validate.message as written.
+func (r AnyResult) RuleMessage(rule, message string) string {
+	switch r.Status {
+	case Pass:
+		if r.Index < 0 {
+			return message
+		}
+		return fmt.Sprintf("validation rule '%s' anyPattern[%d] passed.", rule, r.Index)
+	case Skip:
+		return r.Detail(rule)
+	}
+	detail := r.Detail(rule)
+	switch {
+	case message == "":
+		return "validation error: " + detail
+	case strings.HasSuffix(message, "."):
+		return "validation error: " + message + " " + detail
+	}
+	return "validation error: " + message + ". " + detail
+}
+
+// RuleMessage returns the message Kyverno gives the rule response of a
+// validate.pattern rule named rule whose validate.message, after variable
+// substitution, is message ("" when unset).
+func (r Result) RuleMessage(rule, message string) string {
+	if message != "" && !strings.HasSuffix(message, ".") {
+		message += "."
+	}
+	prefix := "validation error: "
+	if message != "" {
+		prefix += message + " "
+	}
+	switch r.Status {
+	case Pass:
+		return fmt.Sprintf("validation rule '%s' passed.", rule)
+	case Skip:
+		return r.Message
+	case Fail:
+		return prefix + fmt.Sprintf("rule %s failed at path %s", rule, r.Path)
+	}
+	return prefix + fmt.Sprintf("rule %s execution error: %s", rule, r.Message)
+}

@@ -1,0 +1,418 @@
+package pattern
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+)
+
+// operator is the leading operator of a string pattern condition.
+type operator uint8
+
+const (
+	opEqual      operator = iota // no operator
+	opMoreEqual                  // >=
+	opLessEqual                  // <=
+	opNotEqual                   // !
+	opMore                       // >
+	opLess                       // <
+	opInRange                    // a-b
+	opNotInRange                 // a!-b
+)
+
+// String returns the operator as written, which is also the number of bytes
+// Kyverno strips from the front of a condition.
+func (o operator) String() string {
+	switch o {
+	case opMoreEqual:
+		return ">="
+	case opLessEqual:
+		return "<="
+	case opNotEqual:
+		return "!"
+	case opMore:
+		return ">"
+	case opLess:
+		return "<"
+	case opInRange:
+		return "-"
+	case opNotInRange:
+		return "!-"
+	}
+	return ""
+}
+
+// operatorOf finds the operator of a condition, in Kyverno's order of checks
+// (operator.GetOperatorFromStringPattern).
+func operatorOf(s string) operator {
+	if len(s) < 2 {
+		return opEqual
+	}
+	switch {
+	case strings.HasPrefix(s, ">="):
+		return opMoreEqual
+	case strings.HasPrefix(s, "<="):
+		return opLessEqual
+	case s[0] == '>':
+		return opMore
+	case s[0] == '<':
+		return opLess
+	case s[0] == '!':
+		return opNotEqual
+	}
+	if _, _, ok := splitRange(s, "!-"); ok {
+		return opNotInRange
+	}
+	if _, _, ok := splitRange(s, "-"); ok {
+		return opInRange
+	}
+	return opEqual
+}
+
+// splitRange matches s against `^(N)sep(N)$` where N is Kyverno's range
+// endpoint `[-|\+]?\d+(?:\.\d+)?[A-Za-z]*`, and returns both endpoints.
+func splitRange(s, sep string) (string, string, bool) {
+	n := rangeEndpoint(s)
+	if n == 0 || !strings.HasPrefix(s[n:], sep) {
+		return "", "", false
+	}
+	rest := s[n+len(sep):]
+	m := rangeEndpoint(rest)
+	if m == 0 || m != len(rest) {
+		return "", "", false
+	}
+	return s[:n], rest, true
+}
+
+// rangeEndpoint returns the length of the longest prefix of s that is a range
+// endpoint, or 0. The grammar has no ambiguity a greedy scan could miss: an
+// endpoint is followed by '-' or '!', which it cannot contain past its sign.
+func rangeEndpoint(s string) int {
+	i := 0
+	if i < len(s) && (s[i] == '-' || s[i] == '|' || s[i] == '+') {
+		i++
+	}
+	d := digits(s[i:])
+	if d == 0 {
+		return 0
+	}
+	i += d
+	if i < len(s) && s[i] == '.' {
+		f := digits(s[i+1:])
+		if f == 0 {
+			// "1." cannot be followed by the separator: no match at all.
+			return 0
+		}
+		i += 1 + f
+	}
+	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
+		i++
+	}
+	return i
+}
+
+func digits(s string) int {
+	i := 0
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// cond is one comparison such as ">=1Gi", with its operand pre-parsed as a
+// duration and as a quantity, the way Kyverno tries them in turn.
+type cond struct {
+	op      operator // never opInRange or opNotInRange
+	operand string
+	wild    bool // operand holds '*' or '?'
+	glob    glob // operand as a wildcard pattern, when wild
+	durOK   bool
+	dur     time.Duration
+	qtyOK   bool
+	qty     resource.Quantity
+}
+
+func newCond(op operator, operand string) cond {
+	c := cond{op: op, operand: operand, wild: containsWildcard(operand)}
+	if c.wild {
+		c.glob = newGlob(operand)
+	}
+	if d, err := time.ParseDuration(operand); err == nil {
+		c.durOK, c.dur = true, d
+	}
+	if q, err := resource.ParseQuantity(operand); err == nil {
+		c.qtyOK, c.qty = true, q
+	}
+	return c
+}
+
+// termKind tells how a term combines its conditions.
+type termKind uint8
+
+const (
+	termSingle     termKind = iota // a
+	termInRange                    // a && b
+	termNotInRange                 // a || b
+)
+
+// term is one "&"-separated part of a string pattern.
+type term struct {
+	kind termKind
+	a, b cond
+}
+
+// newTerm parses one condition as validateStringPattern does.
+func newTerm(s string) term {
+	switch op := operatorOf(s); op {
+	case opInRange:
+		left, right, _ := splitRange(s, "-")
+		// Kyverno re-parses ">= left" and "<= right".
+		return term{kind: termInRange, a: newCond(opMoreEqual, left), b: newCond(opLessEqual, right)}
+	case opNotInRange:
+		left, right, _ := splitRange(s, "!-")
+		return term{kind: termNotInRange, a: newCond(opLess, left), b: newCond(opMore, right)}
+	default:
+		return term{a: newCond(op, strings.TrimSpace(s[len(op.String()):]))}
+	}
+}
+
+// pkind is the type of a scalar pattern.
+type pkind uint8
+
+const (
+	pNil pkind = iota
+	pBool
+	pInt
+	pFloat
+	pString
+)
+
+// scalar is a compiled scalar pattern: null, a bool, a number, or a string
+// with "|" alternatives of "&" terms.
+type scalar struct {
+	kind pkind
+	b    bool
+	i    int64
+	f    float64
+	s    string
+	alts [][]term
+}
+
+func newStringScalar(s string) scalar {
+	sc := scalar{kind: pString, s: s}
+	parts := strings.Split(s, "|")
+	sc.alts = make([][]term, len(parts))
+	for i, part := range parts {
+		ands := strings.Split(strings.Trim(part, " "), "&")
+		terms := make([]term, len(ands))
+		for j, a := range ands {
+			terms[j] = newTerm(strings.Trim(a, " "))
+		}
+		sc.alts[i] = terms
+	}
+	return sc
+}
+
+// match reports whether a resource value satisfies the pattern
+// (Kyverno's pattern.Validate).
+func (sc *scalar) match(raw any) bool {
+	v := classify(raw)
+	switch sc.kind {
+	case pBool:
+		return v.kind == vBool && v.b == sc.b
+	case pInt:
+		switch v.kind {
+		case vInt:
+			return v.i == sc.i
+		case vFloat:
+			return v.f == math.Trunc(v.f) && int64(v.f) == sc.i
+		case vString:
+			i, err := strconv.ParseInt(v.s, 10, 64)
+			return err == nil && i == sc.i
+		}
+		return false
+	case pFloat:
+		switch v.kind {
+		case vInt:
+			return sc.f == math.Trunc(sc.f) && int64(sc.f) == v.i
+		case vFloat:
+			return v.f == sc.f
+		case vString:
+			f, err := strconv.ParseFloat(v.s, 64)
+			return err == nil && f == sc.f
+		}
+		return false
+	case pNil:
+		switch v.kind {
+		case vNil:
+			return true
+		case vFloat:
+			return v.f == 0
+		case vInt:
+			return v.i == 0
+		case vString:
+			return v.s == ""
+		case vBool:
+			return !v.b
+		}
+		return false
+	}
+	if v.kind == vString && v.s == sc.s {
+		return true
+	}
+	vc := valueCache{v: v}
+	for _, terms := range sc.alts {
+		ok := true
+		for i := range terms {
+			if !terms[i].match(&vc) {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *term) match(vc *valueCache) bool {
+	switch t.kind {
+	case termInRange:
+		return t.a.match(vc) && t.b.match(vc)
+	case termNotInRange:
+		return t.a.match(vc) || t.b.match(vc)
+	}
+	return t.a.match(vc)
+}
+
+// valueCache holds what the conditions of one pattern derive from the value,
+// so that each is computed at most once.
+type valueCache struct {
+	v value
+
+	numDone bool
+	numOK   bool
+	num     string
+
+	durDone bool
+	durOK   bool
+	dur     time.Duration
+
+	qtyDone bool
+	qtyOK   bool
+	qty     resource.Quantity
+}
+
+// numString is Kyverno's convertNumberToString.
+func (vc *valueCache) numString() (string, bool) {
+	if !vc.numDone {
+		vc.numDone = true
+		switch vc.v.kind {
+		case vNil:
+			vc.num, vc.numOK = "0", true
+		case vString:
+			vc.num, vc.numOK = vc.v.s, true
+		case vFloat:
+			vc.num, vc.numOK = strconv.FormatFloat(vc.v.f, 'f', 6, 64), true
+		case vInt:
+			vc.num, vc.numOK = strconv.FormatInt(vc.v.i, 10), true
+		}
+	}
+	return vc.num, vc.numOK
+}
+
+func (vc *valueCache) duration() (time.Duration, bool) {
+	if !vc.durDone {
+		vc.durDone = true
+		if s, ok := vc.numString(); ok {
+			d, err := time.ParseDuration(s)
+			vc.dur, vc.durOK = d, err == nil
+		}
+	}
+	return vc.dur, vc.durOK
+}
+
+func (vc *valueCache) quantity() (*resource.Quantity, bool) {
+	if !vc.qtyDone {
+		vc.qtyDone = true
+		if s, ok := vc.numString(); ok {
+			q, err := resource.ParseQuantity(s)
+			vc.qty, vc.qtyOK = q, err == nil
+		}
+	}
+	return &vc.qty, vc.qtyOK
+}
+
+// match compares as Kyverno's validateString: as durations if both sides
+// parse as durations, else as quantities if both parse as quantities, else as
+// strings with wildcards (for "" and "!" only).
+func (c *cond) match(vc *valueCache) bool {
+	if c.durOK {
+		if d, ok := vc.duration(); ok {
+			return compareOrdered(c.op, cmpDuration(d, c.dur))
+		}
+	}
+	if c.qtyOK {
+		if q, ok := vc.quantity(); ok {
+			return compareOrdered(c.op, q.Cmp(c.qty))
+		}
+	}
+	if c.op != opEqual && c.op != opNotEqual {
+		return false
+	}
+	var s string
+	switch v := &vc.v; v.kind {
+	case vString:
+		s = v.s
+	case vInt:
+		s = strconv.FormatInt(v.i, 10)
+	case vFloat:
+		s = strconv.FormatFloat(v.f, 'E', -1, 64)
+	case vBool:
+		s = strconv.FormatBool(v.b)
+	default:
+		return false
+	}
+	var m bool
+	if c.wild {
+		m = c.glob.match(s)
+	} else {
+		m = c.operand == s
+	}
+	if c.op == opNotEqual {
+		return !m
+	}
+	return m
+}
+
+func cmpDuration(a, b time.Duration) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func compareOrdered(op operator, c int) bool {
+	switch op {
+	case opEqual:
+		return c == 0
+	case opNotEqual:
+		return c != 0
+	case opMore:
+		return c > 0
+	case opLess:
+		return c < 0
+	case opMoreEqual:
+		return c >= 0
+	case opLessEqual:
+		return c <= 0
+	}
+	return false
+}

@@ -1,0 +1,117 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
+)
+
+// variableRegexp finds {{ }} variables in a JSON text, as Kyverno does when
+// it checks a policy for variables.
+var variableRegexp = regexp.MustCompile(`(^|[^\\])(\{\{(?:\{[^{}]*\}|[^{}])*\}\})`)
+
+// userVariables are the variables that do not exist in background scans.
+var userVariables = []*regexp.Regexp{
+	regexp.MustCompile(`[^.](serviceAccountName)\b`),
+	regexp.MustCompile(`[^.](serviceAccountNamespace)\b`),
+	regexp.MustCompile(`[^.](request\.userInfo)\b`),
+	regexp.MustCompile(`[^.](request\.roles)\b`),
+	regexp.MustCompile(`[^.](request\.clusterRoles)\b`),
+}
+
+// usesUserInfo reports whether a rule selects by user (subjects, roles,
+// clusterRoles) or reads one of the user variables.
+func usesUserInfo(r *kyverno.Rule) bool {
+	if hasUser(&r.Match) || (r.Exclude != nil && hasUser(r.Exclude)) {
+		return true
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return false
+	}
+	for _, m := range variableRegexp.FindAllSubmatch(b, -1) {
+		for _, re := range userVariables {
+			if re.Match(m[2]) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func hasUser(m *kyverno.MatchResources) bool {
+	if userSet(&m.UserInfo) {
+		return true
+	}
+	for i := range m.Any {
+		if userSet(&m.Any[i].UserInfo) {
+			return true
+		}
+	}
+	for i := range m.All {
+		if userSet(&m.All[i].UserInfo) {
+			return true
+		}
+	}
+	return false
+}
+
+func userSet(u *kyverno.UserInfo) bool {
+	return len(u.Roles) > 0 || len(u.ClusterRoles) > 0 || len(u.Subjects) > 0
+}
+
+// elementOutsideForeach finds element / elementIndex variables outside a
+// foreach, which Kyverno rejects. It returns the policy path of the first
+// one, or "".
+func elementOutsideForeach(r *kyverno.Rule, rulePath string) (path, variable string) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return "", ""
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		return "", ""
+	}
+	return walkElements(doc, rulePath, false)
+}
+
+func walkElements(v any, path string, inForeach bool) (string, string) {
+	switch t := v.(type) {
+	case string:
+		if inForeach {
+			return "", ""
+		}
+		for _, m := range variableRegexp.FindAllStringSubmatch(t, -1) {
+			name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(m[2], "{{"), "}}"))
+			name = strings.TrimSpace(strings.TrimPrefix(name, "-"))
+			if strings.HasPrefix(name, "element") || name == "elementIndex" {
+				return path, name
+			}
+		}
+	case map[string]any:
+		keys := make([]string, 0, len(t))
+		for k := range t {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if p, n := walkElements(k, path, inForeach); p != "" {
+				return p, n
+			}
+			if p, n := walkElements(t[k], path+"."+k, inForeach || k == "foreach"); p != "" {
+				return p, n
+			}
+		}
+	case []any:
+		for i, e := range t {
+			if p, n := walkElements(e, fmt.Sprintf("%s[%d]", path, i), inForeach); p != "" {
+				return p, n
+			}
+		}
+	}
+	return "", ""
+}

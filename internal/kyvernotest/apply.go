@@ -1,0 +1,220 @@
+package kyvernotest
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// ApplyOptions configure Apply.
+type ApplyOptions struct {
+	// PolicyPaths are policy files or folders (folders are read
+	// recursively).
+	PolicyPaths []string
+	// ResourcePaths are resource files or folders (the YAML files of a
+	// folder, not recursively).
+	ResourcePaths []string
+	// ValuesFile is a cli.kyverno.io Values file. Optional.
+	ValuesFile string
+	// Set are k=v variables (Kyverno's --set); they win over the values
+	// file's global and resource values.
+	Set []string
+	// UserInfoFile is a cli.kyverno.io UserInfo file. Optional.
+	UserInfoFile string
+	// AuditWarn counts failures of Audit rules as warnings.
+	AuditWarn bool
+	// Parallelism is the number of resources evaluated at once. Default:
+	// GOMAXPROCS.
+	Parallelism int
+	// Now is the clock of time functions and report timestamps. Default:
+	// time.Now.
+	Now func() time.Time
+}
+
+// ApplyResponse is the results of one policy on one resource.
+type ApplyResponse struct {
+	Resource *Resource
+	Policy   *Policy
+	Results  []eval.RuleResult
+}
+
+// Counts are the totals kyverno apply prints.
+type Counts struct {
+	Pass, Fail, Warn, Error, Skip int
+}
+
+// Skipped is a policy Apply did not evaluate, with the reason.
+type Skipped struct {
+	Name   string
+	Reason string
+}
+
+// ApplyResult is the outcome of Apply.
+type ApplyResult struct {
+	// RuleCount is the number of rules, autogen rules included.
+	RuleCount int
+	Resources []*Resource
+	// Responses are in resource order, then policy order. Policies that
+	// returned no result for a resource have no response.
+	Responses []ApplyResponse
+	// Skipped are the policies that did not compile or are of a kind the
+	// engine does not evaluate; each counts as one error, as in Kyverno.
+	Skipped []Skipped
+	Counts  Counts
+	// AuditWarn is the option Apply ran with.
+	AuditWarn bool
+	now       time.Time
+}
+
+// Apply evaluates policies on resources, as kyverno apply does.
+func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
+	l := newLoader()
+	var spec *ValuesSpec
+	if opts.ValuesFile != "" {
+		v, err := l.values(opts.ValuesFile)
+		if err != nil {
+			return nil, err
+		}
+		spec = v
+	}
+	vars := newVariables(spec, ParseSet(opts.Set))
+	var user *UserInfo
+	if opts.UserInfoFile != "" {
+		u, err := l.userInfo(opts.UserInfoFile)
+		if err != nil {
+			return nil, err
+		}
+		user = u
+	}
+	pols, err := l.policies(opts.PolicyPaths)
+	if err != nil {
+		return nil, err
+	}
+	resources, err := l.resources(opts.ResourcePaths)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	res := &ApplyResult{Resources: resources, AuditWarn: opts.AuditWarn, now: now()}
+	s := &suiteRun{vars: vars, user: user, entries: map[string]string{}, byName: map[string]*Policy{}}
+	for _, p := range pols {
+		switch {
+		case p.Compiled != nil:
+			s.addPolicy(p)
+			res.RuleCount += len(p.Compiled.Rules)
+		case p.Err != nil:
+			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Err.Error()})
+			res.Counts.Error++
+		default:
+			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Unsupported})
+			res.Counts.Error++
+		}
+	}
+	s.engine = eval.New(eval.Options{Lookup: newLookup(nil, nil), Now: opts.Now})
+
+	per := make([][]ApplyResponse, len(resources))
+	workers := opts.Parallelism
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers && w < len(resources); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				per[i] = s.applyOne(ctx, resources[i])
+			}
+		}()
+	}
+	for i := range resources {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n := 0
+	for _, rs := range per {
+		n += len(rs)
+	}
+	res.Responses = make([]ApplyResponse, 0, n)
+	for _, rs := range per {
+		for _, r := range rs {
+			res.Responses = append(res.Responses, r)
+			for _, rr := range r.Results {
+				res.Counts.add(rr, opts.AuditWarn)
+			}
+		}
+	}
+	return res, nil
+}
+
+func (s *suiteRun) applyOne(ctx context.Context, r *Resource) []ApplyResponse {
+	if !s.vars.hasPolicyValues() {
+		return s.split(r, s.engine.Evaluate(ctx, s.compiled, s.request(r, "", "")).Results)
+	}
+	var out []ApplyResponse
+	for _, p := range s.policies {
+		results := s.engine.Evaluate(ctx, []*policy.Policy{p.Compiled}, s.request(r, p.Name, "")).Results
+		if len(results) > 0 {
+			out = append(out, ApplyResponse{Resource: r, Policy: p, Results: results})
+		}
+	}
+	return out
+}
+
+// split cuts the results of one evaluation, which come policy by policy,
+// into one response per policy.
+func (s *suiteRun) split(r *Resource, results []eval.RuleResult) []ApplyResponse {
+	var out []ApplyResponse
+	for i := 0; i < len(results); {
+		j := i + 1
+		for j < len(results) && results[j].Policy == results[i].Policy && results[j].PolicyNamespace == results[i].PolicyNamespace {
+			j++
+		}
+		out = append(out, ApplyResponse{Resource: r, Policy: s.byName[results[i].PolicyNamespace+"/"+results[i].Policy], Results: results[i:j:j]})
+		i = j
+	}
+	return out
+}
+
+// add counts one rule result as Kyverno's CLI does: a failure of an Audit
+// rule is a warning with auditWarn; mutate results are never warnings.
+func (c *Counts) add(rr eval.RuleResult, auditWarn bool) {
+	switch rr.Status {
+	case eval.StatusPass:
+		c.Pass++
+	case eval.StatusFail:
+		if auditWarn && !rr.Enforce && rr.Type != eval.RuleMutation && rr.Type != eval.RuleGeneration {
+			c.Warn++
+		} else {
+			c.Fail++
+		}
+	case eval.StatusWarn:
+		if rr.Type != eval.RuleMutation {
+			c.Warn++
+		}
+	case eval.StatusError:
+		c.Error++
+	case eval.StatusSkip:
+		c.Skip++
+	}
+}
+
+// auditWarning reports whether a failure is shown as an audit warning.
+func (r *ApplyResult) auditWarning(rr eval.RuleResult) bool {
+	return r.AuditWarn && !rr.Enforce
+}

@@ -1,0 +1,270 @@
+package kyvernotest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"sigs.k8s.io/yaml"
+)
+
+func TestApply(t *testing.T) {
+	tests := []struct {
+		name          string
+		give          ApplyOptions
+		wantRuleCount int
+		wantCounts    Counts
+		wantFailLine  string
+	}{
+		{
+			name: "validate policy, autogen rules counted",
+			give: ApplyOptions{
+				PolicyPaths:   []string{"testdata/validate/require-team-label.yaml"},
+				ResourcePaths: []string{"testdata/validate/.kyverno-test/resources.yaml"},
+			},
+			wantRuleCount: 3,
+			wantCounts:    Counts{Pass: 2, Fail: 1},
+			wantFailLine:  "policy require-team-label -> resource shop/Pod/bad-pod failed:",
+		},
+		{
+			name: "values, user info and audit-warn",
+			give: ApplyOptions{
+				PolicyPaths:   []string{"testdata/values/allowed-image.yaml"},
+				ResourcePaths: []string{"testdata/values/.kyverno-test/pods.yaml"},
+				ValuesFile:    "testdata/values/.kyverno-test/values.yaml",
+				UserInfoFile:  "testdata/values/.kyverno-test/userinfo.yaml",
+				AuditWarn:     true,
+			},
+			wantRuleCount: 6,
+			wantCounts:    Counts{Pass: 4, Warn: 1, Skip: 1},
+			wantFailLine:  "policy allowed-image -> resource prod/Pod/pod-bad failed as audit warning:",
+		},
+		{
+			name: "set overrides the operation: every check-image rule is skipped",
+			give: ApplyOptions{
+				PolicyPaths:   []string{"testdata/values/allowed-image.yaml"},
+				ResourcePaths: []string{"testdata/values/.kyverno-test/pods.yaml"},
+				ValuesFile:    "testdata/values/.kyverno-test/values.yaml",
+				UserInfoFile:  "testdata/values/.kyverno-test/userinfo.yaml",
+				Set:           []string{"request.operation=UPDATE"},
+			},
+			wantRuleCount: 6,
+			wantCounts:    Counts{Pass: 3, Skip: 3},
+		},
+		{
+			name: "mutate rules are errors until the engine supports them",
+			give: ApplyOptions{
+				PolicyPaths:   []string{"testdata/mutate"},
+				ResourcePaths: []string{"testdata/mutate/configmap.yaml"},
+				Parallelism:   1,
+			},
+			wantRuleCount: 1,
+			wantCounts:    Counts{Error: 1},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Apply(context.Background(), tt.give)
+			if err != nil {
+				t.Fatalf("Apply(%+v) error = %v", tt.give, err)
+			}
+			if got.RuleCount != tt.wantRuleCount {
+				t.Errorf("Apply(%+v) RuleCount = %d, want %d", tt.give, got.RuleCount, tt.wantRuleCount)
+			}
+			if diff := cmp.Diff(tt.wantCounts, got.Counts); diff != "" {
+				t.Errorf("Apply(%+v) counts mismatch (-want +got):\n%s", tt.give, diff)
+			}
+			var buf bytes.Buffer
+			if err := WriteApplyText(&buf, got); err != nil {
+				t.Fatalf("WriteApplyText() error = %v", err)
+			}
+			text := buf.String()
+			if tt.wantFailLine != "" && !strings.Contains(text, tt.wantFailLine+"\n1 - ") {
+				t.Errorf("WriteApplyText() = %q, want it to contain %q and a numbered rule", text, tt.wantFailLine)
+			}
+			c := tt.wantCounts
+			last := strings.TrimRight(text, "\n")
+			last = last[strings.LastIndex(last, "\n")+1:]
+			if want := "pass: " + itoa(c.Pass) + ", fail: " + itoa(c.Fail) + ", warn: " + itoa(c.Warn) + ", error: " + itoa(c.Error) + ", skip: " + itoa(c.Skip); last != want {
+				t.Errorf("WriteApplyText() last line = %q, want %q", last, want)
+			}
+		})
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestApplyErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		give ApplyOptions
+	}{
+		{name: "missing policy", give: ApplyOptions{PolicyPaths: []string{"testdata/nope.yaml"}, ResourcePaths: []string{"testdata/mutate/configmap.yaml"}}},
+		{name: "missing resource", give: ApplyOptions{PolicyPaths: []string{"testdata/mutate"}, ResourcePaths: []string{"testdata/nope.yaml"}}},
+		{name: "missing values", give: ApplyOptions{PolicyPaths: []string{"testdata/mutate"}, ResourcePaths: []string{"testdata/mutate"}, ValuesFile: "nope.yaml"}},
+		{name: "missing user info", give: ApplyOptions{PolicyPaths: []string{"testdata/mutate"}, ResourcePaths: []string{"testdata/mutate"}, UserInfoFile: "nope.yaml"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Apply(context.Background(), tt.give); err == nil {
+				t.Errorf("Apply(%+v) error = nil, want an error", tt.give)
+			}
+		})
+	}
+}
+
+func TestApplyReports(t *testing.T) {
+	now := time.Unix(1700000000, 0)
+	res, err := Apply(context.Background(), ApplyOptions{
+		PolicyPaths:   []string{"testdata/validate/require-team-label.yaml", "testdata/namespaced/no-latest.yaml"},
+		ResourcePaths: []string{"testdata/validate/.kyverno-test/resources.yaml", "testdata/namespaced/pods.yaml"},
+		Now:           func() time.Time { return now },
+	})
+	if err != nil {
+		t.Fatalf("Apply() error = %v", err)
+	}
+	ref := func(apiVersion, kind, ns, name string) []ObjectReference {
+		return []ObjectReference{{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}}
+	}
+	result := func(policy, rule, status, ns, name string) ReportResult {
+		r := ReportResult{Source: "kyverno", Policy: policy, Rule: rule, Result: status, Scored: true,
+			Properties: map[string]string{"process": "background scan"}, Resources: ref("v1", "Pod", ns, name),
+			Timestamp: Timestamp{Seconds: now.Unix()}}
+		if policy == "require-team-label" {
+			r.Category, r.Severity = "Best Practices", "medium"
+		}
+		return r
+	}
+	deploy := result("require-team-label", "autogen-check-team", "pass", "default", "good-deploy")
+	deploy.Resources = ref("apps/v1", "Deployment", "default", "good-deploy")
+	want := []PolicyReport{
+		{
+			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: ReportMetadata{Name: "merged"},
+			Results: []ReportResult{
+				result("require-team-label", "check-team", "pass", "default", "good-pod"),
+				result("require-team-label", "check-team", "fail", "shop", "bad-pod"),
+				deploy,
+				result("require-team-label", "check-team", "fail", "team-a", "latest"),
+				result("require-team-label", "check-team", "fail", "team-b", "latest"),
+				result("require-team-label", "check-team", "fail", "team-a", "pinned"),
+			},
+			Summary: ReportSummary{Pass: 2, Fail: 4},
+		},
+		{
+			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: ReportMetadata{Name: "no-latest", Namespace: "team-a"},
+			Results: []ReportResult{
+				result("team-a/no-latest", "no-latest-tag", "fail", "team-a", "latest"),
+				result("team-a/no-latest", "no-latest-tag", "pass", "team-a", "pinned"),
+			},
+			Summary: ReportSummary{Pass: 1, Fail: 1},
+		},
+	}
+	got := res.Reports()
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ReportResult{}, "Message")); diff != "" {
+		t.Errorf("Reports() mismatch (-want +got):\n%s", diff)
+	}
+
+	for _, format := range []string{"yaml", "json"} {
+		var buf bytes.Buffer
+		if err := WriteReports(&buf, got, format); err != nil {
+			t.Fatalf("WriteReports(%s) error = %v", format, err)
+		}
+		var decoded []PolicyReport
+		for _, doc := range splitReports(buf.String(), format) {
+			var r PolicyReport
+			if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
+				t.Fatalf("WriteReports(%s) wrote %q: %v", format, doc, err)
+			}
+			decoded = append(decoded, r)
+		}
+		if diff := cmp.Diff(got, decoded); diff != "" {
+			t.Errorf("WriteReports(%s) round trip mismatch (-want +got):\n%s", format, diff)
+		}
+	}
+}
+
+func splitReports(s, format string) []string {
+	sep := "\n---\n"
+	if format == "json" {
+		sep = "\n"
+	}
+	var out []string
+	for _, d := range strings.Split(strings.TrimSpace(s), sep) {
+		if strings.TrimSpace(d) != "" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func TestYAMLStringRoundTrip(t *testing.T) {
+	tests := []struct {
+		name      string
+		give      string
+		wantPlain bool
+	}{
+		{name: "word", give: "kyverno", wantPlain: true},
+		{name: "sentence", give: "validation rule 'check' passed.", wantPlain: true},
+		{name: "path", give: "apps/v1", wantPlain: true},
+		{name: "boolean word", give: "yes"},
+		{name: "capital boolean", give: "True"},
+		{name: "null", give: "null"},
+		{name: "number", give: "123"},
+		{name: "float-looking", give: "1.5e3"},
+		{name: "colon", give: "validation error: bad"},
+		{name: "comment", give: "a #b"},
+		{name: "leading dash", give: "- a"},
+		{name: "leading quote", give: "'a'"},
+		{name: "newline", give: "line1\nline2"},
+		{name: "tab", give: "a\tb"},
+		{name: "unicode", give: "über"},
+		{name: "trailing space", give: "a "},
+		{name: "braces", give: "{{ request.object }}"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := yamlString(tt.give)
+			if plain := got == tt.give; plain != tt.wantPlain {
+				t.Errorf("yamlString(%q) = %q, plain %v, want plain %v", tt.give, got, plain, tt.wantPlain)
+			}
+			var back map[string]string
+			if err := yaml.Unmarshal([]byte("k: "+got+"\n"), &back); err != nil {
+				t.Fatalf("yamlString(%q) = %q does not parse: %v", tt.give, got, err)
+			}
+			if back["k"] != tt.give {
+				t.Errorf("yamlString(%q) = %q reads back as %q", tt.give, got, back["k"])
+			}
+		})
+	}
+}
+
+func TestWriteReportsYAMLEdgeValues(t *testing.T) {
+	give := []PolicyReport{{
+		APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: ReportMetadata{Name: "merged"},
+		Results: []ReportResult{{
+			Source: "kyverno", Policy: "p", Result: "fail", Scored: false,
+			Properties: map[string]string{"process": "", "enabled": "true", "count": "3", "odd key": "a: b"},
+			Resources:  []ObjectReference{{Kind: "Namespace", Name: "yes", UID: "0a-1"}},
+		}},
+		Summary: ReportSummary{Fail: 1},
+	}}
+	var buf bytes.Buffer
+	if err := WriteReports(&buf, give, "yaml"); err != nil {
+		t.Fatalf("WriteReports() error = %v", err)
+	}
+	var got PolicyReport
+	if err := yaml.UnmarshalStrict(buf.Bytes(), &got); err != nil {
+		t.Fatalf("WriteReports() wrote %q: %v", buf.String(), err)
+	}
+	if diff := cmp.Diff(give[0], got); diff != "" {
+		t.Errorf("WriteReports() round trip mismatch (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,447 @@
+package kyvernotest
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+)
+
+const divider = "----------------------------------------------------------------------"
+
+// WriteApplyText writes an Apply result as kyverno apply does: the rule and
+// resource counts, the skipped policies, each policy that failed on a
+// resource with its failed rules, and the final counts line
+// "pass: N, fail: N, warn: N, error: N, skip: N".
+func WriteApplyText(w io.Writer, r *ApplyResult) error {
+	bw := &errWriter{w: w}
+	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, len(r.Resources))
+	if len(r.Skipped) > 0 {
+		bw.printf("%s\nPolicies Skipped:\n", divider)
+		for i, s := range r.Skipped {
+			bw.printf("%d. %s: %s\n", i+1, s.Name, oneLine(s.Reason))
+		}
+		bw.printf("%s\n", divider)
+	}
+	for _, resp := range r.Responses {
+		res := resp.Resource
+		path := res.Namespace + "/" + res.Kind + "/" + res.Name
+		var failed []eval.RuleResult
+		for _, rr := range resp.Results {
+			if rr.Status == eval.StatusFail {
+				failed = append(failed, rr)
+			}
+			switch {
+			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusSkip:
+				bw.printf("\nskipped mutate policy %s -> resource %s\n", resp.Policy.Name, path)
+			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusError:
+				bw.printf("\nerror while applying mutate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+			case rr.Type == eval.RuleGeneration && rr.Status == eval.StatusError:
+				bw.printf("\nerror while applying generate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+			}
+		}
+		if len(failed) == 0 {
+			continue
+		}
+		if r.auditWarning(failed[0]) {
+			bw.printf("policy %s -> resource %s failed as audit warning:\n", resp.Policy.Name, path)
+		} else {
+			bw.printf("policy %s -> resource %s failed:\n", resp.Policy.Name, path)
+		}
+		for i, rr := range failed {
+			msg := rr.Message
+			if msg == "" {
+				msg = "validation failed"
+			}
+			bw.printf("%d - %s %s\n", i+1, rr.Rule, msg)
+		}
+	}
+	c := r.Counts
+	bw.printf("\npass: %d, fail: %d, warn: %d, error: %d, skip: %d\n", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
+	return bw.err
+}
+
+// PolicyReport is a wgpolicyk8s.io/v1alpha2 ClusterPolicyReport or
+// PolicyReport.
+type PolicyReport struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   ReportMetadata `json:"metadata"`
+	Results    []ReportResult `json:"results,omitempty"`
+	Summary    ReportSummary  `json:"summary"`
+}
+
+// ReportMetadata names a report.
+type ReportMetadata struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+}
+
+// ReportResult is one result of a policy report.
+type ReportResult struct {
+	Source     string            `json:"source"`
+	Policy     string            `json:"policy"`
+	Rule       string            `json:"rule,omitempty"`
+	Result     string            `json:"result"`
+	Scored     bool              `json:"scored"`
+	Message    string            `json:"message,omitempty"`
+	Category   string            `json:"category,omitempty"`
+	Severity   string            `json:"severity,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+	Resources  []ObjectReference `json:"resources,omitempty"`
+	Timestamp  Timestamp         `json:"timestamp"`
+}
+
+// ObjectReference is a corev1.ObjectReference.
+type ObjectReference struct {
+	APIVersion      string `json:"apiVersion,omitempty"`
+	Kind            string `json:"kind,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// Timestamp is a protobuf timestamp.
+type Timestamp struct {
+	Seconds int64 `json:"seconds"`
+	Nanos   int32 `json:"nanos"`
+}
+
+// ReportSummary counts the results of a report by result.
+type ReportSummary struct {
+	Pass  int `json:"pass"`
+	Fail  int `json:"fail"`
+	Warn  int `json:"warn"`
+	Error int `json:"error"`
+	Skip  int `json:"skip"`
+}
+
+// Reports builds the policy reports of an Apply result, as kyverno apply
+// --policy-report does: the results of all ClusterPolicies merged into one
+// ClusterPolicyReport named "merged", and one PolicyReport per namespaced
+// Policy (named after it, in its namespace).
+func (r *ApplyResult) Reports() []PolicyReport {
+	cluster := PolicyReport{
+		APIVersion: "wgpolicyk8s.io/v1alpha2",
+		Kind:       "ClusterPolicyReport",
+		Metadata:   ReportMetadata{Name: "merged"},
+	}
+	var namespaced []*PolicyReport
+	byPolicy := map[*Policy]*PolicyReport{}
+	for _, resp := range r.Responses {
+		target := &cluster
+		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
+			target = byPolicy[resp.Policy]
+			if target == nil {
+				target = &PolicyReport{
+					APIVersion: "wgpolicyk8s.io/v1alpha2",
+					Kind:       "PolicyReport",
+					Metadata:   ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
+				}
+				byPolicy[resp.Policy] = target
+				namespaced = append(namespaced, target)
+			}
+		}
+		for _, rr := range resp.Results {
+			res := r.reportResult(resp, rr)
+			target.Results = append(target.Results, res)
+			target.Summary.add(res.Result)
+		}
+	}
+	var out []PolicyReport
+	if len(cluster.Results) > 0 {
+		out = append(out, cluster)
+	}
+	for _, p := range namespaced {
+		out = append(out, *p)
+	}
+	return out
+}
+
+func (r *ApplyResult) reportResult(resp ApplyResponse, rr eval.RuleResult) ReportResult {
+	p := resp.Policy
+	name := p.Name
+	if p.Kind == "Policy" && p.Namespace != "" {
+		name = p.Namespace + "/" + p.Name
+	}
+	meta, _ := resp.Resource.Object["metadata"].(map[string]any)
+	uid, _ := meta["uid"].(string)
+	rv, _ := meta["resourceVersion"].(string)
+	res := ReportResult{
+		Source:   "kyverno",
+		Policy:   name,
+		Rule:     rr.Rule,
+		Result:   string(rr.Status),
+		Scored:   rr.Scored,
+		Message:  rr.Message,
+		Category: rr.Category,
+		Severity: severity(rr.Severity),
+		Resources: []ObjectReference{{
+			APIVersion: resp.Resource.APIVersion, Kind: resp.Resource.Kind,
+			Namespace: resp.Resource.Namespace, Name: resp.Resource.Name,
+			UID: uid, ResourceVersion: rv,
+		}},
+		Timestamp: Timestamp{Seconds: r.now.Unix()},
+	}
+	props := map[string]string{}
+	for k, v := range rr.Properties {
+		props[k] = v
+	}
+	override := map[string]string{"pass": "passMessage", "fail": "failMessage", "warn": "warnMessage", "error": "errorMessage", "skip": "skipMessage"}
+	if msg := props[override[res.Result]]; msg != "" {
+		res.Message = msg
+	}
+	if msg := props["message"]; msg != "" {
+		res.Message = msg
+	}
+	background, admission := p.Compiled.Background, p.Compiled.Admission
+	switch {
+	case background:
+		props["process"] = "background scan"
+	case admission:
+		props["process"] = "admission review"
+	default:
+		props["process"] = ""
+	}
+	res.Properties = props
+	if res.Result == "fail" && !res.Scored {
+		res.Result = "warn"
+	}
+	if res.Result == "fail" && r.auditWarning(rr) {
+		res.Result = "warn"
+	}
+	return res
+}
+
+// severity keeps the severities the report schema allows.
+func severity(s string) string {
+	switch v := strings.ToLower(s); v {
+	case "critical", "high", "medium", "low", "info":
+		return v
+	}
+	return ""
+}
+
+func (s *ReportSummary) add(result string) {
+	switch result {
+	case "pass":
+		s.Pass++
+	case "fail":
+		s.Fail++
+	case "warn":
+		s.Warn++
+	case "error":
+		s.Error++
+	case "skip":
+		s.Skip++
+	}
+}
+
+// WriteReports writes the policy reports as YAML documents separated by
+// "---" (or one JSON object per line), the cluster report first.
+func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
+	bw := bufio.NewWriterSize(w, 64*1024)
+	for i, rep := range reports {
+		if format == "json" {
+			data, err := json.Marshal(rep)
+			if err != nil {
+				return fmt.Errorf("write report %s: %w", rep.Metadata.Name, err)
+			}
+			bw.Write(data)
+			bw.WriteByte('\n')
+			continue
+		}
+		if i > 0 {
+			bw.WriteString("---\n")
+		}
+		writeReportYAML(bw, &rep)
+	}
+	return bw.Flush()
+}
+
+// writeReportYAML writes a report as YAML, keys in alphabetical order as
+// Kyverno prints them. It is a direct emitter: a generic YAML encoder takes
+// seconds on reports of 100,000 results.
+func writeReportYAML(w *bufio.Writer, r *PolicyReport) {
+	kv := func(indent, key, value string) {
+		w.WriteString(indent)
+		w.WriteString(key)
+		w.WriteString(": ")
+		w.WriteString(yamlString(value))
+		w.WriteByte('\n')
+	}
+	kv("", "apiVersion", r.APIVersion)
+	kv("", "kind", r.Kind)
+	w.WriteString("metadata:\n")
+	kv("  ", "name", r.Metadata.Name)
+	if r.Metadata.Namespace != "" {
+		kv("  ", "namespace", r.Metadata.Namespace)
+	}
+	if len(r.Results) > 0 {
+		w.WriteString("results:\n")
+	}
+	for i := range r.Results {
+		res := &r.Results[i]
+		first := true
+		field := func(key, value string) {
+			if first {
+				w.WriteString("- ")
+				first = false
+			} else {
+				w.WriteString("  ")
+			}
+			kv("", key, value)
+		}
+		if res.Category != "" {
+			field("category", res.Category)
+		}
+		if res.Message != "" {
+			field("message", res.Message)
+		}
+		field("policy", res.Policy)
+		if len(res.Properties) > 0 {
+			if first {
+				w.WriteString("- properties:\n")
+				first = false
+			} else {
+				w.WriteString("  properties:\n")
+			}
+			keys := make([]string, 0, len(res.Properties))
+			for k := range res.Properties {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				kv("    ", yamlString(k), res.Properties[k])
+			}
+		}
+		if len(res.Resources) > 0 {
+			if first {
+				w.WriteString("- resources:\n")
+				first = false
+			} else {
+				w.WriteString("  resources:\n")
+			}
+			for _, o := range res.Resources {
+				dash := "  - "
+				ref := func(key, value string) {
+					if value == "" {
+						return
+					}
+					kv(dash, key, value)
+					dash = "    "
+				}
+				ref("apiVersion", o.APIVersion)
+				ref("kind", o.Kind)
+				ref("name", o.Name)
+				ref("namespace", o.Namespace)
+				ref("resourceVersion", o.ResourceVersion)
+				ref("uid", o.UID)
+			}
+		}
+		field("result", res.Result)
+		if res.Rule != "" {
+			field("rule", res.Rule)
+		}
+		w.WriteString("  scored: " + strconv.FormatBool(res.Scored) + "\n")
+		if res.Severity != "" {
+			field("severity", res.Severity)
+		}
+		field("source", res.Source)
+		w.WriteString("  timestamp:\n    nanos: " + strconv.Itoa(int(res.Timestamp.Nanos)) + "\n    seconds: " + strconv.FormatInt(res.Timestamp.Seconds, 10) + "\n")
+	}
+	s := r.Summary
+	w.WriteString("summary:\n")
+	for _, c := range []struct {
+		k string
+		v int
+	}{{"error", s.Error}, {"fail", s.Fail}, {"pass", s.Pass}, {"skip", s.Skip}, {"warn", s.Warn}} {
+		w.WriteString("  " + c.k + ": " + strconv.Itoa(c.v) + "\n")
+	}
+}
+
+// yamlString renders a string as a YAML scalar: plain when that cannot be
+// read as anything else, double-quoted (JSON escapes) otherwise.
+func yamlString(s string) string {
+	if s != "" && plainSafe(s) {
+		return s
+	}
+	b, _ := json.Marshal(s)
+	return string(b)
+}
+
+// plainSafe reports whether s can be written as a plain YAML scalar and
+// read back as the same string: letters, digits and a few separators, not
+// starting with a digit or punctuation, not a YAML 1.1 boolean or null.
+func plainSafe(s string) bool {
+	c := s[0]
+	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || s[len(s)-1] == ' ' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case c == '-' || c == '_' || c == '.' || c == '/' || c == '(' || c == ')' || c == ',' || c == '\'':
+		case c == ' ' && i+1 < len(s) && s[i+1] != '#':
+		default:
+			return false
+		}
+	}
+	switch strings.ToLower(s) {
+	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+		return false
+	}
+	return true
+}
+
+// WriteApplyTable writes every result of an Apply in a table (kyverno
+// apply --table): ID, POLICY, RULE, RESOURCE, RESULT, and MESSAGE when
+// detailed.
+func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
+	bw := &errWriter{w: w}
+	header := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT"}
+	if detailed {
+		header = append(header, "MESSAGE")
+	}
+	var rows [][]string
+	for _, resp := range r.Responses {
+		p := resp.Policy
+		policy := p.Name
+		if p.Kind == "Policy" && p.Namespace != "" {
+			policy = p.Namespace + "/" + p.Name
+		}
+		res := resp.Resource
+		resource := res.Kind + "/" + res.Name
+		if res.Namespace != "" {
+			resource = res.Namespace + "/" + resource
+		}
+		for _, rr := range resp.Results {
+			status := string(rr.Status)
+			if rr.Status == eval.StatusFail && r.auditWarning(rr) {
+				status = string(eval.StatusWarn)
+			}
+			row := []string{fmt.Sprint(len(rows) + 1), policy, rr.Rule, resource, title(status)}
+			if detailed {
+				row = append(row, oneLine(rr.Message))
+			}
+			rows = append(rows, row)
+		}
+	}
+	writeTable(bw, header, rows, false)
+	return bw.err
+}
+
+// title upper-cases the first letter of an ASCII word.
+func title(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}

@@ -1,0 +1,28 @@
+// Package kyvernotest runs Kyverno CLI test suites (kyverno-test.yaml) and
+// applies policies to resource files, with Verdict's engine, the way
+// `kyverno test` and `kyverno apply` do. The verdict CLI is a thin layer
+// over it; the conformance check (hack/conformance) runs Kyverno's policy
+// library through it.
+//
+// Read Run and Result first: Run discovers test files, loads each policy,
+// resource and values file once, evaluates every policy on every resource
+// (tests in parallel) and compares the outcome with each expected result
+// following kyverno test's rules (see suiteRun.check). Report holds one
+// Result per expected result per resource; WriteText and WriteJSON print
+// it. Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
+// its --policy-report.
+//
+// The test model is Test, ExpectedResult, ValuesSpec and UserInfo, decoded
+// strictly from cli.kyverno.io/v1alpha1 documents (the older schema is
+// accepted too). Values map onto eval.Request as in Kyverno's CLI: global,
+// resource and rule values become Request.Variables (request.operation
+// also sets the operation), namespaceSelector and namespaces become
+// Request.NamespaceLabels, subresources map a resource onto its parent.
+// There is no cluster: configMap and imageRegistry context entries come
+// only from values, apiCall and globalReference entries only from the
+// test's mocks.
+//
+// This package uses the engine packages and the YAML and apimachinery
+// libraries; it does no network I/O and must not depend on cmd/verdict,
+// the server or client-go.
+package kyvernotest

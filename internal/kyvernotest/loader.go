@@ -1,0 +1,452 @@
+package kyvernotest
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// Policy is a policy document loaded from a file: a compiled ClusterPolicy
+// or Policy, or a policy of a kind Verdict does not evaluate.
+type Policy struct {
+	Path       string
+	Line       int
+	APIVersion string
+	Kind       string
+	Name       string
+	Namespace  string
+
+	// Raw is the document as written.
+	Raw map[string]any
+	// Doc is the decoded ClusterPolicy or Policy (nil for other kinds, or
+	// when decoding failed).
+	Doc *kyverno.Document
+	// Compiled is set for a ClusterPolicy or Policy that compiled.
+	Compiled *policy.Policy
+	// Err is the compile error of a ClusterPolicy or Policy.
+	Err error
+	// Unsupported says why a policy of another kind is not evaluated.
+	Unsupported string
+
+	// unsupportedRules maps a rule name (autogen rules included) to the
+	// reason the engine cannot evaluate it.
+	unsupportedRules map[string]string
+	// entries maps the names of the context entries of the policy's rules
+	// and foreach blocks to their source (configMap, apiCall,
+	// imageRegistry, globalReference or variable).
+	entries map[string]string
+	// responds is true when Kyverno's CLI always returns a response for
+	// the policy (it has mutate, validate or verifyImages rules): a
+	// response without rule results means the resource was excluded.
+	responds bool
+}
+
+// otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
+// does not evaluate yet.
+var otherPolicyKinds = map[string]bool{
+	"ValidatingAdmissionPolicy":       true,
+	"MutatingAdmissionPolicy":         true,
+	"ValidatingPolicy":                true,
+	"NamespacedValidatingPolicy":      true,
+	"ImageValidatingPolicy":           true,
+	"NamespacedImageValidatingPolicy": true,
+	"MutatingPolicy":                  true,
+	"NamespacedMutatingPolicy":        true,
+	"GeneratingPolicy":                true,
+	"NamespacedGeneratingPolicy":      true,
+	"DeletingPolicy":                  true,
+	"NamespacedDeletingPolicy":        true,
+	"CleanupPolicy":                   true,
+	"ClusterCleanupPolicy":            true,
+}
+
+// loader reads, decodes and compiles each file once per run. It is safe
+// for concurrent use by the tests of a run.
+type loader struct {
+	mu    sync.Mutex
+	cache map[cacheKey]*cacheEntry
+}
+
+type cacheKey struct {
+	what string
+	path string
+}
+
+type cacheEntry struct {
+	once sync.Once
+	val  any
+	err  error
+}
+
+func newLoader() *loader { return &loader{cache: map[cacheKey]*cacheEntry{}} }
+
+func (l *loader) get(what, path string, load func() (any, error)) (any, error) {
+	l.mu.Lock()
+	e, ok := l.cache[cacheKey{what, path}]
+	if !ok {
+		e = &cacheEntry{}
+		l.cache[cacheKey{what, path}] = e
+	}
+	l.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = load() })
+	return e.val, e.err
+}
+
+func isYAML(name string) bool {
+	ext := filepath.Ext(name)
+	return ext == ".yaml" || ext == ".yml"
+}
+
+// policies loads policy files and folders (recursively, skipping hidden
+// entries and files that are not YAML, as Kyverno does).
+func (l *loader) policies(paths []string) ([]*Policy, error) {
+	var out []*Policy
+	for _, p := range paths {
+		ps, err := l.policyPath(p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ps...)
+	}
+	return out, nil
+}
+
+func (l *loader) policyPath(p string) ([]*Policy, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	if strings.HasPrefix(fi.Name(), ".") {
+		return nil, nil
+	}
+	if fi.IsDir() {
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return nil, fmt.Errorf("load policies: %w", err)
+		}
+		var out []*Policy
+		for _, e := range entries {
+			ps, err := l.policyPath(filepath.Join(p, e.Name()))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ps...)
+		}
+		return out, nil
+	}
+	if !isYAML(p) {
+		return nil, nil
+	}
+	v, err := l.get("policy", p, func() (any, error) { return loadPolicyFile(p) })
+	if err != nil {
+		return nil, err
+	}
+	return v.([]*Policy), nil
+}
+
+func loadPolicyFile(path string) ([]*Policy, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	objs, err := kyverno.SplitDocuments(path, data)
+	if err != nil {
+		return nil, fmt.Errorf("load policies: %w", err)
+	}
+	var out []*Policy
+	for _, o := range objs {
+		p := policyOf(path, o)
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// policyOf decodes and compiles one document of a policy file. Documents
+// that are not policies (bindings, exceptions, anything else) give nil.
+func policyOf(path string, o kyverno.Object) *Policy {
+	p := &Policy{Path: path, Line: o.Line, Raw: o.Value}
+	p.APIVersion, _ = o.Value["apiVersion"].(string)
+	p.Kind, _ = o.Value["kind"].(string)
+	meta, _ := o.Value["metadata"].(map[string]any)
+	p.Name, _ = meta["name"].(string)
+	p.Namespace, _ = meta["namespace"].(string)
+	group, _, _ := strings.Cut(p.APIVersion, "/")
+	switch {
+	case group == "kyverno.io" && (p.Kind == "ClusterPolicy" || p.Kind == "Policy"):
+	case otherPolicyKinds[p.Kind]:
+		p.Unsupported = p.Kind + " policies are not supported yet"
+		return p
+	default:
+		return nil
+	}
+	raw, err := json.Marshal(o.Value)
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	docs, err := kyverno.DecodePolicies(fmt.Sprintf("%s:%d", path, o.Line), raw)
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	if len(docs) != 1 {
+		p.Err = fmt.Errorf("%s:%d: decoded %d policies from one document", path, o.Line, len(docs))
+		return p
+	}
+	doc := docs[0]
+	p.Doc = doc
+	p.entries = contextEntries(doc)
+	for _, r := range doc.Spec.Rules {
+		if r.Mutate != nil || r.Validate != nil || len(r.VerifyImages) > 0 {
+			p.responds = true
+		}
+	}
+	compiled, err := policy.Compile(doc)
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	p.Compiled = compiled
+	for _, r := range compiled.Rules {
+		if r.Unsupported != "" {
+			if p.unsupportedRules == nil {
+				p.unsupportedRules = map[string]string{}
+			}
+			p.unsupportedRules[r.Name] = r.Unsupported
+		}
+	}
+	return p
+}
+
+// resources loads resource files, and the YAML files of folders (not
+// recursively, as Kyverno does).
+func (l *loader) resources(paths []string) ([]*Resource, error) {
+	var out []*Resource
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("load resources: %w", err)
+		}
+		files := []string{p}
+		if fi.IsDir() {
+			entries, err := os.ReadDir(p)
+			if err != nil {
+				return nil, fmt.Errorf("load resources: %w", err)
+			}
+			files = files[:0]
+			for _, e := range entries {
+				if !e.IsDir() && isYAML(e.Name()) {
+					files = append(files, filepath.Join(p, e.Name()))
+				}
+			}
+		}
+		for _, f := range files {
+			rs, err := l.resourceFile(f)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+	}
+	return out, nil
+}
+
+func (l *loader) resourceFile(path string) ([]*Resource, error) {
+	v, err := l.get("resource", path, func() (any, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load resources: %w", err)
+		}
+		objs, err := kyverno.SplitDocuments(path, data)
+		if err != nil {
+			return nil, fmt.Errorf("load resources: %w", err)
+		}
+		out := make([]*Resource, 0, len(objs))
+		for _, o := range objs {
+			if o.Value == nil {
+				continue
+			}
+			out = append(out, newResource(path, o.Line, o.Value))
+		}
+		return out, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.([]*Resource), nil
+}
+
+// uniqueResources drops later resources of the same group, kind, namespace
+// and name.
+func uniqueResources(in []*Resource) []*Resource {
+	seen := make(map[string]bool, len(in))
+	out := make([]*Resource, 0, len(in))
+	for _, r := range in {
+		k := r.uniqueKey()
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		out = append(out, r)
+	}
+	return out
+}
+
+func (l *loader) values(path string) (*ValuesSpec, error) {
+	v, err := l.get("values", path, func() (any, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load values: %w", err)
+		}
+		return ParseValues(path, data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*ValuesSpec), nil
+}
+
+func (l *loader) userInfo(path string) (*UserInfo, error) {
+	v, err := l.get("userinfo", path, func() (any, error) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load user info: %w", err)
+		}
+		return ParseUserInfo(path, data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*UserInfo), nil
+}
+
+// errNotInManifest is Kyverno's "not found in manifest": an expected
+// patched or generated resource file lacks the resource.
+var errNotInManifest = errors.New("not found in manifest")
+
+// findInManifest checks that a manifest file holds the resource with r's
+// apiVersion, kind, namespace and name.
+func (l *loader) findInManifest(path string, r *Resource) (*Resource, error) {
+	rs, err := l.resourceFile(path)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range rs {
+		if c.APIVersion == r.APIVersion && c.Kind == r.Kind && c.Namespace == r.Namespace && c.Name == r.Name {
+			return c, nil
+		}
+	}
+	return nil, fmt.Errorf("resource with name %s %w", r.Name, errNotInManifest)
+}
+
+// Discover returns the test files named fileName under each path,
+// recursively, hidden folders included, in lexical order. A path that is a
+// file is returned as is.
+func Discover(paths []string, fileName string) ([]string, error) {
+	if fileName == "" {
+		fileName = DefaultFileName
+	}
+	var out []string
+	for _, root := range paths {
+		fi, err := os.Stat(root)
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			out = append(out, root)
+			continue
+		}
+		var found []string
+		err = filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() && d.Name() == fileName {
+				found = append(found, p)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		sort.Strings(found)
+		out = append(out, found...)
+	}
+	return out, nil
+}
+
+// Sources of context entries.
+const (
+	srcConfigMap       = "configMap"
+	srcAPICall         = "apiCall"
+	srcImageRegistry   = "imageRegistry"
+	srcGlobalReference = "globalReference"
+	srcVariable        = "variable"
+)
+
+// contextEntries maps the names of the context entries of a policy, at
+// any depth, to their source. A name used by a variable entry anywhere is
+// recorded as a variable.
+func contextEntries(doc *kyverno.Document) map[string]string {
+	out := map[string]string{}
+	add := func(entries []kyverno.ContextEntry) {
+		for _, ce := range entries {
+			src := srcVariable
+			switch {
+			case ce.ConfigMap != nil:
+				src = srcConfigMap
+			case ce.APICall != nil:
+				src = srcAPICall
+			case ce.ImageRegistry != nil:
+				src = srcImageRegistry
+			case ce.GlobalReference != nil:
+				src = srcGlobalReference
+			}
+			if out[ce.Name] != srcVariable {
+				out[ce.Name] = src
+			}
+		}
+	}
+	var validate func([]kyverno.ForEachValidation)
+	validate = func(fs []kyverno.ForEachValidation) {
+		for _, f := range fs {
+			add(f.Context)
+			validate(f.Foreach)
+		}
+	}
+	var mutate func([]kyverno.ForEachMutation)
+	mutate = func(fs []kyverno.ForEachMutation) {
+		for _, f := range fs {
+			add(f.Context)
+			mutate(f.Foreach)
+		}
+	}
+	for _, r := range doc.Spec.Rules {
+		add(r.Context)
+		if r.Validate != nil {
+			validate(r.Validate.Foreach)
+		}
+		if r.Mutate != nil {
+			mutate(r.Mutate.Foreach)
+			for _, t := range r.Mutate.Targets {
+				add(t.Context)
+			}
+		}
+		if r.Generate != nil {
+			for _, f := range r.Generate.Foreach {
+				add(f.Context)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,89 @@
+package kyvernotest
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+)
+
+// lookup is the cluster data of the CLI: there is no cluster. As in
+// Kyverno's CLI, configMap and imageRegistry context entries load nothing
+// (their values come from the values file), apiCall entries load only the
+// test's apiCallResponses mocks, and globalReference entries only the
+// test's globalContextEntries mocks. Every other lookup returns an error
+// wrapping eval.ErrNotFound.
+type lookup struct {
+	// calls is keyed by "METHOD:url" and "url" (an entry without method).
+	calls map[string]APICallResponse
+	// globals is keyed by GlobalContextEntry name.
+	globals map[string]any
+}
+
+func newLookup(calls []APICallResponse, globals []GlobalContextEntry) *lookup {
+	l := &lookup{}
+	for _, c := range calls {
+		url := strings.TrimSpace(c.URL)
+		if url == "" {
+			url = strings.TrimSpace(c.URLPath)
+		}
+		key := url
+		if m := strings.ToUpper(strings.TrimSpace(c.Method)); m != "" {
+			key = m + ":" + url
+		}
+		if l.calls == nil {
+			l.calls = map[string]APICallResponse{}
+		}
+		l.calls[key] = c
+	}
+	for _, g := range globals {
+		// Only plain data mocks without projections are served; the
+		// others need the JMESPath of the entry and stay not found.
+		if g.Data == nil || g.FieldPath != "" || len(g.Projections) > 0 {
+			continue
+		}
+		if l.globals == nil {
+			l.globals = map[string]any{}
+		}
+		l.globals[g.Name] = g.Data
+	}
+	return l
+}
+
+func (l *lookup) ConfigMap(_ context.Context, namespace, name string) (map[string]any, error) {
+	return nil, fmt.Errorf("configMap %s/%s: no cluster in the CLI, give its values in the values file: %w", namespace, name, eval.ErrNotFound)
+}
+
+func (l *lookup) APICall(_ context.Context, call eval.APICall) (any, error) {
+	url := call.URLPath
+	if call.ServiceURL != "" {
+		url = call.ServiceURL
+	}
+	method := strings.ToUpper(call.Method)
+	if method == "" {
+		method = "GET"
+	}
+	c, ok := l.calls[method+":"+url]
+	if !ok {
+		c, ok = l.calls[url]
+	}
+	if !ok {
+		return nil, fmt.Errorf("apiCall %s %s: no apiCallResponses mock: %w", method, url, eval.ErrNotFound)
+	}
+	if sc := c.Response.StatusCode; sc != 0 && (sc < 200 || sc >= 300) {
+		return nil, fmt.Errorf("apiCall %s %s: HTTP %d from apiCallResponses mock", method, url, sc)
+	}
+	return c.Response.Body, nil
+}
+
+func (l *lookup) GlobalContext(_ context.Context, name string) (any, error) {
+	if v, ok := l.globals[name]; ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("global context entry %s: no globalContextEntries mock: %w", name, eval.ErrNotFound)
+}
+
+func (l *lookup) ImageData(_ context.Context, reference string) (any, error) {
+	return nil, fmt.Errorf("image %s: registry access is off in the CLI: %w", reference, eval.ErrNotFound)
+}

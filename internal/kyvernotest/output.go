@@ -1,0 +1,163 @@
+package kyvernotest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// OutputOptions shape the text and JSON output of a report.
+type OutputOptions struct {
+	// Detailed adds the engine's message to each row.
+	Detailed bool
+	// FailOnly shows only the failed results (the counts stay complete).
+	FailOnly bool
+	// Color paints the RESULT column with ANSI colors.
+	Color bool
+}
+
+// ANSI colors of the RESULT column.
+const (
+	ansiGreen = "\x1b[1;32m"
+	ansiRed   = "\x1b[1;31m"
+	ansiReset = "\x1b[0m"
+)
+
+// WriteText writes a report as kyverno test does: per test, a table of
+// ID, POLICY, RULE, RESOURCE, RESULT and REASON. The last line is
+// "N passed, N failed".
+func WriteText(w io.Writer, rep *Report, o OutputOptions) error {
+	bw := &errWriter{w: w}
+	for _, s := range rep.Suites {
+		var rows [][]string
+		for i, r := range s.Results {
+			if o.FailOnly && r.OK {
+				continue
+			}
+			rule := r.ActualRule
+			if rule == "" {
+				rule = r.Rule
+			}
+			result := "Pass"
+			if !r.OK {
+				result = "Fail"
+			}
+			row := []string{strconv.Itoa(i + 1), r.Policy, rule, r.Resource, result, oneLine(r.Reason)}
+			if o.Detailed {
+				row = append(row, oneLine(r.Message))
+			}
+			rows = append(rows, row)
+		}
+		if len(rows) == 0 && !(s.Err != nil && !o.FailOnly) {
+			continue
+		}
+		name := s.Name
+		if name == "" {
+			name = "-"
+		}
+		bw.printf("\nTest %s (%s)\n", name, s.Path)
+		if s.Err != nil {
+			bw.printf("  Error: %s\n", oneLine(s.Err.Error()))
+		}
+		if len(rows) == 0 {
+			continue
+		}
+		header := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"}
+		if o.Detailed {
+			header = append(header, "MESSAGE")
+		}
+		writeTable(bw, header, rows, o.Color)
+	}
+	bw.printf("\n%d passed, %d failed\n", rep.Passed, rep.Failed)
+	return bw.err
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeTable draws a table with the box characters of Kyverno's tables.
+// Column 4 (RESULT) is colored when color is set.
+func writeTable(w *errWriter, header []string, rows [][]string, color bool) {
+	widths := make([]int, len(header))
+	for i, h := range header {
+		widths[i] = utf8.RuneCountInString(h)
+	}
+	for _, r := range rows {
+		for i, c := range r {
+			if n := utf8.RuneCountInString(c); n > widths[i] {
+				widths[i] = n
+			}
+		}
+	}
+	var sep strings.Builder
+	sep.WriteString("│")
+	for _, n := range widths {
+		sep.WriteString(strings.Repeat("─", n+2))
+		sep.WriteString("│")
+	}
+	line := func(cells []string, paint bool) {
+		var b strings.Builder
+		b.WriteString("│")
+		for i, c := range cells {
+			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
+			if paint && i == 4 {
+				code := ansiGreen
+				if c != "Pass" {
+					code = ansiRed
+				}
+				c = code + c + ansiReset
+			}
+			b.WriteString(" " + c + pad + " │")
+		}
+		w.printf("%s\n", b.String())
+	}
+	w.printf("%s\n", sep.String())
+	line(header, false)
+	w.printf("%s\n", sep.String())
+	for _, r := range rows {
+		line(r, color)
+	}
+	w.printf("%s\n", sep.String())
+}
+
+// jsonReport is the JSON form of a report.
+type jsonReport struct {
+	Passed  int      `json:"passed"`
+	Failed  int      `json:"failed"`
+	Results []Result `json:"results"`
+}
+
+// WriteJSON writes a report as one JSON object: the counts and one entry
+// per expected result per resource.
+func WriteJSON(w io.Writer, rep *Report, o OutputOptions) error {
+	out := jsonReport{Passed: rep.Passed, Failed: rep.Failed, Results: []Result{}}
+	for _, r := range rep.Results() {
+		if o.FailOnly && r.OK {
+			continue
+		}
+		if !o.Detailed {
+			r.Message = ""
+		}
+		out.Results = append(out.Results, r)
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(out)
+}
+
+// errWriter keeps the first write error.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = fmt.Fprintf(e.w, format, args...)
+}

@@ -1,0 +1,135 @@
+package kyvernotest
+
+import (
+	"strings"
+)
+
+// Resource is a resource loaded from a manifest, as Kyverno's CLI loads it:
+// a namespaced resource without a namespace is put in "default".
+type Resource struct {
+	// Object is the resource. It is shared: never modify it.
+	Object map[string]any
+	// Path and Line locate the document.
+	Path string
+	Line int
+
+	APIVersion, Group, Version, Kind string
+	Namespace, Name                  string
+}
+
+func newResource(path string, line int, obj map[string]any) *Resource {
+	r := &Resource{Object: obj, Path: path, Line: line}
+	r.APIVersion, _ = obj["apiVersion"].(string)
+	r.Kind, _ = obj["kind"].(string)
+	if i := strings.LastIndex(r.APIVersion, "/"); i >= 0 {
+		r.Group, r.Version = r.APIVersion[:i], r.APIVersion[i+1:]
+	} else {
+		r.Version = r.APIVersion
+	}
+	normalizeNilMaps(obj)
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil && r.Kind != "" {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	r.Name, _ = meta["name"].(string)
+	r.Namespace, _ = meta["namespace"].(string)
+	if r.Namespace == "" && r.Kind != "" && !clusterScoped(r.Group, r.Kind) {
+		r.Namespace = "default"
+		meta["namespace"] = "default"
+	}
+	return r
+}
+
+// key identifies the resource within a test run (Kyverno's
+// "apiVersion,kind,namespace,name").
+func (r *Resource) key() string {
+	return r.APIVersion + "," + r.Kind + "," + r.Namespace + "," + r.Name
+}
+
+// Display is the resource as Kyverno's test tables show it:
+// apiVersion/Kind/namespace/name (without the namespace when it has none).
+func (r *Resource) Display() string {
+	if r.Namespace == "" {
+		return r.APIVersion + "/" + r.Kind + "/" + r.Name
+	}
+	return r.APIVersion + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+}
+
+// uniqueKey identifies duplicates: Kyverno keeps the first resource of a
+// group, kind, namespace and name.
+func (r *Resource) uniqueKey() string {
+	return r.Group + "," + r.Kind + "," + r.Namespace + "," + r.Name
+}
+
+// clusterScoped reports whether a built-in kind is cluster scoped, from the
+// API group resources Kyverno's CLI embeds. Unknown kinds (custom
+// resources) are namespaced, as in Kyverno.
+func clusterScoped(group, kind string) bool {
+	return clusterScopedKinds[group+"/"+kind]
+}
+
+var clusterScopedKinds = map[string]bool{
+	"/ComponentStatus":  true,
+	"/Namespace":        true,
+	"/Node":             true,
+	"/PersistentVolume": true,
+	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
+	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
+	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
+	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
+	"apiextensions.k8s.io/CustomResourceDefinition":                 true,
+	"apiregistration.k8s.io/APIService":                             true,
+	"authentication.k8s.io/SelfSubjectReview":                       true,
+	"authentication.k8s.io/TokenReview":                             true,
+	"authorization.k8s.io/SelfSubjectAccessReview":                  true,
+	"authorization.k8s.io/SelfSubjectRulesReview":                   true,
+	"authorization.k8s.io/SubjectAccessReview":                      true,
+	"certificates.k8s.io/CertificateSigningRequest":                 true,
+	"flowcontrol.apiserver.k8s.io/FlowSchema":                       true,
+	"flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration":       true,
+	"networking.k8s.io/IPAddress":                                   true,
+	"networking.k8s.io/IngressClass":                                true,
+	"networking.k8s.io/ServiceCIDR":                                 true,
+	"node.k8s.io/RuntimeClass":                                      true,
+	"rbac.authorization.k8s.io/ClusterRole":                         true,
+	"rbac.authorization.k8s.io/ClusterRoleBinding":                  true,
+	"resource.k8s.io/DeviceClass":                                   true,
+	"resource.k8s.io/ResourceSlice":                                 true,
+	"scheduling.k8s.io/PriorityClass":                               true,
+	"storage.k8s.io/CSIDriver":                                      true,
+	"storage.k8s.io/CSINode":                                        true,
+	"storage.k8s.io/StorageClass":                                   true,
+	"storage.k8s.io/VolumeAttachment":                               true,
+	"storage.k8s.io/VolumeAttributesClass":                          true,
+}
+
+// nilMapFields are the fields Kyverno's loader turns from null into empty
+// maps (Helm charts write "annotations:" with no value).
+var nilMapFields = map[string]bool{
+	"annotations":  true,
+	"labels":       true,
+	"matchLabels":  true,
+	"nodeSelector": true,
+	"data":         true,
+	"stringData":   true,
+}
+
+func normalizeNilMaps(obj map[string]any) {
+	for k, v := range obj {
+		switch v := v.(type) {
+		case nil:
+			if nilMapFields[k] {
+				obj[k] = map[string]any{}
+			}
+		case map[string]any:
+			normalizeNilMaps(v)
+		case []any:
+			for _, item := range v {
+				if m, ok := item.(map[string]any); ok {
+					normalizeNilMaps(m)
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,484 @@
+package kyvernotest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// DefaultFileName is the test file name kyverno test looks for.
+const DefaultFileName = "kyverno-test.yaml"
+
+// Options configure Run. The zero value runs every test found.
+type Options struct {
+	// FileName is the name of the test files to discover. Default:
+	// kyverno-test.yaml.
+	FileName string
+	// Selector filters expected results as Kyverno's --test-case-selector
+	// does: "policy=<wildcard>,rule=<wildcard>,resource=<wildcard>".
+	// Default: every result.
+	Selector string
+	// Parallelism is the number of test files run at once. Default:
+	// GOMAXPROCS.
+	Parallelism int
+	// StrictPolicies fails the expected results of a policy that does not
+	// compile. Default false: like kyverno test, such results are reported
+	// as skipped ("Invalid policy") and count as passed.
+	StrictPolicies bool
+	// Progress, when set, is called after each test file with the number of
+	// files done and the total.
+	Progress func(done, total int)
+	// Now is the clock of the time functions. Default: time.Now.
+	Now func() time.Time
+}
+
+// Result is the check of one expected result on one resource.
+type Result struct {
+	// Test is the path of the test file.
+	Test string `json:"test"`
+	// Policy and Rule are the expected result's policy and rule, as written
+	// in the test.
+	Policy string `json:"policy"`
+	Rule   string `json:"rule"`
+	// Resource is the resource checked (apiVersion/Kind/namespace/name), or
+	// the test's resource names when the test could not run.
+	Resource string `json:"resource"`
+	// Expected is the expected result; Actual is the engine's ("" when it
+	// produced none).
+	Expected string `json:"expected"`
+	Actual   string `json:"actual"`
+	OK       bool   `json:"ok"`
+	// Reason says why: "Ok", "Want pass, got fail", "Excluded", "Not found",
+	// an unsupported feature, or the error that stopped the test.
+	Reason string `json:"reason"`
+	// Message is the engine's message for the result.
+	Message string `json:"message,omitempty"`
+	// ActualRule is the rule that produced the result (for example the
+	// autogen rule of a Deployment), when there is one.
+	ActualRule string `json:"-"`
+}
+
+// SuiteResult is the outcome of one Test document.
+type SuiteResult struct {
+	// Path is the test file; Name is the test's metadata.name.
+	Path string
+	Name string
+	// Err is set when the test could not run (bad file, missing policy).
+	// Its expected results are then failed results carrying the error.
+	Err     error
+	Results []Result
+	// Policies are the test's policies, as loaded.
+	Policies []*Policy
+}
+
+// Report is the outcome of a run.
+type Report struct {
+	Suites []SuiteResult
+	// Passed and Failed count Results.
+	Passed, Failed int
+}
+
+// Results returns every result of the run, in order.
+func (r *Report) Results() []Result {
+	var out []Result
+	for _, s := range r.Suites {
+		out = append(out, s.Results...)
+	}
+	return out
+}
+
+// Run discovers the test files under paths and runs them.
+func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
+	files, err := Discover(paths, opts.FileName)
+	if err != nil {
+		return nil, err
+	}
+	return RunFiles(ctx, files, opts)
+}
+
+// RunFiles runs the given test files.
+func RunFiles(ctx context.Context, files []string, opts Options) (*Report, error) {
+	sel, err := parseSelector(opts.Selector)
+	if err != nil {
+		return nil, err
+	}
+	workers := opts.Parallelism
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	r := &runner{opts: opts, sel: sel, load: newLoader()}
+	out := make([][]SuiteResult, len(files))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	for w := 0; w < workers && w < len(files); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				out[i] = r.file(ctx, files[i])
+				if opts.Progress != nil {
+					mu.Lock()
+					done++
+					opts.Progress(done, len(files))
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := range files {
+		if ctx.Err() != nil {
+			break
+		}
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep := &Report{}
+	for _, suites := range out {
+		for _, s := range suites {
+			for _, res := range s.Results {
+				if res.OK {
+					rep.Passed++
+				} else {
+					rep.Failed++
+				}
+			}
+			rep.Suites = append(rep.Suites, s)
+		}
+	}
+	return rep, nil
+}
+
+type runner struct {
+	opts Options
+	sel  selector
+	load *loader
+}
+
+// file runs the Test documents of one file.
+func (r *runner) file(ctx context.Context, path string) []SuiteResult {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var tests []*Test
+		tests, err = ParseTests(path, data)
+		if err == nil {
+			out := make([]SuiteResult, 0, len(tests))
+			for _, t := range tests {
+				if s, ok := r.test(ctx, path, t); ok {
+					out = append(out, s)
+				}
+			}
+			return out
+		}
+	}
+	return []SuiteResult{{
+		Path:    path,
+		Err:     err,
+		Results: []Result{{Test: path, OK: false, Reason: err.Error()}},
+	}}
+}
+
+// test runs one Test. It reports false when the selector leaves no
+// expected result to check.
+func (r *runner) test(ctx context.Context, path string, t *Test) (SuiteResult, bool) {
+	s := SuiteResult{Path: path, Name: t.DisplayName()}
+	var expected []ExpectedResult
+	for _, e := range t.Results {
+		if e2, ok := r.sel.apply(e); ok {
+			expected = append(expected, e2)
+		}
+	}
+	if len(expected) == 0 {
+		return s, false
+	}
+	run, err := r.prepare(path, t)
+	if err == nil {
+		err = run.evaluate(ctx, t)
+	}
+	if run != nil {
+		s.Policies = run.policies
+	}
+	if err != nil {
+		s.Err = err
+		for _, e := range expected {
+			s.Results = append(s.Results, Result{
+				Test: path, Policy: e.Policy, Rule: e.Rule, Resource: strings.Join(e.Resources, ","),
+				Expected: e.Result, OK: false, Reason: err.Error(),
+			})
+		}
+		return s, true
+	}
+	for _, e := range expected {
+		s.Results = append(s.Results, run.check(path, e)...)
+	}
+	return s, true
+}
+
+// suiteRun is one Test, loaded and evaluated.
+type suiteRun struct {
+	r        *runner
+	dir      string
+	vars     *variables
+	user     *UserInfo
+	policies []*Policy
+	compiled []*policy.Policy
+	// entries maps context entry names to their source (see
+	// contextEntries); apiMocks and globalMocks say whether the test mocks
+	// apiCall and globalReference entries.
+	entries     map[string]string
+	apiMocks    bool
+	globalMocks bool
+	// byName finds a compiled policy by "namespace/name".
+	byName    map[string]*Policy
+	resources []*resourceRun
+	engine    *eval.Engine
+}
+
+// resourceRun is a resource with the responses of its evaluations, per
+// operation ("" is the default run).
+type resourceRun struct {
+	res       *Resource
+	responses map[string][]response
+}
+
+// response is what one policy returned for one resource, like Kyverno's
+// EngineResponse.
+type response struct {
+	pol     *Policy
+	results []eval.RuleResult
+}
+
+func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
+	dir := filepath.Dir(path)
+	full := func(p string) string {
+		if filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(dir, p)
+	}
+	fulls := func(ps []string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = full(p)
+		}
+		return out
+	}
+	s := &suiteRun{r: r, dir: dir}
+	pols, err := r.load.policies(fulls(t.Policies))
+	if err != nil {
+		return s, err
+	}
+	s.entries = map[string]string{}
+	s.byName = map[string]*Policy{}
+	s.apiMocks = len(t.APICallResponses) > 0
+	s.globalMocks = len(t.GlobalContextEntries) > 0
+	for _, p := range pols {
+		if p.Compiled == nil {
+			s.policies = append(s.policies, p)
+			continue
+		}
+		s.addPolicy(p)
+	}
+	spec := t.Values
+	if spec == nil && t.Variables != "" {
+		v, err := r.load.values(full(t.Variables))
+		if err != nil {
+			return s, err
+		}
+		spec = v
+	}
+	s.vars = newVariables(spec, nil)
+	if t.UserInfo != "" {
+		u, err := r.load.userInfo(full(t.UserInfo))
+		if err != nil {
+			return s, err
+		}
+		s.user = u
+	}
+	res, err := r.load.resources(fulls(t.Resources))
+	if err != nil {
+		return s, err
+	}
+	for _, rs := range uniqueResources(res) {
+		s.resources = append(s.resources, &resourceRun{res: rs, responses: map[string][]response{}})
+	}
+	s.engine = eval.New(eval.Options{Lookup: newLookup(t.APICallResponses, t.GlobalContextEntries), Now: r.opts.Now})
+	return s, nil
+}
+
+// evaluate runs the policies on every resource: once as the values file
+// says, and once more per operation that expected results name.
+func (s *suiteRun) evaluate(ctx context.Context, t *Test) error {
+	ops := map[string]bool{}
+	for _, e := range t.Results {
+		if e.Operation != "" {
+			ops[e.Operation] = true
+		}
+	}
+	runs := []string{""}
+	for op := range ops {
+		runs = append(runs, op)
+	}
+	sort.Strings(runs[1:])
+	for _, rr := range s.resources {
+		for _, op := range runs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			rr.responses[op] = s.responsesFor(ctx, rr.res, op)
+		}
+	}
+	return nil
+}
+
+// responsesFor evaluates every compiled policy on a resource and returns
+// Kyverno's responses: one per policy that has mutate, validate or
+// verifyImages rules, and one per other policy that returned results.
+func (s *suiteRun) responsesFor(ctx context.Context, res *Resource, op string) []response {
+	var results []eval.RuleResult
+	if !s.vars.hasPolicyValues() {
+		req := s.request(res, "", op)
+		results = s.engine.Evaluate(ctx, s.compiled, req).Results
+	} else {
+		for _, p := range s.compiled {
+			req := s.request(res, p.Name(), op)
+			results = append(results, s.engine.Evaluate(ctx, []*policy.Policy{p}, req).Results...)
+		}
+	}
+	var out []response
+	for _, p := range s.policies {
+		if p.Compiled == nil {
+			continue
+		}
+		resp := response{pol: p}
+		for _, rr := range results {
+			if rr.Policy == p.Name && rr.PolicyNamespace == p.Compiled.Namespace() {
+				resp.results = append(resp.results, rr)
+			}
+		}
+		if p.responds || len(resp.results) > 0 {
+			out = append(out, resp)
+		}
+	}
+	return out
+}
+
+// request builds the admission request Kyverno's CLI simulates for a
+// resource: the operation comes from the request.operation value (or the
+// expected result's operation), UPDATE has the resource as object and old
+// object, DELETE as old object only.
+func (s *suiteRun) request(res *Resource, policyName, op string) *eval.Request {
+	vars := s.vars.compute(policyName, res.Name)
+	operation := "CREATE"
+	switch vars["request.operation"] {
+	case "UPDATE":
+		operation = "UPDATE"
+	case "DELETE":
+		operation = "DELETE"
+	}
+	if op != "" {
+		operation = op
+		vars["request.operation"] = op
+	}
+	s.cliContext(vars)
+	req := &eval.Request{
+		Operation:       operation,
+		NamespaceLabels: s.vars.nsLabels[res.Namespace],
+		Variables:       vars,
+		Mode:            eval.Admission,
+	}
+	switch operation {
+	case "DELETE":
+		req.OldObject = res.Object
+	case "UPDATE":
+		req.Object = res.Object
+		req.OldObject = res.Object
+	default:
+		req.Object = res.Object
+	}
+	if g, v, k, sub, ok := s.vars.subresource(res.Group, res.Version, res.Kind); ok {
+		req.Group, req.Version, req.Kind, req.Subresource = g, v, k, sub
+	}
+	if s.user != nil {
+		req.UserInfo = s.user.UserInfo
+		req.Roles = s.user.Roles
+		req.ClusterRoles = s.user.ClusterRoles
+		req.DryRun = s.user.DryRun
+	}
+	return req
+}
+
+// addPolicy adds a compiled policy to the run.
+func (s *suiteRun) addPolicy(p *Policy) {
+	s.policies = append(s.policies, p)
+	s.compiled = append(s.compiled, p.Compiled)
+	s.byName[p.Compiled.Namespace()+"/"+p.Name] = p
+	for name, src := range p.entries {
+		if s.entries[name] != srcVariable {
+			s.entries[name] = src
+		}
+	}
+}
+
+// unloaded reports whether Kyverno's CLI leaves a context entry of this
+// source undefined: it has no cluster and no registry access, so it loads
+// configMap and imageRegistry entries never, and apiCall and
+// globalReference entries only from the test's mocks.
+func (s *suiteRun) unloaded(src string) bool {
+	switch src {
+	case srcConfigMap, srcImageRegistry:
+		return true
+	case srcAPICall:
+		return !s.apiMocks
+	case srcGlobalReference:
+		return !s.globalMocks
+	}
+	return false
+}
+
+// cliContext folds values named under a context entry that Kyverno's CLI
+// does not load, such as "cm.data.key", into one value for the entry, so
+// that the engine takes the entry from the values instead of loading it.
+//
+// An unloaded entry that the values do not give is left to the engine,
+// whose lookup fails (the rule errors). In Kyverno it stays undefined,
+// which differs only for expressions with a default (`{{ cm.data.key ||
+// 'x' }}` gives 'x' there, an error here); binding it to null instead
+// would turn Kyverno's errors for plain references into silent passes.
+func (s *suiteRun) cliContext(vars map[string]any) {
+	for k, v := range vars {
+		name, rest, ok := strings.Cut(k, ".")
+		if !ok || !s.unloaded(s.entries[name]) {
+			continue
+		}
+		vars[name] = setPath(vars[name], strings.Split(rest, "."), v)
+		delete(vars, k)
+	}
+}
+
+// setPath returns a copy of root with value at path.
+func setPath(root any, path []string, value any) any {
+	if len(path) == 0 {
+		return value
+	}
+	m, _ := root.(map[string]any)
+	cp := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		cp[k] = v
+	}
+	cp[path[0]] = setPath(m[path[0]], path[1:], value)
+	return cp
+}

@@ -1,0 +1,236 @@
+package kyvernotest
+
+import (
+	"fmt"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Values is a cli.kyverno.io/v1alpha1 Values file (or the older form
+// without apiVersion and kind).
+type Values struct {
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	ValuesSpec
+}
+
+// ValuesSpec is the content of a values file, or a Test's inline values.
+type ValuesSpec struct {
+	// GlobalValues apply to every policy and resource.
+	GlobalValues map[string]any `json:"globalValues,omitempty"`
+	// Policies hold values per policy, per rule and per resource name.
+	Policies []PolicyValues `json:"policies,omitempty"`
+	// NamespaceSelectors give the labels of namespaces, for
+	// namespaceSelector matching.
+	NamespaceSelectors []NamespaceSelector `json:"namespaceSelector,omitempty"`
+	// Namespaces are Namespace objects; their labels win over
+	// NamespaceSelectors of the same name.
+	Namespaces []map[string]any `json:"namespaces,omitempty"`
+	// Subresources map a subresource kind to its parent resource.
+	Subresources []Subresource `json:"subresources,omitempty"`
+}
+
+// PolicyValues are the values of one policy.
+type PolicyValues struct {
+	Name      string           `json:"name"`
+	Resources []ResourceValues `json:"resources,omitempty"`
+	Rules     []RuleValues     `json:"rules,omitempty"`
+}
+
+// ResourceValues are values for the resources of a given name.
+type ResourceValues struct {
+	Name   string         `json:"name"`
+	Values map[string]any `json:"values,omitempty"`
+}
+
+// RuleValues are values for one rule (and its autogen rules).
+type RuleValues struct {
+	Name          string           `json:"name"`
+	Values        map[string]any   `json:"values,omitempty"`
+	ForeachValues map[string][]any `json:"foreachValues,omitempty"`
+}
+
+// NamespaceSelector gives the labels of a namespace.
+type NamespaceSelector struct {
+	Name   string            `json:"name"`
+	Labels map[string]string `json:"labels"`
+}
+
+// Subresource maps a subresource to its parent resource.
+type Subresource struct {
+	Subresource    APIResource `json:"subresource"`
+	ParentResource APIResource `json:"parentResource"`
+}
+
+// APIResource is a metav1.APIResource.
+type APIResource struct {
+	Name               string   `json:"name"`
+	SingularName       string   `json:"singularName,omitempty"`
+	Namespaced         bool     `json:"namespaced,omitempty"`
+	Group              string   `json:"group,omitempty"`
+	Version            string   `json:"version,omitempty"`
+	Kind               string   `json:"kind"`
+	Verbs              []string `json:"verbs,omitempty"`
+	ShortNames         []string `json:"shortNames,omitempty"`
+	Categories         []string `json:"categories,omitempty"`
+	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
+}
+
+// ParseValues decodes a values file strictly.
+func ParseValues(name string, data []byte) (*ValuesSpec, error) {
+	var v Values
+	if err := yaml.UnmarshalStrict(data, &v); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if v.APIVersion != "" && v.APIVersion != "cli.kyverno.io/v1alpha1" {
+		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, v.APIVersion)
+	}
+	if v.Kind != "" && v.Kind != "Values" {
+		return nil, fmt.Errorf("%s: kind %q is not Values", name, v.Kind)
+	}
+	return &v.ValuesSpec, nil
+}
+
+// ParseSet parses --set k=v pairs as Kyverno does: entries without exactly
+// one "=", with an empty key or value, or on request.object are ignored,
+// and the first value of a key wins.
+func ParseSet(pairs []string) map[string]any {
+	out := map[string]any{}
+	for _, p := range pairs {
+		kv := strings.Split(strings.TrimSpace(p), "=")
+		if len(kv) != 2 {
+			continue
+		}
+		k, v := strings.TrimSpace(kv[0]), strings.TrimSpace(kv[1])
+		if k == "" || v == "" || strings.Contains(k, "request.object.") {
+			continue
+		}
+		if _, ok := out[k]; ok {
+			continue
+		}
+		out[k] = v
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// variables is the values of a run, ready for lookups.
+type variables struct {
+	spec *ValuesSpec
+	set  map[string]any
+	// nsLabels is namespace name -> labels.
+	nsLabels map[string]map[string]string
+}
+
+func newVariables(spec *ValuesSpec, set map[string]any) *variables {
+	v := &variables{spec: spec, set: set}
+	if spec == nil {
+		return v
+	}
+	v.nsLabels = map[string]map[string]string{}
+	for _, n := range spec.NamespaceSelectors {
+		v.nsLabels[n.Name] = n.Labels
+	}
+	for _, n := range spec.Namespaces {
+		meta, _ := n["metadata"].(map[string]any)
+		name, _ := meta["name"].(string)
+		labels := map[string]string{}
+		if l, ok := meta["labels"].(map[string]any); ok {
+			for k, v := range l {
+				labels[k] = fmt.Sprint(v)
+			}
+		}
+		v.nsLabels[name] = labels
+	}
+	return v
+}
+
+// hasPolicyValues reports whether values differ between policies, which
+// means each policy needs a request of its own.
+func (v *variables) hasPolicyValues() bool {
+	return v.spec != nil && len(v.spec.Policies) > 0
+}
+
+// globalOperation is globalValues["request.operation"].
+func (v *variables) globalOperation() string {
+	if v.spec == nil {
+		return ""
+	}
+	s, _ := v.spec.GlobalValues["request.operation"].(string)
+	return s
+}
+
+// compute returns the variables of a policy and resource, as Kyverno's
+// ComputeVariables and its rule-values initializer do: global values, then
+// the values of the resource's name, then --set values, then the values of
+// every rule of the policy (Kyverno scopes rule values to their rule; the
+// engine takes one set per request, so rule values of one rule are visible
+// to the other rules of the same policy). request.operation defaults to
+// CREATE.
+func (v *variables) compute(policyName, resourceName string) map[string]any {
+	out := map[string]any{}
+	if v.spec != nil {
+		for k, val := range v.spec.GlobalValues {
+			out[k] = val
+		}
+		for _, p := range v.spec.Policies {
+			if p.Name != policyName {
+				continue
+			}
+			for _, r := range p.Resources {
+				if r.Name != resourceName {
+					continue
+				}
+				for k, val := range r.Values {
+					out[k] = val
+				}
+			}
+		}
+	}
+	for k, val := range v.set {
+		out[k] = val
+	}
+	if _, ok := out["request.operation"]; !ok {
+		out["request.operation"] = "CREATE"
+	}
+	if v.spec != nil {
+		for _, p := range v.spec.Policies {
+			if p.Name != policyName {
+				continue
+			}
+			for _, r := range p.Rules {
+				for k, val := range r.Values {
+					out[k] = val
+				}
+				for k, vals := range r.ForeachValues {
+					if len(vals) > 0 {
+						out[k] = vals[0]
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// subresource maps a resource's group, version and kind to its parent's
+// and the subresource name, when the values declare it a subresource.
+func (v *variables) subresource(group, version, kind string) (pg, pv, pk, sub string, ok bool) {
+	if v.spec == nil {
+		return "", "", "", "", false
+	}
+	for _, s := range v.spec.Subresources {
+		if s.Subresource.Group == group && s.Subresource.Version == version && s.Subresource.Kind == kind {
+			parts := strings.Split(s.Subresource.Name, "/")
+			if len(parts) > 1 {
+				sub = parts[1]
+			}
+			return s.ParentResource.Group, s.ParentResource.Version, s.ParentResource.Kind, sub, true
+		}
+	}
+	return "", "", "", "", false
+}
