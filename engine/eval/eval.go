@@ -188,7 +188,7 @@ func (ev *evaluation) baseDocument(obj map[string]any) map[string]any {
 		"serviceAccountName":      saName,
 		"serviceAccountNamespace": saNamespace,
 	}
-	s := &scope{ev: ev, data: doc}
+	s := &scope{ev: ev, data: doc, owned: true}
 	for k, v := range req.Variables {
 		s.set(k, v)
 	}
@@ -236,10 +236,7 @@ func serviceAccount(username string) (name, namespace string) {
 
 // newScope returns the root scope of one rule.
 func (ev *evaluation) newScope() *scope {
-	s := &scope{ev: ev, data: make(map[string]any, len(ev.base)+4)}
-	for k, v := range ev.base {
-		s.data[k] = v
-	}
+	s := &scope{ev: ev, data: ev.base}
 	if _, ok := ev.req.Variables["images"]; !ok {
 		s.defer_("images", func(s *scope) (any, error) {
 			obj, _ := ev.base["request"].(map[string]any)["object"].(map[string]any)

@@ -16,10 +16,10 @@ type outcome struct {
 	message string
 }
 
-func pass(msg string) *outcome              { return &outcome{StatusPass, msg} }
-func fail(msg string) *outcome              { return &outcome{StatusFail, msg} }
-func skip(msg string) *outcome              { return &outcome{StatusSkip, msg} }
-func errorf(f string, a ...any) *outcome    { return &outcome{StatusError, fmt.Sprintf(f, a...)} }
+func pass(msg string) *outcome           { return &outcome{StatusPass, msg} }
+func fail(msg string) *outcome           { return &outcome{StatusFail, msg} }
+func skip(msg string) *outcome           { return &outcome{StatusSkip, msg} }
+func errorf(f string, a ...any) *outcome { return &outcome{StatusError, fmt.Sprintf(f, a...)} }
 func ruleError(msg string, err error) *outcome {
 	if err != nil {
 		return &outcome{StatusError, msg + ": " + err.Error()}

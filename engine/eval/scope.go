@@ -26,8 +26,11 @@ var ErrNotFound = errors.New("not found")
 // children: they copy the top-level map of their parent, so a child never
 // changes its parent.
 type scope struct {
-	ev      *evaluation
+	ev *evaluation
+	// data is the JMESPath root. It may be shared with the evaluation's
+	// base document until the scope first binds a name (owned).
 	data    map[string]any
+	owned   bool
 	pending []*deferred
 	// element is the current foreach element when it is a map and the
 	// foreach is element-scoped: patterns validate it instead of the
@@ -46,10 +49,7 @@ type deferred struct {
 }
 
 func (s *scope) child() *scope {
-	c := &scope{ev: s.ev, data: make(map[string]any, len(s.data)+4), element: s.element, nesting: s.nesting}
-	for k, v := range s.data {
-		c.data[k] = v
-	}
+	c := &scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting}
 	for _, d := range s.pending {
 		if !d.done {
 			cp := *d
@@ -79,8 +79,21 @@ func (s *scope) defer_(name string, load func(s *scope) (any, error)) {
 	s.pending = append(s.pending, &deferred{name: name, matcher: nameMatcher(name), load: load})
 }
 
+// own makes data private to the scope before a change.
+func (s *scope) own() {
+	if s.owned {
+		return
+	}
+	m := make(map[string]any, len(s.data)+4)
+	for k, v := range s.data {
+		m[k] = v
+	}
+	s.data, s.owned = m, true
+}
+
 // set binds a top-level name, or a dotted path under it.
 func (s *scope) set(name string, value any) {
+	s.own()
 	if !strings.Contains(name, ".") {
 		s.data[name] = value
 		return
@@ -110,7 +123,7 @@ func (s *scope) loadMatching(src string) error {
 		return nil
 	}
 	for _, d := range s.pending {
-		if d.done || !d.matcher.MatchString(src) {
+		if d.done || !strings.Contains(src, d.name) || !d.matcher.MatchString(src) {
 			continue
 		}
 		d.done = true

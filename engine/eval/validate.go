@@ -243,10 +243,12 @@ func (s *scope) list(fe *policy.Foreach) ([]any, error) {
 // a map element the object that patterns validate, unless elementScope says
 // otherwise.
 func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error {
+	s.own()
+	idx := float64(index)
 	s.data["element"] = el
-	s.data[fmt.Sprintf("element%d", nesting)] = el
-	s.data["elementIndex"] = float64(index)
-	s.data[fmt.Sprintf("elementIndex%d", nesting)] = float64(index)
+	s.data[nestedName("element", nesting)] = el
+	s.data["elementIndex"] = idx
+	s.data[nestedName("elementIndex", nesting)] = idx
 	m, isMap := el.(map[string]any)
 	scoped := isMap
 	if elementScope != nil {
@@ -347,4 +349,23 @@ func (ev *evaluation) renderText(s *scope, text string) (string, error) {
 		return "the produced message didn't resolve to a string, check your policy definition.", nil
 	}
 	return str, nil
+}
+
+// nestedNames are element0..element9 and elementIndex0..elementIndex9, so
+// that binding an element does not format a name.
+var nestedNames = func() map[string][]string {
+	m := map[string][]string{}
+	for _, base := range []string{"element", "elementIndex"} {
+		for i := 0; i < 10; i++ {
+			m[base] = append(m[base], fmt.Sprintf("%s%d", base, i))
+		}
+	}
+	return m
+}()
+
+func nestedName(base string, nesting int) string {
+	if names := nestedNames[base]; nesting < len(names) {
+		return names[nesting]
+	}
+	return fmt.Sprintf("%s%d", base, nesting)
 }
