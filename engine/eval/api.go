@@ -60,6 +60,14 @@ type Request struct {
 	// entry with a value here is not loaded. The CLI fills it from the test's
 	// values file.
 	Variables map[string]any
+	// RuleVariables are Variables that apply to one rule only, on top of
+	// Variables (the CLI's per-rule values).
+	RuleVariables map[RuleKey]map[string]any
+}
+
+// RuleKey names a rule of a policy.
+type RuleKey struct {
+	Policy, Rule string
 }
 
 // Status is the result of one rule on one resource.

@@ -50,6 +50,8 @@ type caseRequest struct {
 	ClusterRoles    []string          `json:"clusterRoles,omitempty"`
 	Background      bool              `json:"background,omitempty"`
 	Variables       map[string]any    `json:"variables,omitempty"`
+	// RuleVariables are keyed "policy/rule".
+	RuleVariables map[string]map[string]any `json:"ruleVariables,omitempty"`
 }
 
 type caseResult struct {
@@ -127,6 +129,13 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, error) {
 		req.Roles = r.Roles
 		req.ClusterRoles = r.ClusterRoles
 		req.Variables = r.Variables
+		for k, v := range r.RuleVariables {
+			pol, rule, _ := strings.Cut(k, "/")
+			if req.RuleVariables == nil {
+				req.RuleVariables = map[eval.RuleKey]map[string]any{}
+			}
+			req.RuleVariables[eval.RuleKey{Policy: pol, Rule: rule}] = v
+		}
 		if r.Background {
 			req.Mode = eval.Background
 		}

@@ -182,11 +182,12 @@ func (ev *evaluation) baseDocument(obj map[string]any) map[string]any {
 	if ev.res.Name != "" {
 		request["name"] = ev.res.Name
 	}
-	saName, saNamespace := serviceAccount(req.UserInfo.Username)
-	doc := map[string]any{
-		"request":                 request,
-		"serviceAccountName":      saName,
-		"serviceAccountNamespace": saNamespace,
+	doc := map[string]any{"request": request}
+	// Kyverno binds the service account only for a request with a user, so
+	// without one (a background scan, the CLI without user info) the
+	// variables are undefined.
+	if req.UserInfo.Username != "" {
+		doc["serviceAccountName"], doc["serviceAccountNamespace"] = serviceAccount(req.UserInfo.Username)
 	}
 	s := &scope{ev: ev, data: doc, owned: true}
 	for k, v := range req.Variables {
@@ -234,9 +235,15 @@ func serviceAccount(username string) (name, namespace string) {
 	return "", ""
 }
 
-// newScope returns the root scope of one rule.
-func (ev *evaluation) newScope() *scope {
+// newScope returns the root scope of rule r.
+func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
 	s := &scope{ev: ev, data: ev.base}
+	if vars := ev.req.RuleVariables[RuleKey{Policy: p.Name(), Rule: r.Name}]; len(vars) > 0 {
+		s.ruleVars = vars
+		for k, v := range vars {
+			s.set(k, v)
+		}
+	}
 	if _, ok := ev.req.Variables["images"]; !ok {
 		s.defer_("images", func(s *scope) (any, error) {
 			obj, _ := ev.base["request"].(map[string]any)["object"].(map[string]any)

@@ -71,7 +71,7 @@ func (ev *evaluation) policy(p *policy.Policy) []RuleResult {
 			res.Status = StatusWarn
 		}
 		if len(r.ReportProperties) > 0 {
-			res.Properties = ev.properties(r)
+			res.Properties = ev.properties(p, r)
 		}
 		out = append(out, res)
 		if o.status == StatusPass || o.status == StatusFail {
@@ -103,7 +103,7 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 	if r.Unsupported != "" {
 		return errorf("%s", r.Unsupported)
 	}
-	s := ev.newScope()
+	s := ev.newScope(p, r)
 	s.loadContext(r.Context)
 	ok, msg, err := s.conditions(r.Preconditions)
 	if err != nil {
@@ -121,7 +121,7 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 		return nil
 	}
 	if ev.enforce(r) && r.AllowExistingViolations && ev.operation == "UPDATE" && o.status == StatusFail && len(ev.req.OldObject) > 0 {
-		if prior := ev.priorOutcome(r); prior != nil && prior.status == StatusFail {
+		if prior := ev.priorOutcome(p, r); prior != nil && prior.status == StatusFail {
 			return skip("skipping the rule evaluation as pre-existing violations are allowed")
 		}
 	}
@@ -130,7 +130,7 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 
 // priorOutcome evaluates the rule on the old object as if it were being
 // created, to tell an existing violation from a new one.
-func (ev *evaluation) priorOutcome(r *policy.Rule) *outcome {
+func (ev *evaluation) priorOutcome(p *policy.Policy, r *policy.Rule) *outcome {
 	req := *ev.req
 	req.Operation = "CREATE"
 	req.Object = ev.req.OldObject
@@ -139,7 +139,7 @@ func (ev *evaluation) priorOutcome(r *policy.Rule) *outcome {
 	if !prior.matches(r, &prior.res) {
 		return skip("resource not matched")
 	}
-	s := prior.newScope()
+	s := prior.newScope(p, r)
 	s.loadContext(r.Context)
 	ok, _, err := s.conditions(r.Preconditions)
 	if err != nil || !ok {
@@ -167,8 +167,8 @@ func (ev *evaluation) enforce(r *policy.Rule) bool {
 	return action == policy.Enforce
 }
 
-func (ev *evaluation) properties(r *policy.Rule) map[string]string {
-	s := ev.newScope()
+func (ev *evaluation) properties(p *policy.Policy, r *policy.Rule) map[string]string {
+	s := ev.newScope(p, r)
 	s.loadContext(r.Context)
 	out := make(map[string]string, len(r.ReportProperties))
 	for k, t := range r.ReportProperties {

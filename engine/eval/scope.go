@@ -17,6 +17,11 @@ import (
 // ErrNotFound is wrapped by Lookup errors for data that does not exist.
 var ErrNotFound = errors.New("not found")
 
+// ErrUndefined is wrapped by Lookup errors for data the host does not
+// provide at all (the CLI has no cluster): the context entry stays
+// undefined, as if it were not declared, instead of failing the rule.
+var ErrUndefined = errors.New("not provided")
+
 // scope is the variable environment of one rule evaluation: the JMESPath
 // root document (request, serviceAccountName, images, element, context
 // entries...) plus context entries that load on first use, as Kyverno's
@@ -38,6 +43,8 @@ type scope struct {
 	element map[string]any
 	nesting int
 	loading bool
+	// ruleVars are the request's RuleVariables of the rule.
+	ruleVars map[string]any
 }
 
 // deferred is a value that loads on the first query that names it.
@@ -49,7 +56,7 @@ type deferred struct {
 }
 
 func (s *scope) child() *scope {
-	c := &scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting}
+	c := &scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars}
 	for _, d := range s.pending {
 		if !d.done {
 			cp := *d
@@ -130,6 +137,9 @@ func (s *scope) loadMatching(src string) error {
 		s.loading = true
 		v, err := d.load(s)
 		s.loading = false
+		if errors.Is(err, ErrUndefined) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -146,6 +156,9 @@ func (s *scope) loadAll() error {
 		}
 		d.done = true
 		v, err := d.load(s)
+		if errors.Is(err, ErrUndefined) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -181,6 +194,9 @@ func (s *scope) env() variables.Env {
 func (s *scope) loadContext(entries []*policy.ContextEntry) {
 	for _, ce := range entries {
 		if _, ok := s.ev.req.Variables[ce.Name]; ok {
+			continue
+		}
+		if _, ok := s.ruleVars[ce.Name]; ok {
 			continue
 		}
 		ce := ce

@@ -269,65 +269,19 @@ func (s *scope) conditions(c *policy.Conditions) (bool, string, error) {
 	if c == nil {
 		return true, "", nil
 	}
-	if !c.AnyAll {
-		var trueMsgs []string
-		for _, cond := range c.All {
-			ok, err := s.condition(cond)
-			if err != nil {
-				return false, "", err
-			}
-			if !ok {
-				return false, cond.Message, nil
-			}
-			trueMsgs = append(trueMsgs, cond.Message)
-		}
-		return true, joinNonEmpty(";", trueMsgs...), nil
-	}
-	anyOK, allOK := true, true
-	var falseMsgs, trueMsgs []string
-	if c.AnySet {
-		anyOK = false
-		for _, cond := range c.Any {
-			ok, err := s.condition(cond)
-			if err != nil {
-				return false, "", err
-			}
-			if ok {
-				anyOK = true
-				trueMsgs = append(trueMsgs, cond.Message)
-				break
-			}
-			falseMsgs = append(falseMsgs, cond.Message)
-		}
-	}
-	for _, cond := range c.All {
-		ok, err := s.condition(cond)
-		if err != nil {
-			return false, "", err
-		}
-		if !ok {
-			allOK = false
-			falseMsgs = append(falseMsgs, cond.Message)
-			break
-		}
-		trueMsgs = append(trueMsgs, cond.Message)
-	}
-	if anyOK && allOK {
-		return true, joinNonEmpty("; ", trueMsgs...), nil
-	}
-	return false, joinNonEmpty("; ", falseMsgs...), nil
+	return c.Eval(s.condition)
 }
 
-func (s *scope) condition(c *policy.Condition) (bool, error) {
+func (s *scope) condition(c *policy.Condition) (bool, string, error) {
 	key, err := c.Key.Render(s.env())
 	if err != nil {
-		return false, fmt.Errorf("failed to substitute variables in condition key: %w", err)
+		return false, "", fmt.Errorf("failed to substitute variables in condition key: %w", err)
 	}
 	value, err := c.Value.Render(s.env())
 	if err != nil {
-		return false, fmt.Errorf("failed to substitute variables in condition value: %w", err)
+		return false, "", fmt.Errorf("failed to substitute variables in condition value: %w", err)
 	}
-	return condition.Evaluate(key, c.Operator, value), nil
+	return condition.Evaluate(key, c.Operator, value), c.Message, nil
 }
 
 // renderText substitutes the variables of a text that only exists at

@@ -212,17 +212,9 @@ type ImageRegistryEntry struct {
 	JMESPath  *variables.Template
 }
 
-// Conditions is a compiled precondition or deny block.
-type Conditions struct {
-	// AnyAll is false for the legacy form (a plain list, all must hold).
-	AnyAll bool
-	// Any and All are the conditions; for the legacy form, All holds them.
-	Any []*Condition
-	// AnySet records that an `any` key was present (even empty), which
-	// Kyverno distinguishes from an absent one.
-	AnySet bool
-	All    []*Condition
-}
+// Conditions is a compiled precondition or deny block: the legacy list
+// (all must hold) or any/all, evaluated by condition.Conditions.Eval.
+type Conditions = condition.Conditions[*Condition]
 
 // Condition is one compiled condition.
 type Condition struct {
@@ -522,7 +514,7 @@ func (c *compiler) validation(v *kyverno.Validation, path string) *Validation {
 func (c *compiler) deny(d *kyverno.Deny, path string) *Conditions {
 	if d.Conditions == nil {
 		// A deny without conditions always denies.
-		return &Conditions{AnyAll: true}
+		return &Conditions{}
 	}
 	return c.conditions(d.Conditions, path+".conditions")
 }
@@ -622,21 +614,23 @@ func (c *compiler) anyPattern(raw any, path string) []*Pattern {
 func (c *compiler) conditions(raw any, path string) *Conditions {
 	switch t := raw.(type) {
 	case []any:
-		out := &Conditions{}
+		out := &Conditions{Legacy: true}
 		for i, e := range t {
 			out.All = append(out.All, c.condition(e, fmt.Sprintf("%s[%d]", path, i)))
 		}
 		return out
 	case map[string]any:
-		out := &Conditions{AnyAll: true}
+		out := &Conditions{}
 		for k := range t {
 			if k != "any" && k != "all" {
 				c.errorf(engine.CodeDecode, path+"."+k, "unknown field (want any or all)")
 			}
 		}
-		if a, ok := t["any"]; ok {
-			out.AnySet = a != nil
+		if a, ok := t["any"]; ok && a != nil {
 			out.Any = c.conditionList(a, path+".any")
+			if out.Any == nil {
+				out.Any = []*Condition{} // `any: []` is present, and fails
+			}
 		}
 		if a, ok := t["all"]; ok {
 			out.All = c.conditionList(a, path+".all")
@@ -649,7 +643,10 @@ func (c *compiler) conditions(raw any, path string) *Conditions {
 }
 
 func (c *compiler) anyAll(in *kyverno.AnyAllConditions, path string) *Conditions {
-	out := &Conditions{AnyAll: true, AnySet: in.Any != nil}
+	out := &Conditions{}
+	if in.Any != nil {
+		out.Any = make([]*Condition, 0, len(in.Any))
+	}
 	for i := range in.Any {
 		out.Any = append(out.Any, c.typedCondition(&in.Any[i], fmt.Sprintf("%s.any[%d]", path, i)))
 	}
