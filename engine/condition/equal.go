@@ -3,6 +3,8 @@ package condition
 import (
 	"math"
 	"strconv"
+
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
 // equals implements Equals (and its alias Equal), after Kyverno's
@@ -49,7 +51,7 @@ func equalString(key string, value any) bool {
 		}
 	}
 	if s, ok := value.(string); ok {
-		return wildcardMatch(s, key)
+		return wildcard.Match(s, key)
 	}
 	return false
 }
@@ -131,7 +133,7 @@ func notEqualString(key string, value any) bool {
 	if kq, err := parseQuantity(key); err == nil {
 		if s, ok := value.(string); ok {
 			if s == "" {
-				return !wildcardMatch(s, key)
+				return !wildcard.Match(s, key)
 			}
 			vq, err := parseQuantity(s)
 			if err != nil {
@@ -141,7 +143,7 @@ func notEqualString(key string, value any) bool {
 		}
 	}
 	if s, ok := value.(string); ok {
-		return !wildcardMatch(s, key)
+		return !wildcard.Match(s, key)
 	}
 	return true
 }

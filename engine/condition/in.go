@@ -3,6 +3,8 @@ package condition
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
 // Set operators. A scalar key (string, number, bool) is one element; a list
@@ -34,7 +36,7 @@ func listKey(key []any) []string {
 }
 
 func elementsMatch(a, b string) bool {
-	return wildcardMatch(a, b) || wildcardMatch(b, a)
+	return wildcard.Match(a, b) || wildcard.Match(b, a)
 }
 
 // anyIn implements AnyIn and, with not set, AnyNotIn.
@@ -123,7 +125,7 @@ func scalarInValue(k string, value any) (found, valid bool) {
 		}
 		return false, true
 	case string:
-		if wildcardMatch(value, k) {
+		if wildcard.Match(value, k) {
 			return true, true
 		}
 		if isRange(value) {
@@ -256,7 +258,7 @@ func scalarInLegacy(k string, value any) (found, valid bool) {
 		}
 		return false, true
 	case string:
-		if wildcardMatch(value, k) {
+		if wildcard.Match(value, k) {
 			return true, true
 		}
 		var values []string

@@ -4,6 +4,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
 // A string value of a set operator that looks like a range ("1-10",
@@ -118,9 +120,9 @@ func comparePattern(value, operand string, op patternOp) bool {
 	}
 	switch op {
 	case opEqual:
-		return wildcardMatch(operand, value)
+		return wildcard.Match(operand, value)
 	case opNotEqual:
-		return !wildcardMatch(operand, value)
+		return !wildcard.Match(operand, value)
 	}
 	return false
 }

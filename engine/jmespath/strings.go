@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/blang/semver/v4"
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"sigs.k8s.io/yaml"
 )
 
@@ -128,38 +129,7 @@ func jpRegexMatch(e *env, args []any) (any, error) {
 // character, and the whole of src must match.
 func jpPatternMatch(_ *env, args []any) (any, error) {
 	src, _ := scalarString(args[1])
-	return wildcardMatch(str(args, 0), src), nil
-}
-
-// wildcardMatch matches like github.com/IGLOU-EU/go-wildcard (Kyverno's
-// wildcard.Match), rune by rune, in linear time instead of by backtracking.
-func wildcardMatch(pattern, name string) bool {
-	if pattern == "" {
-		return name == ""
-	}
-	p, s := []rune(pattern), []rune(name)
-	pi, si := 0, 0
-	star, mark := -1, 0
-	for si < len(s) {
-		switch {
-		case pi < len(p) && (p[pi] == '?' || p[pi] == s[si]):
-			pi++
-			si++
-		case pi < len(p) && p[pi] == '*':
-			star, mark = pi, si
-			pi++
-		case star >= 0:
-			pi = star + 1
-			mark++
-			si = mark
-		default:
-			return false
-		}
-	}
-	for pi < len(p) && p[pi] == '*' {
-		pi++
-	}
-	return pi == len(p)
+	return wildcard.Match(str(args, 0), src), nil
 }
 
 // label_match(selector, labels) is true when every key of selector is in

@@ -290,7 +290,7 @@ func (f *filter) check(r *Resource, u *user, withUser bool, why *[]string) bool 
 	if name == "" {
 		name = r.GenerateName
 	}
-	if f.hasName && !f.name.match(name) && fail("name does not match") {
+	if f.hasName && !f.name.Match(name) && fail("name does not match") {
 		return false
 	}
 	if len(f.names) > 0 && !matchAny(f.names, name) && fail("none of the names match") {
@@ -372,12 +372,12 @@ func (f *filter) subjectMatches(u *user) bool {
 		switch s.kind {
 		case subjectGroup:
 			for _, g := range u.groups {
-				if s.pattern.match(g) {
+				if s.pattern.Match(g) {
 					return true
 				}
 			}
 		default:
-			if s.pattern.match(u.name) {
+			if s.pattern.Match(u.name) {
 				return true
 			}
 		}

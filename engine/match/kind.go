@@ -93,10 +93,10 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 // ephemeralcontainers subresource, as rules always do for backward
 // compatibility.
 func (k *kindSelector) matches(r *Resource) bool {
-	if !k.group.match(r.Group) || !k.version.match(r.Version) || !k.kind.match(r.Kind) {
+	if !k.group.Match(r.Group) || !k.version.Match(r.Version) || !k.kind.Match(r.Kind) {
 		return false
 	}
-	if k.sub.match(r.Subresource) {
+	if k.sub.Match(r.Subresource) {
 		return true
 	}
 	return r.Subresource == "ephemeralcontainers" && r.Group == "" && r.Version == "v1" && r.Kind == "Pod"

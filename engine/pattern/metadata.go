@@ -1,6 +1,10 @@
 package pattern
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
+)
 
 // Kyverno expands wildcard keys under metadata.labels and
 // metadata.annotations (wildcards.ExpandInMetadata): when a map pattern
@@ -60,7 +64,7 @@ func (st *state) expandTag(te *entry, tag string, rmeta map[string]any) {
 		if !ok {
 			continue
 		}
-		if !containsWildcard(k) {
+		if !wildcard.Has(k) {
 			out[k] = v
 			continue
 		}
@@ -118,7 +122,7 @@ func expandKey(k string, rtag map[string]any) string {
 		if _, ok := rv.(string); !ok {
 			continue
 		}
-		if globMatch(k, rk) && (!found || rk < best) {
+		if wildcard.Match(k, rk) && (!found || rk < best) {
 			best, found = rk, true
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
 // Pattern is a compiled validate pattern: anchors, operators, wildcards and
@@ -191,7 +192,7 @@ func (c *compiler) mapNode(m map[string]any, path *cpath) *node {
 		if _, ok := v.(string); !ok {
 			n.needsExpand = true
 		}
-		if containsWildcard(k) {
+		if wildcard.Has(k) {
 			n.needsExpand = true
 		}
 		kpath := &cpath{parent: path, key: k, idx: -1}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
@@ -127,8 +128,8 @@ func digits(s string) int {
 type cond struct {
 	op      operator // never opInRange or opNotInRange
 	operand string
-	wild    bool // operand holds '*' or '?'
-	glob    glob // operand as a wildcard pattern, when wild
+	wild    bool             // operand holds '*' or '?'
+	glob    wildcard.Pattern // operand as a wildcard pattern, when wild
 	durOK   bool
 	dur     time.Duration
 	qtyOK   bool
@@ -136,9 +137,9 @@ type cond struct {
 }
 
 func newCond(op operator, operand string) cond {
-	c := cond{op: op, operand: operand, wild: containsWildcard(operand)}
+	c := cond{op: op, operand: operand, wild: wildcard.Has(operand)}
 	if c.wild {
-		c.glob = newGlob(operand)
+		c.glob = wildcard.Compile(operand)
 	}
 	if d, err := time.ParseDuration(operand); err == nil {
 		c.durOK, c.dur = true, d
@@ -379,7 +380,7 @@ func (c *cond) match(vc *valueCache) bool {
 	}
 	var m bool
 	if c.wild {
-		m = c.glob.match(s)
+		m = c.glob.Match(s)
 	} else {
 		m = c.operand == s
 	}

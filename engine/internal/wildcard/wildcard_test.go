@@ -1,4 +1,4 @@
-package match
+package wildcard
 
 import (
 	"testing"
@@ -44,9 +44,9 @@ func TestPatternMatch(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p := compilePattern(tt.givePattern)
-			if got := p.match(tt.giveString); got != tt.want {
-				t.Errorf("compilePattern(%q).match(%q) = %v, want %v", tt.givePattern, tt.giveString, got, tt.want)
+			p := Compile(tt.givePattern)
+			if got := p.Match(tt.giveString); got != tt.want {
+				t.Errorf("Compile(%q).Match(%q) = %v, want %v", tt.givePattern, tt.giveString, got, tt.want)
 			}
 		})
 	}
@@ -105,16 +105,20 @@ func TestPatternMatchAgreesWithReference(t *testing.T) {
 	}
 	strs := words(stringAlphabet, 4)
 	for _, p := range words(patternAlphabet, 4) {
-		cp := compilePattern(p)
+		cp := Compile(p)
 		for _, s := range strs {
-			if got, want := cp.match(s), referenceMatch(p, s); got != want {
-				t.Errorf("compilePattern(%q).match(%q) = %v, want %v", p, s, got, want)
+			want := referenceMatch(p, s)
+			if got := cp.Match(s); got != want {
+				t.Errorf("Compile(%q).Match(%q) = %v, want %v", p, s, got, want)
+			}
+			if got := Match(p, s); got != want {
+				t.Errorf("Match(%q, %q) = %v, want %v", p, s, got, want)
 			}
 		}
 	}
 }
 
-func FuzzPatternMatch(f *testing.F) {
+func FuzzMatch(f *testing.F) {
 	f.Add("a*b?c", "axxbyc")
 	f.Add("*", "")
 	f.Add("?*", "é")
@@ -122,31 +126,14 @@ func FuzzPatternMatch(f *testing.F) {
 		if len(p) > 12 || len(s) > 24 { // keep the reference's recursion small
 			return
 		}
-		cp := compilePattern(p)
-		if got, want := cp.match(s), referenceMatch(p, s); got != want {
-			t.Errorf("compilePattern(%q).match(%q) = %v, want %v", p, s, got, want)
+		cp := Compile(p)
+		want := referenceMatch(p, s)
+		if got := cp.Match(s); got != want {
+			t.Errorf("Compile(%q).Match(%q) = %v, want %v", p, s, got, want)
+		}
+		if got := Match(p, s); got != want {
+			t.Errorf("Match(%q, %q) = %v, want %v", p, s, got, want)
 		}
 	})
 }
 
-func TestHasVariable(t *testing.T) {
-	tests := []struct {
-		give string
-		want bool
-	}{
-		{give: "{{request.object.metadata.name}}", want: true},
-		{give: "prefix-{{ x }}-suffix", want: true},
-		{give: "{{}}", want: true},
-		{give: "{{{a}}", want: true},
-		{give: "{{a}", want: false},
-		{give: "{a}}", want: false},
-		{give: "{{a{b}}", want: false},
-		{give: "plain", want: false},
-		{give: "", want: false},
-	}
-	for _, tt := range tests {
-		if got := hasVariable(tt.give); got != tt.want {
-			t.Errorf("hasVariable(%q) = %v, want %v", tt.give, got, tt.want)
-		}
-	}
-}
