@@ -1,17 +1,16 @@
 // Package pattern matches resources against validate.pattern and
 // validate.anyPattern overlays with Kyverno v1.19's semantics: anchors,
-// operators, wildcards, $(...) references, and the pass / fail / skip / error
-// outcome with Kyverno's failure path and messages.
+// operators, wildcards, and the pass / fail / skip / error outcome with
+// Kyverno's failure path and messages.
 //
 // Read first: Compile and Pattern.Validate, which returns a Result
 // (Result.RuleMessage gives Kyverno's rule message); ValidateAny and
-// AnyResult for anyPattern; ResolveReferences and CheckReferences for
-// $(...). A caller's pipeline:
+// AnyResult for anyPattern. $(...) references and {{ }} variables are
+// substituted before matching, by engine/variables. A caller's pipeline:
 //
-//	policy compile:  CheckReferences(raw, "/validate/pattern")   reject the policy, like Kyverno
-//	                 ResolveReferences(raw) -> pat                an error becomes a rule error at evaluation
-//	                 Compile(pat)                                 reject the policy (unsupported anchor, ...)
-//	evaluation:      (if pat has {{ }}) substitute, then CompileSubstituted
+//	policy compile:  variables.ParseDocument(raw)     resolves $(...) references
+//	                 Compile(pat)                     reject the policy (unsupported anchor, ...)
+//	evaluation:      (if pat has {{ }}) render, then CompileSubstituted
 //	                 p.Validate(resource) -> Result
 //
 // # Semantics, as Kyverno (pkg/engine/validate, anchor, pattern, wildcards)
@@ -56,7 +55,7 @@
 // Where Kyverno depends on Go's random map order (several label keys
 // matching one wildcard key, several values sharing a reference path),
 // this package picks one of Kyverno's possible outcomes deterministically;
-// see metadata.go and ResolveReferences.
+// see metadata.go.
 //
 // This package depends only on the standard library, k8s.io/apimachinery
 // (resource quantities) and engine (errors). A compiled Pattern is immutable

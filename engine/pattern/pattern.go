@@ -81,7 +81,7 @@ type entry struct {
 // *engine.Error, several as engine.Errors sorted by path; read both with
 // engine.As.
 //
-// $(...) references must be resolved first, with ResolveReferences, before
+// $(...) references must be resolved first (engine/variables does), before
 // any {{ }} variable is substituted.
 func Compile(p any) (*Pattern, error) {
 	var errs engine.Errors
@@ -322,4 +322,13 @@ func (c *compiler) checkLabelStrings(md map[string]any, path *cpath) {
 func Check(p any) error {
 	_, err := Compile(p)
 	return err
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }
