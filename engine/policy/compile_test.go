@@ -42,11 +42,11 @@ func TestCompileDefaults(t *testing.T) {
 		t.Fatalf("Compile() = %v", err)
 	}
 	type summary struct {
-		Name, Kind           string
+		Name, Kind            string
 		Background, Admission bool
-		Action               policy.Action
-		Scored               bool
-		Rules                []string
+		Action                policy.Action
+		Scored                bool
+		Rules                 []string
 	}
 	got := summary{Name: p.Name(), Kind: p.Kind(), Background: p.Background, Admission: p.Admission, Action: p.Action, Scored: p.Scored}
 	for _, r := range p.Rules {
