@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
@@ -41,13 +42,13 @@ func equalString(key string, value any) bool {
 	if k, v, ok := parseDurations(key, value); ok {
 		return k.Seconds() == v.Seconds()
 	}
-	if kq, err := parseQuantity(key); err == nil {
+	if kq, err := quantity.Parse(key); err == nil {
 		if s, ok := value.(string); ok {
-			vq, err := parseQuantity(s)
+			vq, err := quantity.Parse(s)
 			if err != nil {
 				return false
 			}
-			return cmpQuantity(kq, vq) == 0
+			return quantity.Cmp(kq, vq) == 0
 		}
 	}
 	if s, ok := value.(string); ok {
@@ -130,16 +131,16 @@ func notEqualString(key string, value any) bool {
 	if k, v, ok := parseDurations(key, value); ok {
 		return k.Seconds() != v.Seconds()
 	}
-	if kq, err := parseQuantity(key); err == nil {
+	if kq, err := quantity.Parse(key); err == nil {
 		if s, ok := value.(string); ok {
 			if s == "" {
 				return !wildcard.Match(s, key)
 			}
-			vq, err := parseQuantity(s)
+			vq, err := quantity.Parse(s)
 			if err != nil {
 				return true
 			}
-			return cmpQuantity(kq, vq) != 0
+			return quantity.Cmp(kq, vq) != 0
 		}
 	}
 	if s, ok := value.(string); ok {

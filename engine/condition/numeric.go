@@ -4,6 +4,7 @@ import (
 	"strconv"
 
 	"github.com/blang/semver/v4"
+	"github.com/verdict-policy/verdict/engine/internal/quantity"
 )
 
 // numeric implements GreaterThan, GreaterThanOrEquals, LessThan and
@@ -61,9 +62,9 @@ func numericString(key string, op Operator, value any) bool {
 		return compare(kd.Seconds(), vd.Seconds(), op)
 	}
 	if s, ok := value.(string); ok {
-		if kq, err := parseQuantity(key); err == nil {
-			if vq, err := parseQuantity(s); err == nil {
-				return compare(float64(cmpQuantity(kq, vq)), 0, op)
+		if kq, err := quantity.Parse(key); err == nil {
+			if vq, err := quantity.Parse(s); err == nil {
+				return compare(float64(quantity.Cmp(kq, vq)), 0, op)
 			}
 		}
 	}

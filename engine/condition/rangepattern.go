@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
@@ -113,9 +114,9 @@ func comparePattern(value, operand string, op patternOp) bool {
 			return compareOrdered(cmpDuration(vd, pd), op)
 		}
 	}
-	if pq, err := parseQuantity(operand); err == nil {
-		if vq, err := parseQuantity(value); err == nil {
-			return compareOrdered(cmpQuantity(vq, pq), op)
+	if pq, err := quantity.Parse(operand); err == nil {
+		if vq, err := quantity.Parse(value); err == nil {
+			return compareOrdered(quantity.Cmp(vq, pq), op)
 		}
 	}
 	switch op {

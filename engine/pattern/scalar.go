@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
@@ -144,7 +145,7 @@ func newCond(op operator, operand string) cond {
 	if d, err := time.ParseDuration(operand); err == nil {
 		c.durOK, c.dur = true, d
 	}
-	if q, err := resource.ParseQuantity(operand); err == nil {
+	if q, err := quantity.Parse(operand); err == nil {
 		c.qtyOK, c.qty = true, q
 	}
 	return c
@@ -341,7 +342,7 @@ func (vc *valueCache) quantity() (*resource.Quantity, bool) {
 	if !vc.qtyDone {
 		vc.qtyDone = true
 		if s, ok := vc.numString(); ok {
-			q, err := resource.ParseQuantity(s)
+			q, err := quantity.Parse(s)
 			vc.qty, vc.qtyOK = q, err == nil
 		}
 	}
@@ -359,7 +360,7 @@ func (c *cond) match(vc *valueCache) bool {
 	}
 	if c.qtyOK {
 		if q, ok := vc.quantity(); ok {
-			return compareOrdered(c.op, q.Cmp(c.qty))
+			return compareOrdered(c.op, quantity.Cmp(*q, c.qty))
 		}
 	}
 	if c.op != opEqual && c.op != opNotEqual {

@@ -1495,3 +1495,26 @@ func TestValidateIntResources(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateHugeExponents pins that quantities with huge exponents, which
+// a resource author controls, are compared at a cost bounded by their
+// length (resource.Quantity's own arithmetic would run for minutes).
+func TestValidateHugeExponents(t *testing.T) {
+	tests := []struct {
+		name         string
+		givePattern  any
+		giveResource any
+		want         Status
+	}{
+		{name: "huge value against a limit", givePattern: map[string]any{"a": "<=2Gi"}, giveResource: map[string]any{"a": "1E3333333333333"}, want: Fail},
+		{name: "tiny value against a limit", givePattern: map[string]any{"a": "<=2Gi"}, giveResource: map[string]any{"a": "1e-3333333333333"}, want: Pass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := CompileSubstituted(tt.givePattern)
+			if got := p.Validate(tt.giveResource).Status; got != tt.want {
+				t.Errorf("Validate(%v against %v) = %v, want %v", tt.giveResource, tt.givePattern, got, tt.want)
+			}
+		})
+	}
+}

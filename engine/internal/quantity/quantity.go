@@ -1,4 +1,15 @@
-package condition
+// Package quantity parses and compares Kubernetes resource quantities with
+// the results of resource.ParseQuantity and Quantity.Cmp, at a cost bounded
+// by the length of the input.
+//
+// Quantities come from resources, so their size is in the hands of whoever
+// writes one. resource.ParseQuantity and Quantity.Cmp do arithmetic on
+// 10^exponent: "1e-2000000000" takes the parser, and "1e2000000000" against
+// "1" the comparison, minutes and gigabytes. Pattern operators and condition
+// operators both compare quantities, so both go through this package.
+//
+// It imports only the standard library and k8s.io/apimachinery.
+package quantity
 
 import (
 	"math"
@@ -7,18 +18,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// Quantities come from resources, so their size is in the hands of whoever
-// writes one. resource.ParseQuantity and Quantity.Cmp do arithmetic on
-// 10^exponent: "1e-2000000000" takes the parser, and "1e2000000000" against
-// "1" the comparison, minutes and gigabytes. parseQuantity and cmpQuantity
-// give the same results as resource.ParseQuantity and Quantity.Cmp (which
-// Kyverno calls) with a cost bounded by the length of the input.
-
-// parseQuantity is resource.ParseQuantity, except that a decimal exponent so
+// Parse is resource.ParseQuantity, except that a decimal exponent so
 // negative that the value is below the parser's 1n resolution is first
 // replaced by a smaller one with the same result: the parser rounds every
 // non-zero value up to ±1n.
-func parseQuantity(s string) (resource.Quantity, error) {
+func Parse(s string) (resource.Quantity, error) {
 	if i, exp, ok := quantityExponent(s); ok && int64(exp) < -int64(len(s)+10) {
 		s = s[:i+1] + strconv.Itoa(-(len(s) + 10))
 	}
@@ -52,10 +56,10 @@ func quantityExponent(s string) (i int, exp int32, ok bool) {
 	return i, int32(n), true
 }
 
-// cmpQuantity is a.Cmp(b). When the two values are many orders of magnitude
+// Cmp is a.Cmp(b). When the two values are many orders of magnitude
 // apart it decides from their signs and magnitudes instead of scaling one
 // of them to the other's exponent.
-func cmpQuantity(a, b resource.Quantity) int {
+func Cmp(a, b resource.Quantity) int {
 	da, db := a.AsDec(), b.AsDec()
 	if d := int64(da.Scale()) - int64(db.Scale()); d > -1000 && d < 1000 {
 		return da.Cmp(db)

@@ -1,4 +1,4 @@
-package condition
+package quantity
 
 import (
 	"testing"
@@ -6,7 +6,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// TestCmpQuantity checks parseQuantity and cmpQuantity against
+// TestCmpQuantity checks Parse and Cmp against
 // resource.ParseQuantity and Quantity.Cmp where those are fast enough to
 // call.
 func TestCmpQuantity(t *testing.T) {
@@ -34,17 +34,17 @@ func TestCmpQuantity(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, errA := parseQuantity(tt.giveA)
-			b, errB := parseQuantity(tt.giveB)
+			a, errA := Parse(tt.giveA)
+			b, errB := Parse(tt.giveB)
 			if errA != nil || errB != nil {
-				t.Fatalf("parseQuantity(%q), parseQuantity(%q) errors = %v, %v", tt.giveA, tt.giveB, errA, errB)
+				t.Fatalf("Parse(%q), Parse(%q) errors = %v, %v", tt.giveA, tt.giveB, errA, errB)
 			}
 			ra, rb := resource.MustParse(tt.giveA), resource.MustParse(tt.giveB)
-			if got, want := cmpQuantity(a, b), ra.Cmp(rb); got != want {
-				t.Errorf("cmpQuantity(%q, %q) = %d, want %d", tt.giveA, tt.giveB, got, want)
+			if got, want := Cmp(a, b), ra.Cmp(rb); got != want {
+				t.Errorf("Cmp(%q, %q) = %d, want %d", tt.giveA, tt.giveB, got, want)
 			}
-			if got, want := cmpQuantity(b, a), rb.Cmp(ra); got != want {
-				t.Errorf("cmpQuantity(%q, %q) = %d, want %d", tt.giveB, tt.giveA, got, want)
+			if got, want := Cmp(b, a), rb.Cmp(ra); got != want {
+				t.Errorf("Cmp(%q, %q) = %d, want %d", tt.giveB, tt.giveA, got, want)
 			}
 		})
 	}
@@ -71,13 +71,13 @@ func TestCmpQuantityHuge(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			a, errA := parseQuantity(tt.giveA)
-			b, errB := parseQuantity(tt.giveB)
+			a, errA := Parse(tt.giveA)
+			b, errB := Parse(tt.giveB)
 			if errA != nil || errB != nil {
-				t.Fatalf("parseQuantity(%q), parseQuantity(%q) errors = %v, %v", tt.giveA, tt.giveB, errA, errB)
+				t.Fatalf("Parse(%q), Parse(%q) errors = %v, %v", tt.giveA, tt.giveB, errA, errB)
 			}
-			if got := cmpQuantity(a, b); got != tt.want {
-				t.Errorf("cmpQuantity(%q, %q) = %d, want %d", tt.giveA, tt.giveB, got, tt.want)
+			if got := Cmp(a, b); got != tt.want {
+				t.Errorf("Cmp(%q, %q) = %d, want %d", tt.giveA, tt.giveB, got, tt.want)
 			}
 		})
 	}
