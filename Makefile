@@ -8,7 +8,7 @@ GO          ?= go
 BIN         ?= bin/verdict
 CORPUS      ?= ../shared/conformance/kyverno-policies
 BASELINE    ?= conformance/baseline.txt
-STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@2025.1.1
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME   ?= 1s
 
 .PHONY: all build test run conformance conformance-update bench lint fuzz clean

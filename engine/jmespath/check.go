@@ -91,6 +91,7 @@ func checkArgs(f function, args []any) error {
 		}
 		t := f.Args[i]
 		if !accepts(t, arg) {
+			//lint:ignore ST1005 go-jmespath's message, which Kyverno users see
 			return fmt.Errorf("Invalid type for: %v, expected: %#v", arg, t.jpTypes())
 		}
 		if t&tNumber != 0 {

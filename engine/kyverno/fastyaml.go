@@ -66,12 +66,6 @@ func (f *fastYAML) parse(src string, dupKeys bool) (v any, ok bool) {
 	return v, true
 }
 
-// parseFast parses src with a fresh fastYAML.
-func parseFast(src string, dupKeys bool, keys map[string]string) (any, bool) {
-	f := fastYAML{keys: keys}
-	return f.parse(src, dupKeys)
-}
-
 // splitLines cuts src into lines. It gives up on characters outside the
 // fast subset (it takes printable ASCII, '\n', and printable non-ASCII runes
 // that are not YAML line breaks or byte order marks), on directives and on

@@ -218,3 +218,9 @@ func FuzzFastYAML(f *testing.F) {
 		}
 	})
 }
+
+// parseFast parses src with a fresh fastYAML.
+func parseFast(src string, dupKeys bool, keys map[string]string) (any, bool) {
+	f := fastYAML{keys: keys}
+	return f.parse(src, dupKeys)
+}
