@@ -1,6 +1,6 @@
 # Verdict: build, test and check.
 #
-#   make run          verdict apply on the example policies and resources
+#   make run          verdict run: the decision server on 127.0.0.1:50051 with examples/policies
 #   make test         unit, corpus and CLI tests
 #   make conformance  the kyverno/policies corpus against the committed baseline
 
@@ -11,17 +11,27 @@ BASELINE    ?= conformance/baseline.txt
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME   ?= 1s
 
-.PHONY: all build test run conformance conformance-update bench lint fuzz clean
+# API code generation (make proto) and checks (make lint): buf and the protoc
+# plugins come from the Go module proxy at these versions, installed into a
+# folder per version set.
+BUF_VERSION                ?= v1.75.0
+PROTOC_GEN_GO_VERSION      ?= v1.36.12
+PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
+PROTO_TOOLS ?= bin/tools/buf-$(BUF_VERSION)_go-$(PROTOC_GEN_GO_VERSION)_grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+BUF         ?= $(PROTO_TOOLS)/buf
+# buf breaking compares the API with this git revision.
+BUF_AGAINST ?= HEAD~1
+
+.PHONY: all build test run conformance conformance-update bench lint lint-proto proto fuzz mergeschema clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/verdict
 
-# The examples hold violations on purpose: exit code 1 (policy failures) is
-# the expected outcome; 2 (an error) is not.
+# The decision server with the example policies, on loopback, until Ctrl-C.
 run: build
-	@$(BIN) apply examples/policies --resource examples/resources; rc=$$?; [ $$rc -le 1 ]
+	@$(BIN) run
 
 test:
 	$(GO) test ./...
@@ -35,14 +45,38 @@ conformance-update:
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./engine/...
 
-lint:
+lint: lint-proto
 	@out=$$(gofmt -l $$(git ls-files '*.go' | grep -v '\.pb\.go$$')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
+proto: $(PROTO_TOOLS)/.installed
+	PATH="$(abspath $(PROTO_TOOLS)):$$PATH" $(BUF) generate
+
+# buf breaking is skipped while BUF_AGAINST has no buf.yaml (the API's first
+# commit).
+lint-proto: $(PROTO_TOOLS)/.installed
+	$(BUF) lint
+	@if git cat-file -e '$(BUF_AGAINST):buf.yaml' 2>/dev/null; then \
+	  echo "$(BUF) breaking --against '.git#ref=$(BUF_AGAINST)'"; \
+	  $(BUF) breaking --against '.git#ref=$(BUF_AGAINST)'; \
+	else echo "buf breaking: $(BUF_AGAINST) has no buf.yaml, skipped"; fi
+
+$(PROTO_TOOLS)/.installed:
+	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
+	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
+	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	touch $@
+
+# The list merge keys of strategic merge patches, from the Kubernetes schema
+# kustomize embeds (a separate module, so the engine does not depend on it).
+mergeschema:
+	cd hack/mergeschema && $(GO) run . -o ../../engine/mutate/schema_table.go
+
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
+	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
 
 clean:

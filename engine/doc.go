@@ -17,10 +17,17 @@
 //   - jmespath:  JMESPath with Kyverno's custom function table
 //   - pattern:   validate.pattern / anyPattern matching with anchors and operators
 //   - condition: precondition and deny condition operators
+//   - mutate:    patchStrategicMerge (with anchors) and patchesJson6902,
+//     and the JSON Patch of a mutation
+//   - generate:  the resources generate rules create, with their labels
+//   - celrule:   validate.cel rules, with Kubernetes' CEL environment
+//   - podsecurity: validate.podSecurity rules (Pod Security Standards checks)
 //   - eval:      evaluation of compiled policies against a request
 //
 // This package itself holds only the error type shared by all of them.
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
-// package of this module outside engine/.
+// package of this module outside engine/. (celrule uses k8s.io/apiserver's
+// CEL libraries, which bring klog and component-base's feature gates and
+// metrics registry with them; the engine only reads them.)
 package engine

@@ -19,6 +19,7 @@ func newApplyCmd() *cobra.Command {
 		table        bool
 		detailed     bool
 		removeColor  bool
+		output       string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply POLICY_PATH... --resource FILE...",
@@ -27,8 +28,19 @@ func newApplyCmd() *cobra.Command {
 the --resource files or folders, as kyverno apply does, and print the
 violations followed by "pass: N, fail: N, warn: N, error: N, skip: N".
 
+Like kyverno apply, it prints the resource as each policy with mutate
+rules left it, and the resources generate rules would create, with their
+labels (for a policy with generateExisting: what it would create for the
+given resources as existing triggers, labelled
+kyverno.io/background-gen-rule). -o/--output PATH writes them to a file
+(PATH ending in .yaml or .yml) or a folder of <resource>-mutated.yaml and
+<policy>-generated.yaml files instead. Mutate rules with targets patch the
+resources of --target-resource.
+
 With --policy-report the results are printed as a wgpolicyk8s.io/v1alpha2
-ClusterPolicyReport (and a PolicyReport per namespaced Policy).
+ClusterPolicyReport (and a PolicyReport per namespaced Policy), in the
+--output-format (yaml or json); mutated resources are then written only
+with --output.
 
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.`,
@@ -36,6 +48,12 @@ that code when there were only warnings.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "yaml" && format != "json" {
 				return &exitError{code: 2, msg: fmt.Sprintf("invalid output format %q: want yaml or json", format)}
+			}
+			switch output {
+			case "yaml":
+				output = "" // the default: mutated resources as YAML on stdout
+			case "json":
+				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
 			}
 			if len(opts.ResourcePaths) == 0 {
 				return &exitError{code: 2, msg: "apply needs --resource"}
@@ -45,12 +63,24 @@ that code when there were only warnings.`,
 			if err != nil {
 				return err
 			}
+			if output != "" {
+				if err := kyvernotest.WriteMutatedTo(output, res); err != nil {
+					return err
+				}
+			} else {
+				res.PrintMutated = !policyReport
+			}
 			out := cmd.OutOrStdout()
 			switch {
 			case policyReport:
 				err = kyvernotest.WriteReports(out, res.Reports(), format)
 			case table:
-				err = kyvernotest.WriteApplyTable(out, res, detailed)
+				if res.PrintMutated {
+					err = kyvernotest.WriteMutated(out, res)
+				}
+				if err == nil {
+					err = kyvernotest.WriteApplyTable(out, res, detailed)
+				}
 			default:
 				err = kyvernotest.WriteApplyText(out, res)
 			}
@@ -66,15 +96,23 @@ that code when there were only warnings.`,
 	f.StringVarP(&opts.ValuesFile, "values-file", "f", "", "values file for policy variables")
 	f.StringSliceVarP(&opts.Set, "set", "s", nil, "variables, as key=value")
 	f.StringVarP(&opts.UserInfoFile, "userinfo", "u", "", "user info file: roles, cluster roles and subjects of the request")
+	f.StringSliceVarP(&opts.ExceptionPaths, "exception", "e", nil, "PolicyException files")
+	f.StringSliceVar(&opts.ExceptionPaths, "exceptions", nil, "alias of --exception")
+	f.StringSliceVar(&opts.ParamPaths, "parameter-resource", nil, "files of params resources for validate.cel rules")
 	f.BoolVar(&opts.AuditWarn, "audit-warn", false, "report failures of Audit rules as warnings")
 	f.BoolVarP(&policyReport, "policy-report", "p", false, "print the results as policy reports")
-	f.StringVarP(&format, "output-format", "o", "yaml", "policy report format: yaml or json")
+	f.StringVar(&format, "output-format", "yaml", "policy report format: yaml or json")
+	f.StringVarP(&output, "output", "o", "", "file (.yaml/.yml) or folder for the mutated and generated resources (default: printed)")
+	f.StringSliceVar(&opts.TargetPaths, "target-resource", nil, "files or folders of existing resources that mutate rules with targets patch")
+	f.StringSliceVar(&opts.TargetPaths, "target-resources", nil, "alias of --target-resource")
 	f.IntVar(&warnExitCode, "warn-exit-code", 0, "exit code when there are warnings but no failure or error")
 	f.BoolVar(&warnNoPass, "warn-no-pass", false, "exit with --warn-exit-code when no rule passed")
 	f.BoolVarP(&table, "table", "t", false, "print every result in a table")
 	f.BoolVar(&detailed, "detailed-results", false, "with --table, show each result's message")
 	f.BoolVar(&removeColor, "remove-color", false, "never color the output (apply prints no color)")
 	_ = f.MarkHidden("resources")
+	_ = f.MarkHidden("target-resources")
+	_ = f.MarkHidden("exceptions")
 	return cmd
 }
 

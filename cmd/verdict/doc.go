@@ -4,9 +4,12 @@
 //	verdict test PATH...                      run kyverno-test.yaml suites
 //	verdict apply POLICY... --resource FILE   apply policies to resources
 //	verdict version                           print the version
+//	verdict serve --policies DIR --listen ADDR  the gRPC decision server
+//	verdict run                               the same, on loopback, with examples/policies
 //
 // Each subcommand lives in its own file and only parses flags, calls a
-// library (internal/kyvernotest for test and apply) and maps the outcome to
-// output and an exit code: 0 when everything passed, 1 on failures or
-// errors, 2 on bad usage. Flags are defined here and nowhere else.
+// library (internal/kyvernotest for test and apply, server for serve and
+// run) and maps the outcome to output and an exit code: 0 when everything
+// passed, 1 on failures or errors, 2 on bad usage. Flags are defined here
+// and nowhere else.
 package main

@@ -60,7 +60,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd())
+	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd(), newEvalCmd(), newServeCmd(), newRunCmd())
 	return root
 }
 

@@ -30,14 +30,14 @@ func TestRun(t *testing.T) {
 			name:         "test: failures give exit code 1",
 			give:         []string{"test", testdata},
 			wantCode:     1,
-			wantLastLine: "16 passed, 4 failed",
-			wantOut:      []string{"Not found", "mutate rules are not supported yet", `unknown field "expectedResult"`},
+			wantLastLine: "17 passed, 3 failed",
+			wantOut:      []string{"Not found", "add-owner-label", `unknown field "expectedResult"`},
 		},
 		{
 			name:         "test: fail only",
 			give:         []string{"test", testdata, "--fail-only", "--remove-color"},
 			wantCode:     1,
-			wantLastLine: "16 passed, 4 failed",
+			wantLastLine: "17 passed, 3 failed",
 		},
 		{
 			name:     "test: bad output format",
@@ -148,7 +148,7 @@ func TestRunJSON(t *testing.T) {
 
 func TestRunPolicyReport(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--policy-report", "-o", "json"}, &stdout, &stderr)
+	code := run(context.Background(), []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--policy-report", "--output-format", "json"}, &stdout, &stderr)
 	if code != 1 {
 		t.Errorf("run(apply --policy-report) = %d, want 1 (a rule failed)", code)
 	}
@@ -158,9 +158,9 @@ func TestRunPolicyReport(t *testing.T) {
 		Summary    map[string]int
 	}
 	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("run(apply --policy-report -o json) wrote invalid JSON %q: %v", stdout.String(), err)
+		t.Fatalf("run(apply --policy-report --output-format json) wrote invalid JSON %q: %v", stdout.String(), err)
 	}
 	if got.APIVersion != "wgpolicyk8s.io/v1alpha2" || got.Kind != "ClusterPolicyReport" || got.Summary["pass"] != 2 || got.Summary["fail"] != 1 {
-		t.Errorf("run(apply --policy-report -o json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
+		t.Errorf("run(apply --policy-report --output-format json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
 	}
 }

@@ -3,6 +3,10 @@ package eval
 import (
 	"context"
 	"time"
+
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // Mode says why a request is evaluated.
@@ -63,6 +67,14 @@ type Request struct {
 	// RuleVariables are Variables that apply to one rule only, on top of
 	// Variables (the CLI's per-rule values).
 	RuleVariables map[RuleKey]map[string]any
+	// GenerateExisting replays an existing trigger as Kyverno does when a
+	// policy with generateExisting is created or updated: only generate
+	// rules with generateExisting run, and what they generate carries the
+	// label kyverno.io/background-gen-rule (see generate.go).
+	GenerateExisting bool
+	// Exceptions are the PolicyExceptions in force (compiled with
+	// policy.CompileException); those that match exempt rules.
+	Exceptions []*policy.Exception
 }
 
 // RuleKey names a rule of a policy.
@@ -120,6 +132,21 @@ type RuleResult struct {
 // Response is the outcome of evaluating policies against one request.
 type Response struct {
 	Results []RuleResult
+	// Patched is the object after the mutate rules of every policy (nil
+	// when none changed it); Patch is the RFC 6902 JSON Patch from
+	// Request.Object to Patched, as JSON, ready for an AdmissionResponse.
+	// Mutations record the object after each policy (see mutate.go).
+	Patched   map[string]any
+	Patch     []byte
+	Mutations []Mutation
+	// Targets are the existing resources mutate rules with targets patched
+	// (mutate existing); the host applies them.
+	Targets []TargetPatch
+	// Generated are the resources generate rules ask the host to create,
+	// update or delete (see generate.go); GenerateErrors are the rules
+	// whose generation failed after their match and preconditions held.
+	Generated      []Generated
+	GenerateErrors []GenerateError
 }
 
 // Lookup supplies cluster data for context entries. The server implements
@@ -135,6 +162,22 @@ type Lookup interface {
 	GlobalContext(ctx context.Context, name string) (any, error)
 	// ImageData returns the imageRegistry data of an image reference.
 	ImageData(ctx context.Context, reference string) (any, error)
+	// Namespace returns the Namespace object name, for CEL's
+	// namespaceObject. A host without cluster data returns ErrUndefined:
+	// CEL then sees a Namespace with only its name, as in Kyverno's CLI.
+	Namespace(ctx context.Context, name string) (map[string]any, error)
+	// Params returns the params resources of a validate.cel rule
+	// (paramKind, paramRef); see ParamQuery.
+	Params(ctx context.Context, q ParamQuery) ([]map[string]any, error)
+	// Resource returns one cluster object (mutate targets, clone sources,
+	// generated resources); an object that does not exist is an error
+	// wrapping ErrNotFound. namespace is "" for cluster-scoped kinds.
+	Resource(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error)
+	// Resources lists the objects of a kind in a namespace ("" for every
+	// namespace) whose labels match selector (mutate targets, cloneList
+	// sources, downstream of a trigger). apiVersion may be "" (any
+	// version).
+	Resources(ctx context.Context, apiVersion, kind, namespace string, selector labels.Selector) ([]map[string]any, error)
 }
 
 // APICall is an apiCall context entry with its variables substituted.

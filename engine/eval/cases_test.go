@@ -35,10 +35,18 @@ type testCase struct {
 	Request *caseRequest `json:"request,omitempty"`
 	// ConfigMaps serves configMap context entries, keyed namespace/name.
 	ConfigMaps map[string]map[string]any `json:"configMaps,omitempty"`
+	// Exceptions are PolicyException documents (YAML) in force.
+	Exceptions string `json:"exceptions,omitempty"`
+	// Params are the params resources of validate.cel rules.
+	Params []map[string]any `json:"params,omitempty"`
 	// Want are the expected results, in order.
 	Want []caseResult `json:"want"`
 	// WantError is the expected compile error.
 	WantError *caseError `json:"want_error,omitempty"`
+	// Cluster, WantPatched, WantPatch, WantNoPatch, WantGenerated and
+	// WantTargets are the objects and outputs of mutate and generate rules
+	// (see caseOutputs in outputs_test.go).
+	caseOutputs
 }
 
 type caseRequest struct {
@@ -49,7 +57,9 @@ type caseRequest struct {
 	Roles           []string          `json:"roles,omitempty"`
 	ClusterRoles    []string          `json:"clusterRoles,omitempty"`
 	Background      bool              `json:"background,omitempty"`
-	Variables       map[string]any    `json:"variables,omitempty"`
+	// GenerateExisting replays the resource as an existing trigger.
+	GenerateExisting bool           `json:"generateExisting,omitempty"`
+	Variables        map[string]any `json:"variables,omitempty"`
 	// RuleVariables are keyed "policy/rule".
 	RuleVariables map[string]map[string]any `json:"ruleVariables,omitempty"`
 }
@@ -70,6 +80,8 @@ type caseError struct {
 type mapLookup struct {
 	eval.Lookup
 	configMaps map[string]map[string]any
+	params     []map[string]any
+	cluster    []map[string]any // outputs_test.go
 }
 
 func (m mapLookup) ConfigMap(_ context.Context, namespace, name string) (map[string]any, error) {
@@ -103,24 +115,28 @@ func loadCases(t *testing.T, root string) []testCase {
 	return out
 }
 
-func runCase(ctx context.Context, tc testCase) ([]caseResult, error) {
+func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, error) {
 	docs, err := kyverno.DecodePolicies(tc.Note, []byte(tc.Policy))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var pols []*policy.Policy
 	for _, d := range docs {
 		p, err := policy.Compile(d)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		pols = append(pols, p)
 	}
+	exceptions, err := caseExceptions(tc)
+	if err != nil {
+		return nil, nil, err
+	}
 	eng := eval.New(eval.Options{
-		Lookup: mapLookup{configMaps: tc.ConfigMaps},
+		Lookup: mapLookup{configMaps: tc.ConfigMaps, params: tc.Params, cluster: tc.Cluster},
 		Now:    func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
 	})
-	req := &eval.Request{Object: tc.Resource}
+	req := &eval.Request{Object: tc.Resource, Exceptions: exceptions}
 	if r := tc.Request; r != nil {
 		req.Operation = r.Operation
 		req.OldObject = r.OldObject
@@ -139,13 +155,14 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, error) {
 		if r.Background {
 			req.Mode = eval.Background
 		}
+		req.GenerateExisting = r.GenerateExisting
 	}
 	resp := eng.Evaluate(ctx, pols, req)
 	var got []caseResult
 	for _, r := range resp.Results {
 		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce})
 	}
-	return got, nil
+	return got, resp, nil
 }
 
 func errorOf(err error) *caseError {
@@ -172,9 +189,12 @@ func TestCases(t *testing.T) {
 		seen[tc.Note] = true
 		t.Run(tc.Note, func(t *testing.T) {
 			t.Parallel()
-			got, err := runCase(t.Context(), tc)
+			got, resp, err := runCase(t.Context(), tc)
 			if diff := cmp.Diff(tc.WantError, errorOf(err)); diff != "" {
 				t.Fatalf("runCase(%s) error mismatch (-want +got):\n%s\nerror: %v", tc.Note, diff, err)
+			}
+			if resp != nil {
+				checkOutputs(t, tc, resp)
 			}
 			// A case that gives no message does not check messages.
 			want := tc.Want

@@ -1,13 +1,31 @@
 // Package eval evaluates compiled policies against one request, with the
 // results and messages Kyverno gives.
 //
-// Start at Engine.Evaluate: for each policy, in order, and each of its rules
-// (autogen rules included), it applies match and exclude, loads the rule's
-// context entries lazily (an entry loads the first time a variable names
-// it, as in Kyverno), checks preconditions, and runs the validate pattern,
-// anyPattern, deny or foreach. Each rule that applies yields one RuleResult:
-// pass, fail, warn (a fail of a policy annotated
-// policies.kyverno.io/scored: "false"), error or skip.
+// Start at Engine.Evaluate. It runs in Kyverno's three phases: the mutate
+// rules of every policy (mutate.go), then the validate rules, which see the
+// mutated object, then the generate rules (generate.go). For each policy,
+// in order, and each of its rules (autogen rules included), it applies
+// match and exclude, loads the rule's context entries lazily (an entry
+// loads the first time a variable names it, as in Kyverno), checks
+// preconditions, and runs the rule. Each rule that applies yields one
+// RuleResult: pass, fail, warn (a fail of a policy annotated
+// policies.kyverno.io/scored: "false"), error or skip; a mutate rule that
+// changed the object passes, one that did not skips.
+//
+// Validate rules are pattern, anyPattern, deny and foreach rules
+// (validate.go), validate.cel rules (cel.go: engine/celrule with the
+// request's CEL view, built once per evaluation, and params from Lookup)
+// and validate.podSecurity rules (podsecurity.go). The PolicyExceptions of
+// Request.Exceptions that list a rule and match the resource skip it
+// (exceptions.go), after its preconditions, as in Kyverno; for
+// podSecurity rules an exception with podSecurity controls exempts those
+// controls instead.
+//
+// Besides results, the Response carries the mutated object and its RFC
+// 6902 JSON Patch, the patched targets of mutate existing rules, and what
+// generate rules ask the host to create, update or delete. Mutate targets,
+// clone sources and existing generated resources are read through Lookup;
+// the engine writes nothing.
 //
 // Variables live in a scope: the JMESPath root of the rule (request,
 // serviceAccountName, images, context entries, element). Scopes are never

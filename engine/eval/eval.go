@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -55,6 +56,12 @@ type evaluation struct {
 	oldRes        *match.Resource // set when the object is absent (DELETE)
 	deleteRequest bool
 	operation     string
+	// cel is the CEL view of the request (celInput), built on first use.
+	cel       *celrule.Input
+	celErr    error
+	celObject map[string]any
+	// pod is the pod of podSecurity rules (podOf), built on first use.
+	pod *podCache
 }
 
 // Evaluate runs policies against one request, in order, and returns one
@@ -63,12 +70,16 @@ type evaluation struct {
 func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *Request) *Response {
 	ev := e.newEvaluation(ctx, req)
 	resp := &Response{}
+	// Kyverno's order: the mutate rules of every policy, then validation
+	// (of the mutated object), then generation (mutate.go, generate.go).
+	ev.mutatePhase(policies, resp)
 	for _, p := range policies {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || req.GenerateExisting {
 			break
 		}
 		resp.Results = append(resp.Results, ev.policy(p)...)
 	}
+	ev.generatePhase(policies, resp)
 	return resp
 }
 

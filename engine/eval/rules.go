@@ -49,6 +49,9 @@ func (ev *evaluation) policy(p *policy.Policy) []RuleResult {
 		if ev.ctx.Err() != nil {
 			break
 		}
+		if r.Type == policy.Mutate || r.Type == policy.Generate {
+			continue // mutate.go, generate.go
+		}
 		o := ev.rule(p, r)
 		if o == nil {
 			continue
@@ -111,6 +114,11 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 	}
 	if !ok {
 		return skip(joinNonEmpty("; ", "preconditions not met", msg))
+	}
+	if r.Type == policy.Validate {
+		if o, handled := ev.validateSpecial(p, r, s); handled {
+			return o
+		}
 	}
 	if r.Validate == nil {
 		return nil

@@ -296,7 +296,7 @@ func (ev *evaluation) loadVariable(s *scope, ce *policy.ContextEntry) (any, erro
 				output = res
 			}
 		} else if def == nil {
-			return nil, fmt.Errorf("failed to apply jmespath %s to variable: %w", path, err)
+			return nil, fmt.Errorf("failed to apply jmespath %s to variable <nil>: %w", path, err)
 		}
 	}
 	if output == nil {

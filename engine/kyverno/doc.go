@@ -8,6 +8,8 @@
 //     (unknown fields, wrong types and repeated keys are errors with a field
 //     path), checked against the CRD schemas in schema.json (made from the
 //     CRDs by gen_schema.go).
+//   - PolicyException and DecodeExceptions (exception.go): kyverno.io/v2
+//     and v2beta1 PolicyExceptions, strictly against their Go types.
 //   - SplitDocuments: multi-document YAML or JSON to JSON objects with their
 //     line, for reading resources.
 //

@@ -9,11 +9,13 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/autogen"
+	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/condition"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/pattern"
+	"github.com/verdict-policy/verdict/engine/podsecurity"
 	"github.com/verdict-policy/verdict/engine/variables"
 )
 
@@ -133,6 +135,14 @@ type Rule struct {
 
 	// Validate is set for validate rules this engine evaluates.
 	Validate *Validation
+	// CEL is set for validate.cel rules, PodSecurity for
+	// validate.podSecurity rules (Validate is then nil).
+	CEL         *celrule.Rule
+	PodSecurity *podsecurity.Checker
+	// Mutate is set for mutate rules (mutate.go), Generate for generate
+	// rules (generate.go).
+	Mutate   *Mutation
+	Generate *Generation
 	// Unsupported, when not empty, says why this engine cannot evaluate the
 	// rule yet; evaluation reports an error result with this text.
 	Unsupported string
@@ -432,12 +442,12 @@ func (c *compiler) rule(p *Policy, raw *kyverno.Rule, path string) *Rule {
 	if raw.Mutate != nil {
 		kinds++
 		r.Type = Mutate
-		r.Unsupported = "mutate rules are not supported yet"
+		r.Mutate = c.mutation(p, raw.Mutate, path+".mutate")
 	}
 	if raw.Generate != nil {
 		kinds++
 		r.Type = Generate
-		r.Unsupported = "generate rules are not supported yet"
+		r.Generate = c.generation(p, raw.Generate, path+".generate")
 	}
 	if len(raw.VerifyImages) > 0 {
 		kinds++
@@ -458,11 +468,12 @@ func (c *compiler) rule(p *Policy, raw *kyverno.Rule, path string) *Rule {
 			r.Overrides = c.overrides(v.FailureActionOverrides, vpath+".failureActionOverrides")
 		}
 		r.AllowExistingViolations = boolOr(v.AllowExistingViolations, true)
+		c.celPreconditionsOutsideCEL(raw, path)
 		switch {
 		case v.CEL != nil:
-			r.Unsupported = "validate.cel rules are not supported yet"
+			r.CEL = c.cel(raw, path, vpath)
 		case v.PodSecurity != nil:
-			r.Unsupported = "validate.podSecurity rules are not supported yet"
+			r.PodSecurity = c.podSecurity(v, vpath)
 		case v.Manifests != nil:
 			r.Unsupported = "validate.manifests rules are not supported yet"
 		case v.Assert != nil:

@@ -6,9 +6,17 @@
 // compiles match and exclude blocks (engine/match), parses every {{ }}
 // variable into a JMESPath AST (engine/variables), pre-parses validate
 // patterns that hold no variables (engine/pattern) and condition operators
-// (engine/condition), and rejects what Kyverno rejects, such as
+// (engine/condition), parses mutate patches and generate patterns
+// (Mutation, Generation; a patchesJson6902 without variables is decoded
+// once), compiles validate.cel rules (engine/celrule: every CEL expression
+// compiled once) and validate.podSecurity rules (engine/podsecurity), and
+// rejects what Kyverno rejects, such as
 // request.userInfo in a background policy, with an *engine.Error whose Path
 // names the field.
+//
+// CompileException compiles a PolicyException into an *Exception (match
+// block, conditions, podSecurity controls) that evaluation applies to the
+// rules it lists.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

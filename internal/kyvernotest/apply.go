@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // ApplyOptions configure Apply.
@@ -25,6 +24,12 @@ type ApplyOptions struct {
 	Set []string
 	// UserInfoFile is a cli.kyverno.io UserInfo file. Optional.
 	UserInfoFile string
+	// TargetPaths are files or folders of the existing resources mutate
+	// rules with targets patch (Kyverno's --target-resource). Optional.
+	TargetPaths []string
+	// ExceptionPaths are PolicyException files; ParamPaths are files of
+	// params resources for validate.cel rules. Optional.
+	ExceptionPaths, ParamPaths []string
 	// AuditWarn counts failures of Audit rules as warnings.
 	AuditWarn bool
 	// Parallelism is the number of resources evaluated at once. Default:
@@ -61,6 +66,12 @@ type ApplyResult struct {
 	// Responses are in resource order, then policy order. Policies that
 	// returned no result for a resource have no response.
 	Responses []ApplyResponse
+	// Outputs are the mutated and generated resources, per resource and
+	// policy with mutate or generate rules (applyresources.go);
+	// PrintMutated makes WriteApplyText print them, as kyverno apply does
+	// without --output.
+	Outputs      []PolicyOutput
+	PrintMutated bool
 	// Skipped are the policies that did not compile or are of a kind the
 	// engine does not evaluate; each counts as one error, as in Kyverno.
 	Skipped []Skipped
@@ -117,9 +128,21 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 			res.Counts.Error++
 		}
 	}
-	s.engine = eval.New(eval.Options{Lookup: newLookup(nil, nil), Now: opts.Now})
+	lk := newLookup(nil, nil)
+	if lk.objects, err = l.resources(opts.TargetPaths); err != nil {
+		return nil, err
+	}
+	lk.objects = append(lk.objects, resources...)
+	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
+		return nil, err
+	}
+	if s.exceptions, err = l.exceptions(opts.ExceptionPaths); err != nil {
+		return nil, err
+	}
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now})
 
 	per := make([][]ApplyResponse, len(resources))
+	outs := make([][]PolicyOutput, len(resources))
 	workers := opts.Parallelism
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -131,7 +154,7 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				per[i] = s.applyOne(ctx, resources[i])
+				per[i], outs[i] = s.applyResource(ctx, resources[i])
 			}
 		}()
 	}
@@ -151,6 +174,9 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 		n += len(rs)
 	}
 	res.Responses = make([]ApplyResponse, 0, n)
+	for _, o := range outs {
+		res.Outputs = append(res.Outputs, o...)
+	}
 	for _, rs := range per {
 		for _, r := range rs {
 			res.Responses = append(res.Responses, r)
@@ -160,20 +186,6 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 		}
 	}
 	return res, nil
-}
-
-func (s *suiteRun) applyOne(ctx context.Context, r *Resource) []ApplyResponse {
-	if !s.vars.hasPolicyValues() {
-		return s.split(r, s.engine.Evaluate(ctx, s.compiled, s.request(r, "", "")).Results)
-	}
-	var out []ApplyResponse
-	for _, p := range s.policies {
-		results := s.engine.Evaluate(ctx, []*policy.Policy{p.Compiled}, s.request(r, p.Name, "")).Results
-		if len(results) > 0 {
-			out = append(out, ApplyResponse{Resource: r, Policy: p, Results: results})
-		}
-	}
-	return out
 }
 
 // split cuts the results of one evaluation, which come policy by policy,

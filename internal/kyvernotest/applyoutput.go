@@ -21,6 +21,9 @@ const divider = "---------------------------------------------------------------
 func WriteApplyText(w io.Writer, r *ApplyResult) error {
 	bw := &errWriter{w: w}
 	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, len(r.Resources))
+	if r.PrintMutated && bw.err == nil {
+		bw.err = WriteMutated(w, r)
+	}
 	if len(r.Skipped) > 0 {
 		bw.printf("%s\nPolicies Skipped:\n", divider)
 		for i, s := range r.Skipped {

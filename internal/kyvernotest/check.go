@@ -1,7 +1,6 @@
 package kyvernotest
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -44,7 +43,7 @@ type row struct {
 // Verdict adds one rule: a result of a rule the engine cannot evaluate yet
 // fails with the reason, whatever was expected.
 func (s *suiteRun) check(testPath string, e ExpectedResult) []Result {
-	var out []Result
+	out := s.targetResults(testPath, e)
 	for _, rr := range s.resolve(e) {
 		rows, skipped := s.rows(e, rr)
 		if len(rows) == 0 {
@@ -115,7 +114,7 @@ func (s *suiteRun) resolve(e ExpectedResult) []*resourceRun {
 			}
 		}
 	}
-	if len(out) == 0 {
+	if len(out) == 0 && !s.namesTargets(e) {
 		return s.resources
 	}
 	return out
@@ -145,12 +144,12 @@ func (s *suiteRun) rows(e ExpectedResult, rr *resourceRun) (rows []row, skipped 
 			if e.Rule != "" && !ruleMatches(e.Rule, res.Rule) {
 				continue
 			}
-			r, skip := s.row(e, resp.pol, rr.res, res)
+			rs, skip := s.resultRows(e, resp, rr.res, res)
 			if skip {
 				skipped = true
 				continue
 			}
-			rows = append(rows, r)
+			rows = append(rows, rs...)
 		}
 		if len(rows) == 0 && !skipped {
 			rows = append(rows, row{rule: e.Rule, ok: true, reason: ReasonExcluded, message: "the rule did not match the resource"})
@@ -165,24 +164,8 @@ func (s *suiteRun) row(e ExpectedResult, p *Policy, res *Resource, rr eval.RuleR
 		r.reason = why
 		return r, false
 	}
-	// Kyverno compares the patched (or generated) resource with the
-	// expected manifest. The engine returns no patched resource yet, so only
-	// the manifest's holding the resource is checked (Kyverno drops the
-	// result when it does not), then the status.
-	if rr.Type != eval.RuleGeneration {
-		for _, f := range []string{e.PatchedResources, e.GeneratedResource} {
-			if f == "" {
-				continue
-			}
-			if _, err := s.r.load.findInManifest(s.full(f), res); err != nil {
-				if errors.Is(err, errNotInManifest) && !e.FailOnMissingResources {
-					return r, true
-				}
-				r.reason = "Resource error: " + err.Error()
-				return r, false
-			}
-		}
-	}
+	// The patched and generated resources are compared with the
+	// expected manifests before (resultRows in mutations.go).
 	if r.actual == e.Result {
 		r.ok = true
 		r.reason = ReasonOK

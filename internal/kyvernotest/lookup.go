@@ -19,6 +19,11 @@ type lookup struct {
 	calls map[string]APICallResponse
 	// globals is keyed by GlobalContextEntry name.
 	globals map[string]any
+	// params are the test's paramResources (see extras.go).
+	params []*Resource
+	// objects are the cluster objects mutate targets and generate rules
+	// read (see mutations.go).
+	objects []*Resource
 }
 
 func newLookup(calls []APICallResponse, globals []GlobalContextEntry) *lookup {

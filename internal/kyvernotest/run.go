@@ -245,6 +245,10 @@ type suiteRun struct {
 	byName    map[string]*Policy
 	resources []*resourceRun
 	engine    *eval.Engine
+	// exceptions are the test's PolicyExceptions.
+	exceptions []*policy.Exception
+	// targets are the test's targetResources (mutations.go).
+	targets []*Resource
 }
 
 // resourceRun is a resource with the responses of its evaluations, per
@@ -259,6 +263,9 @@ type resourceRun struct {
 type response struct {
 	pol     *Policy
 	results []eval.RuleResult
+	// out is what the policy's mutate and generate rules produced
+	// (mutations.go).
+	out *outputs
 }
 
 func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
@@ -315,7 +322,17 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	for _, rs := range uniqueResources(res) {
 		s.resources = append(s.resources, &resourceRun{res: rs, responses: map[string][]response{}})
 	}
-	s.engine = eval.New(eval.Options{Lookup: newLookup(t.APICallResponses, t.GlobalContextEntries), Now: r.opts.Now})
+	lk := newLookup(t.APICallResponses, t.GlobalContextEntries)
+	if lk.params, err = r.load.resources(fulls(t.ParamResources)); err != nil {
+		return s, err
+	}
+	if lk.objects, s.targets, err = r.clusterObjects(t, res, full); err != nil {
+		return s, err
+	}
+	if s.exceptions, err = r.load.exceptions(fulls(t.Exceptions)); err != nil {
+		return s, err
+	}
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now})
 	return s, nil
 }
 
@@ -349,13 +366,20 @@ func (s *suiteRun) evaluate(ctx context.Context, t *Test) error {
 // verifyImages rules, and one per other policy that returned results.
 func (s *suiteRun) responsesFor(ctx context.Context, res *Resource, op string) []response {
 	var results []eval.RuleResult
+	var evals []*eval.Response
 	if !s.vars.hasPolicyValues() {
 		req := s.request(res, "", op)
-		results = s.engine.Evaluate(ctx, s.compiled, req).Results
+		er := s.engine.Evaluate(ctx, s.compiled, req)
+		results, evals = er.Results, append(evals, er)
 	} else {
+		cur := res.Object
 		for _, p := range s.compiled {
-			req := s.request(res, p.Name(), op)
-			results = append(results, s.engine.Evaluate(ctx, []*policy.Policy{p}, req).Results...)
+			req := chainObject(s.request(res, p.Name(), op), cur)
+			er := s.engine.Evaluate(ctx, []*policy.Policy{p}, req)
+			results, evals = append(results, er.Results...), append(evals, er)
+			if er.Patched != nil {
+				cur = er.Patched
+			}
 		}
 	}
 	var out []response
@@ -363,7 +387,7 @@ func (s *suiteRun) responsesFor(ctx context.Context, res *Resource, op string) [
 		if p.Compiled == nil {
 			continue
 		}
-		resp := response{pol: p}
+		resp := response{pol: p, out: outputsOf(p, res, evals)}
 		for _, rr := range results {
 			if rr.Policy == p.Name && rr.PolicyNamespace == p.Compiled.Namespace() {
 				resp.results = append(resp.results, rr)
@@ -399,6 +423,7 @@ func (s *suiteRun) request(res *Resource, policyName, op string) *eval.Request {
 		NamespaceLabels: s.vars.nsLabels[res.Namespace],
 		Variables:       vars,
 		Mode:            eval.Admission,
+		Exceptions:      s.exceptions,
 	}
 	switch operation {
 	case "DELETE":

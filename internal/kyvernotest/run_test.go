@@ -66,7 +66,7 @@ func TestRun(t *testing.T) {
 			"v1/Pod/team-a/pinned no-latest-tag: pass -> pass ok Ok",
 		},
 		"mutate": {
-			"v1/ConfigMap/default/settings add-owner-label: pass -> error FAIL mutate rules are not supported yet",
+			"v1/ConfigMap/default/settings add-owner-label: pass -> pass ok Ok",
 		},
 		"notfound": {
 			"v1/Pod/default/good-pod check-team: pass ->  FAIL Not found",
@@ -89,8 +89,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("Run(testdata) %s error = %q, want it to contain %q", dir, errs[dir], wantErr)
 		}
 	}
-	if rep.Passed != 16 || rep.Failed != 4 {
-		t.Errorf("Run(testdata) = %d passed, %d failed, want 16 passed, 4 failed", rep.Passed, rep.Failed)
+	if rep.Passed != 17 || rep.Failed != 3 {
+		t.Errorf("Run(testdata) = %d passed, %d failed, want 17 passed, 3 failed", rep.Passed, rep.Failed)
 	}
 }
 

@@ -85,7 +85,11 @@ type ExpectedResult struct {
 	// DELETE request for this result only.
 	Operation string `json:"operation,omitempty"`
 
-	PatchedResources       string `json:"patchedResources,omitempty"`
+	PatchedResources string `json:"patchedResources,omitempty"`
+	// PatchedResource is the older name of PatchedResources (Kyverno
+	// before v1.8); Kyverno v1.19 rejects it, Verdict reads it as
+	// PatchedResources.
+	PatchedResource        string `json:"patchedResource,omitempty"`
 	GeneratedResource      string `json:"generatedResource,omitempty"`
 	CloneSourceResource    string `json:"cloneSourceResource,omitempty"`
 	FailOnMissingResources bool   `json:"failOnMissingResources,omitempty"`
@@ -200,6 +204,10 @@ func (t *Test) normalize() error {
 			}
 		}
 		r.Resource, r.Status, r.Namespace = "", "", ""
+		if r.PatchedResources == "" {
+			r.PatchedResources = r.PatchedResource
+		}
+		r.PatchedResource = ""
 		switch r.Operation {
 		case "", "CREATE", "UPDATE", "DELETE":
 		default:

@@ -58,6 +58,19 @@ results:
 			}},
 		},
 		{
+			name: "older schema: patchedResource is patchedResources",
+			give: `name: old
+policies: [p.yaml]
+resources: [r.yaml]
+results:
+- {policy: p, rule: r, resources: [a], kind: Pod, result: pass, patchedResource: patched.yaml}
+`,
+			want: []*Test{{
+				Name: "old", Policies: []string{"p.yaml"}, Resources: []string{"r.yaml"},
+				Results: []ExpectedResult{{Policy: "p", Rule: "r", Kind: "Pod", Resources: []string{"a"}, Result: "pass", PatchedResources: "patched.yaml"}},
+			}},
+		},
+		{
 			name: "field names match case-insensitively, as with Kyverno's decoder",
 			give: `apiVersion: cli.kyverno.io/v1alpha1
 kind: Test

@@ -136,4 +136,3 @@ func FuzzMatch(f *testing.F) {
 		}
 	})
 }
-

@@ -1,0 +1,284 @@
+//go:build unix
+
+package client_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/protobuf/proto"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/client"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server"
+)
+
+// corpus is the kyverno/policies corpus, present next to the repository in
+// development and CI.
+const corpus = "../../shared/conformance/kyverno-policies"
+
+// corpusSource holds the ClusterPolicies of the given corpus folders
+// (their policy files: one ClusterPolicy per file, test folders starting
+// with a dot skipped), and skips the benchmark when the corpus is absent.
+func corpusSource(b *testing.B, folders ...string) (*staticSource, int) {
+	b.Helper()
+	src := &staticSource{name: "corpus"}
+	for _, f := range folders {
+		root := filepath.Join(corpus, f)
+		if _, err := os.Stat(root); err != nil {
+			b.Skipf("corpus not present: %v", err)
+		}
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			if d.IsDir() || filepath.Ext(path) != ".yaml" {
+				return nil
+			}
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			if !bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) {
+				return nil
+			}
+			var doc map[string]any
+			if err := yaml.Unmarshal(data, &doc); err != nil || doc["kind"] != "ClusterPolicy" {
+				return nil // a multi-document file or not a policy
+			}
+			src.docs = append(src.docs, server.Document{Origin: path, Line: 1, JSON: mustJSON(b, doc)})
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return src, len(src.docs)
+}
+
+// benchPod is a typical Pod: two containers, probes, resources, a
+// security context, a hostPath volume (the engine benchmark's Pod).
+const benchPod = `
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web
+  namespace: shop
+  labels: {app.kubernetes.io/name: web, team: storefront}
+spec:
+  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
+  containers:
+  - name: nginx
+    image: ghcr.io/acme/nginx:1.27
+    ports: [{containerPort: 8080}]
+    resources:
+      requests: {cpu: 100m, memory: 128Mi}
+      limits: {memory: 256Mi}
+    livenessProbe: {httpGet: {path: /healthz, port: 8080}}
+    readinessProbe: {httpGet: {path: /ready, port: 8080}}
+    securityContext:
+      allowPrivilegeEscalation: false
+      readOnlyRootFilesystem: true
+      capabilities: {drop: [ALL]}
+  - name: sidecar
+    image: busybox
+    volumeMounts: [{name: data, mountPath: /data}]
+  volumes:
+  - name: data
+    hostPath: {path: /var/data}
+`
+
+// benchServer starts a server with the pod-security and best-practices
+// policies and returns a connected client and the Pod's request.
+func benchServer(b *testing.B) (*client.Client, *verdictv1.EvaluateRequest) {
+	b.Helper()
+	src, n := corpusSource(b, "pod-security", "best-practices")
+	addr := startServer(b, server.Options{Sources: []server.PolicySource{src}})
+	c := dial(b, addr, client.Options{})
+	waitServing(b, c)
+	list, err := c.ListPolicies(b.Context())
+	if err != nil {
+		b.Fatal(err)
+	}
+	ready := 0
+	for _, p := range list.GetPolicies() {
+		if p.GetReady() {
+			ready++
+		}
+	}
+	if ready != n {
+		b.Fatalf("server holds %d ready policies of %d", ready, n)
+	}
+	var pod map[string]any
+	if err := yaml.Unmarshal([]byte(benchPod), &pod); err != nil {
+		b.Fatal(err)
+	}
+	req, err := client.NewRequest(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	resp, err := c.Evaluate(b.Context(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("%d policies, %d results per Pod", n, len(resp.GetResults()))
+	return c, req
+}
+
+// BenchmarkEvaluate measures unary Evaluate calls over a loopback TCP
+// connection at several concurrencies: latency percentiles of the calls
+// and throughput.
+func BenchmarkEvaluate(b *testing.B) {
+	c, req := benchServer(b)
+	for _, conc := range []int{1, 16, 256} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			lat := make([]time.Duration, b.N)
+			var next atomic.Int64
+			var failed atomic.Pointer[error]
+			var wg sync.WaitGroup
+			ctx := b.Context()
+			b.ResetTimer()
+			cpu0 := cpuTime(b)
+			start := time.Now()
+			for range min(conc, b.N) {
+				wg.Go(func() {
+					for {
+						i := int(next.Add(1) - 1)
+						if i >= len(lat) {
+							return
+						}
+						t0 := time.Now()
+						_, err := c.Evaluate(ctx, req)
+						lat[i] = time.Since(t0)
+						if err != nil {
+							failed.Store(&err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err := failed.Load(); err != nil {
+				b.Fatalf("Evaluate() = %v", *err)
+			}
+			slices.Sort(lat)
+			b.ReportMetric(float64(percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// cpuTime is the CPU time (user and system) the process used so far:
+// client and server together, unlike wall time insensitive to other work
+// on the machine.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// percentile returns the p-th percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p+99)/100 - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// BenchmarkEvaluateStream measures Scan (EvaluateStream) throughput: b.N
+// Pods in batches over one stream, in background mode as a scan sends
+// them.
+func BenchmarkEvaluateStream(b *testing.B) {
+	c, req := benchServer(b)
+	req = proto.CloneOf(req)
+	req.Mode = verdictv1.Mode_MODE_BACKGROUND
+	for _, batch := range []int{100, 500} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			items := func(yield func(client.Item) bool) {
+				for i := range b.N {
+					if !yield(client.Item{ID: fmt.Sprint(i), Request: req}) {
+						return
+					}
+				}
+			}
+			results := 0
+			b.ResetTimer()
+			cpu0 := cpuTime(b)
+			start := time.Now()
+			err := c.Scan(context.Background(), iter.Seq[client.Item](items), func(r client.Result) error {
+				results++
+				return r.Err
+			}, client.ScanOptions{BatchSize: batch})
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err != nil {
+				b.Fatalf("Scan() = %v", err)
+			}
+			if results != b.N {
+				b.Fatalf("Scan() delivered %d results, want %d", results, b.N)
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "resources/s")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// BenchmarkTransport measures the same calls against a server that answers
+// at once without evaluating anything: the cost of gRPC and the client on
+// this machine, to be subtracted from BenchmarkEvaluate.
+func BenchmarkTransport(b *testing.B) {
+	f := startFake(b, &fakeServer{evaluate: okResponse})
+	c := dial(b, f.addr, client.Options{})
+	var pod map[string]any
+	if err := yaml.Unmarshal([]byte(benchPod), &pod); err != nil {
+		b.Fatal(err)
+	}
+	req, err := client.NewRequest(pod)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, conc := range []int{1, 16} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			var next atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			cpu0 := cpuTime(b)
+			start := time.Now()
+			for range min(conc, b.N) {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						if _, err := c.Evaluate(b.Context(), req); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}

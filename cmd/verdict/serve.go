@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/verdict-policy/verdict/server"
+)
+
+// serveFlags are the flags of `verdict serve` and `verdict run`.
+type serveFlags struct {
+	policies      string
+	listen        string
+	metricsListen string
+	pollInterval  time.Duration
+
+	tlsCert, tlsKey, clientCA string
+	tokenFile                 string
+
+	maxMessageBytes      int
+	callTimeout          time.Duration
+	maxConcurrentStreams uint32
+	maxBatchSize         int
+	cacheSize            int
+	shutdownTimeout      time.Duration
+	drainDelay           time.Duration
+
+	logLevel  string
+	logFormat string
+
+	kube *kubeFlags // serve only: the Kubernetes policy source
+}
+
+func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen string) {
+	fs.StringVar(&f.policies, "policies", policies, "folder of ClusterPolicy / Policy YAML files, reloaded on change")
+	fs.StringVar(&f.listen, "listen", listen, "gRPC listen address, HOST:PORT")
+	fs.StringVar(&f.metricsListen, "metrics-listen", metricsListen, "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
+	fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "how often the policy folder is checked for changes")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
+	fs.StringVar(&f.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
+	fs.StringVar(&f.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest request message the server accepts")
+	fs.DurationVar(&f.callTimeout, "call-timeout", server.DefaultCallTimeout, "deadline of each call and of each stream batch")
+	fs.Uint32Var(&f.maxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "calls in flight per client connection")
+	fs.IntVar(&f.maxBatchSize, "max-batch-size", server.DefaultMaxBatchSize, "requests per EvaluateStream batch")
+	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in the LRU cache")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long calls in flight may run after a stop signal")
+	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+}
+
+// options turns the flags into server options.
+func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return server.Options{}, fmt.Errorf("--log-level: %w", err)
+	}
+	hopts := &slog.HandlerOptions{Level: level}
+	var handler slog.Handler
+	switch f.logFormat {
+	case "text":
+		handler = slog.NewTextHandler(stderr, hopts)
+	case "json":
+		handler = slog.NewJSONHandler(stderr, hopts)
+	default:
+		return server.Options{}, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	opts := server.Options{
+		Logger:               slog.New(handler),
+		Registry:             reg,
+		CacheSize:            f.cacheSize,
+		MaxMessageBytes:      f.maxMessageBytes,
+		CallTimeout:          f.callTimeout,
+		MaxConcurrentStreams: f.maxConcurrentStreams,
+		MaxBatchSize:         f.maxBatchSize,
+		ShutdownTimeout:      f.shutdownTimeout,
+		DrainDelay:           f.drainDelay,
+	}
+	if f.policies != "" {
+		opts.Sources = append(opts.Sources, &server.FolderSource{Dir: f.policies, Interval: f.pollInterval})
+	}
+	if src, err := f.kube.source(opts.Logger); err != nil {
+		return server.Options{}, err
+	} else if src != nil {
+		opts.Sources = append(opts.Sources, src)
+	}
+	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
+		cfg, err := server.TLSConfig(f.tlsCert, f.tlsKey, f.clientCA)
+		if err != nil {
+			return server.Options{}, err
+		}
+		opts.TLS = cfg
+	}
+	if f.tokenFile != "" {
+		tokens, err := readTokens(f.tokenFile)
+		if err != nil {
+			return server.Options{}, err
+		}
+		opts.BearerTokens = tokens
+	}
+	return opts, nil
+}
+
+// readTokens reads one bearer token per line; blank lines and lines
+// starting with # are skipped.
+func readTokens(path string) ([]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	defer f.Close()
+	var tokens []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		tokens = append(tokens, line)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--token-file: %w", err)
+	}
+	if len(tokens) == 0 {
+		return nil, fmt.Errorf("--token-file %s: no token", path)
+	}
+	return tokens, nil
+}
+
+func newServeCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "serve --policies DIR --listen HOST:PORT",
+		Short: "Run the gRPC decision server",
+		Long: `Run the gRPC decision server (verdict.v1.DecisionService) with the
+policies of --policies, reloaded when the folder changes. Health
+(grpc.health.v1) reports SERVING once the policies are loaded; on SIGTERM or
+Ctrl-C it reports NOT_SERVING, lets calls in flight finish and exits.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd, &f, nil)
+		},
+	}
+	f.register(cmd.Flags(), "", ":50051", ":9090")
+	f.kube = registerKubeFlags(cmd.Flags())
+	return cmd
+}
+
+func newRunCmd() *cobra.Command {
+	var f serveFlags
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run Verdict locally: the decision server on loopback with the example policies",
+		Long: `Run Verdict in one process for local use: the gRPC decision server
+with the policies of --policies (default examples/policies, reloaded on
+change), listening on loopback. It prints how to call it and stops on
+Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return serve(cmd, &f, func(w io.Writer, addr string) {
+				fmt.Fprintf(w, "Verdict decision server on %s, policies from %s (Ctrl-C to stop).\n\n", addr, f.policies)
+				fmt.Fprintf(w, "Call it with:\n")
+				fmt.Fprintf(w, "  bin/verdict eval --server %s -f examples/resources\n", addr)
+				fmt.Fprintf(w, "  grpcurl -plaintext %s list verdict.v1.DecisionService\n", addr)
+				fmt.Fprintf(w, "  grpcurl -plaintext %s verdict.v1.DecisionService/ListPolicies\n", addr)
+			})
+		},
+	}
+	f.register(cmd.Flags(), "examples/policies", "127.0.0.1:50051", "")
+	return cmd
+}
+
+// serve runs the server until the command's context ends or SIGTERM
+// arrives. banner, when set, is printed once the server listens.
+func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr string)) error {
+	opts, err := f.options(cmd.ErrOrStderr())
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	if f.policies != "" {
+		if fi, err := os.Stat(f.policies); err != nil || !fi.IsDir() {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--policies %s: not a folder", f.policies)}
+		}
+	}
+	srv, err := server.New(opts)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+	defer stop()
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+	}
+	if f.metricsListen != "" {
+		mlis, err := net.Listen("tcp", f.metricsListen)
+		if err != nil {
+			lis.Close()
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", srv.MetricsHandler())
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				opts.Logger.Error("metrics endpoint", "error", err)
+			}
+		}()
+		defer hs.Close()
+	}
+	if banner != nil {
+		banner(cmd.OutOrStdout(), lis.Addr().String())
+	}
+	return srv.Run(ctx, lis)
+}

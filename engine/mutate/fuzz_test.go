@@ -1,0 +1,32 @@
+package mutate
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzStrategicMerge checks that no resource and patch make
+// StrategicMerge or Diff panic.
+func FuzzStrategicMerge(f *testing.F) {
+	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a","image":"x"},{"name":"b"}]}}`,
+		`{"spec":{"containers":[{"(name)":"*","+(imagePullPolicy)":"Always"}]}}`)
+	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"volumes":[{"name":"v","emptyDir":{}}]}}`,
+		`{"metadata":{"annotations":{"+(a)":"b"}},"spec":{"volumes":[{"<(emptyDir)":{}}]}}`)
+	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a"},{"name":"a"}]}}`,
+		`{"spec":{"containers":[{"(name)":"a","x":1},{"(name)":"b","$patch":"delete"}]}}`)
+	f.Add(`{"a":[1,2,{"b":null}]}`, `{"a":{"$patch":"replace"},"c":[{"$patch":"merge"}]}`)
+	f.Fuzz(func(t *testing.T, resource, patch string) {
+		var r map[string]any
+		var p any
+		if json.Unmarshal([]byte(resource), &r) != nil || json.Unmarshal([]byte(patch), &p) != nil || r == nil {
+			return
+		}
+		out, err := StrategicMerge(r, p)
+		if err != nil {
+			return
+		}
+		if _, err := MarshalPatch(Diff(r, out)); err != nil {
+			t.Fatalf("MarshalPatch(Diff) = %v", err)
+		}
+	})
+}

@@ -1,0 +1,182 @@
+package mutate
+
+import (
+	"encoding/json"
+	"testing"
+
+	jsonpatch "github.com/evanphx/json-patch/v5"
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+)
+
+func fromYAML(t *testing.T, s string) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := yaml.Unmarshal([]byte(s), &m); err != nil {
+		t.Fatalf("yaml.Unmarshal(%q) = %v", s, err)
+	}
+	return m
+}
+
+// TestUnchangedAgreesWithTheWalk checks the shortcut of walk: a part of
+// the resource the patch does not touch comes out of the lazy merge as
+// it comes out of kyaml's full walk, also for lists kyaml rebuilds
+// (duplicate keys, missing keys, empty elements).
+func TestUnchangedAgreesWithTheWalk(t *testing.T) {
+	tests := []struct {
+		name, resource string
+	}{
+		{"plain pod", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, image: x, ports: [{containerPort: 80, protocol: TCP}]}]}}`},
+		{"duplicate container names", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, image: x}, {name: a, image: y}]}}`},
+		{"port without protocol", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{name: a, ports: [{containerPort: 443}, {containerPort: 80, protocol: TCP}]}]}}`},
+		{"container without name", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{image: x}, {name: b, image: y}]}}`},
+		{"empty and null elements", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {containers: [{}, null, {name: b}]}}`},
+		{"duplicate finalizers", `{apiVersion: v1, kind: Pod, metadata: {name: p, finalizers: [a, a, b]}, spec: {}}`},
+		{"env with duplicate names", `{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: a, env: [{name: X, value: "1"}, {name: X, value: "2"}]}]}}}}`},
+		{"nested object with a kind", `{apiVersion: example.com/v1, kind: Wrapper, metadata: {name: w}, spec: {template: {apiVersion: v1, kind: Pod, spec: {containers: [{name: a}, {name: a}]}}}}`},
+		{"nulls", `{apiVersion: v1, kind: Pod, metadata: {name: p}, spec: {nodeName: null, containers: [{name: a, args: null}]}}`},
+	}
+	patch := map[string]any{"metadata": map[string]any{"labels": map[string]any{"x": "y"}}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := fromYAML(t, tt.resource)
+			full := func() any {
+				pn, _ := toNode(patch)
+				rn, err := toNode(res)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := merge(pn, rn)
+				if err != nil {
+					return err.Error()
+				}
+				v, _ := m.value()
+				return v
+			}()
+			lazy := func() any {
+				pn, _ := toNode(patch)
+				m, err := merge(pn, lazyNode(res))
+				if err != nil {
+					return err.Error()
+				}
+				v, _ := m.value()
+				return v
+			}()
+			if diff := cmp.Diff(full, lazy); diff != "" {
+				t.Errorf("merge(lazy %s) differs from the full walk (-full +lazy):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+// TestDiffApplies checks that the JSON Patch of Diff turns the original
+// into the patched object.
+func TestDiffApplies(t *testing.T) {
+	tests := []struct {
+		name, original, patched string
+	}{
+		{"add labels", `{metadata: {name: p}}`, `{metadata: {name: p, labels: {a: b, "x/y~z": c}}}`},
+		{"remove and replace", `{a: 1, b: [1, 2, 3], c: {d: e}}`, `{a: "1", b: [3], c: null}`},
+		{"grow list", `{l: [{n: a}]}`, `{l: [{n: z}, {n: a}, {n: b}]}`},
+		{"type change", `{a: {b: c}}`, `{a: [b, c]}`},
+		{"nothing", `{a: [1, {b: 2}]}`, `{a: [1, {b: 2}]}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			orig, want := fromYAML(t, tt.original), fromYAML(t, tt.patched)
+			ops := Diff(orig, want)
+			raw, err := MarshalPatch(ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := jsonpatch.DecodePatch(raw)
+			if err != nil {
+				t.Fatalf("DecodePatch(%s) = %v", raw, err)
+			}
+			doc, _ := json.Marshal(orig)
+			out, err := p.Apply(doc)
+			if err != nil {
+				t.Fatalf("Apply(%s) = %v", raw, err)
+			}
+			var got any
+			if err := json.Unmarshal(out, &got); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(normalizeJSON(t, want), got); diff != "" {
+				t.Errorf("Diff(%s) applied mismatch (-want +got):\n%s\npatch: %s", tt.name, diff, raw)
+			}
+		})
+	}
+}
+
+func normalizeJSON(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out any
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func TestSchemaMergeKeys(t *testing.T) {
+	pod := schemaFor("v1", "Pod")
+	deploy := schemaFor("apps/v1", "Deployment")
+	tests := []struct {
+		name      string
+		give      schema
+		wantMerge bool
+		wantKeys  []string
+	}{
+		{"pod containers", pod.field("spec").field("containers"), true, []string{"name"}},
+		{"container ports", pod.field("spec").field("containers").elements().field("ports"), true, []string{"containerPort", "protocol"}},
+		{"volume mounts", pod.field("spec").field("containers").elements().field("volumeMounts"), true, []string{"mountPath"}},
+		{"tolerations", pod.field("spec").field("tolerations"), false, nil},
+		{"finalizers", pod.field("metadata").field("finalizers"), true, nil},
+		{"deployment containers", deploy.field("spec").field("template").field("spec").field("containers"), true, []string{"name"}},
+	}
+	for _, tt := range tests {
+		if tt.give == nil {
+			t.Errorf("%s: no schema", tt.name)
+			continue
+		}
+		if tt.give.merge != tt.wantMerge || !cmp.Equal(tt.give.keys, tt.wantKeys) {
+			t.Errorf("%s: merge, keys = %v, %v, want %v, %v", tt.name, tt.give.merge, tt.give.keys, tt.wantMerge, tt.wantKeys)
+		}
+	}
+	if s := schemaFor("example.com/v1", "Widget"); s != nil {
+		t.Errorf("schemaFor(custom resource) = %v, want nil", s)
+	}
+}
+
+func TestParseJSON6902Errors(t *testing.T) {
+	tests := []struct {
+		name, give string
+	}{
+		{"not yaml", "- op: add\n  path: [\n"},
+		{"not a list", "op: add"},
+		{"path without slash", `[{"op": "add", "path": "a", "value": 1}]`},
+		{"unknown op", `[{"op": "upsert", "path": "/a", "value": 1}]`},
+		{"missing value", `[{"op": "add", "path": "/a"}]`},
+	}
+	for _, tt := range tests {
+		jp, err := ParseJSON6902(tt.give)
+		if err == nil {
+			err = jp.Check()
+		}
+		if err == nil {
+			t.Errorf("ParseJSON6902(%s) and Check = nil, want an error", tt.name)
+		}
+	}
+}
+
+func TestFormatNumber(t *testing.T) {
+	for give, want := range map[float64]string{8080: "8080", 0.5: "0.5", 1e21: "1e+21", 1e-7: "1e-7", -3: "-3"} {
+		if got := formatNumber(give); got != want {
+			t.Errorf("formatNumber(%v) = %q, want %q", give, got, want)
+		}
+	}
+}

@@ -1,0 +1,461 @@
+package mutate
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// node is one value of a document being merged, shaped like the YAML node
+// Kyverno's strategic merge works on (it runs kustomize's kyaml over the
+// JSON text of the resource and of the patch): maps keep their keys in
+// order (sorted, as JSON encoding writes them), and scalars are compared by
+// their text ("8080" for the number 8080 and for the string "8080").
+//
+// A nil *node is a missing value; a null scalar is a present one.
+type node struct {
+	kind nodeKind
+	// scalars
+	text string
+	val  any  // the typed value: string, float64, bool or nil
+	null bool // tagged null
+	keep bool // a null to keep in the output (kyaml's persistent null)
+	// quoted is the double-quoted style of a JSON string. A scalar that
+	// replaces another in a map takes its style, so a number written over
+	// a string comes out as a string (YAML drops the number's tag there).
+	quoted bool
+	// maps
+	keys []string
+	vals []*node
+	// lists
+	items []*node
+	// raw is the value of a map or list of the resource that was not
+	// looked into yet (lazy); expand converts one level of it. A lazy node
+	// the merge does not change is returned as raw, without copying.
+	raw  any
+	lazy bool
+}
+
+type nodeKind uint8
+
+const (
+	scalarNode nodeKind = iota + 1
+	mapNode
+	listNode
+)
+
+func (k nodeKind) String() string {
+	switch k {
+	case scalarNode:
+		return "ScalarNode"
+	case mapNode:
+		return "MappingNode"
+	case listNode:
+		return "SequenceNode"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// toNode converts a JSON-decoded value into a node tree. Map keys are
+// sorted, as encoding/json writes them.
+func toNode(v any) (*node, error) {
+	switch t := v.(type) {
+	case map[string]any:
+		n := &node{kind: mapNode, keys: make([]string, 0, len(t)), vals: make([]*node, 0, len(t))}
+		for k := range t {
+			n.keys = append(n.keys, k)
+		}
+		slices.Sort(n.keys)
+		for _, k := range n.keys {
+			c, err := toNode(t[k])
+			if err != nil {
+				return nil, err
+			}
+			n.vals = append(n.vals, c)
+		}
+		return n, nil
+	case []any:
+		n := &node{kind: listNode, items: make([]*node, len(t))}
+		for i, item := range t {
+			c, err := toNode(item)
+			if err != nil {
+				return nil, err
+			}
+			n.items[i] = c
+		}
+		return n, nil
+	case []map[string]any:
+		n := &node{kind: listNode, items: make([]*node, len(t))}
+		for i, item := range t {
+			c, err := toNode(item)
+			if err != nil {
+				return nil, err
+			}
+			n.items[i] = c
+		}
+		return n, nil
+	case nil:
+		return nullNode(), nil
+	case string:
+		return &node{kind: scalarNode, text: t, val: t, quoted: true}, nil
+	case bool:
+		return &node{kind: scalarNode, text: strconv.FormatBool(t), val: t}, nil
+	case float64:
+		return numberNode(t)
+	case float32:
+		return numberNode(float64(t))
+	case int:
+		return numberNode(float64(t))
+	case int32:
+		return numberNode(float64(t))
+	case int64:
+		return &node{kind: scalarNode, text: strconv.FormatInt(t, 10), val: float64(t)}, nil
+	case json.Number:
+		f, err := t.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("number %s: %w", t, err)
+		}
+		return &node{kind: scalarNode, text: t.String(), val: f}, nil
+	}
+	return nil, fmt.Errorf("value of type %T is not JSON", v)
+}
+
+// lazyNode wraps a value of the resource: maps and lists are converted one
+// level at a time, when the merge looks into them.
+func lazyNode(v any) *node {
+	switch t := v.(type) {
+	case map[string]any:
+		return &node{kind: mapNode, raw: t, lazy: true}
+	case []any:
+		return &node{kind: listNode, raw: t, lazy: true}
+	}
+	n, err := toNode(v)
+	if err != nil {
+		// Not JSON: keep it as an opaque string scalar.
+		return &node{kind: scalarNode, text: fmt.Sprint(v), val: v}
+	}
+	return n
+}
+
+// expand converts one level of a lazy node.
+func (n *node) expand() {
+	if n == nil || !n.lazy {
+		return
+	}
+	n.lazy = false
+	switch t := n.raw.(type) {
+	case map[string]any:
+		n.keys = make([]string, 0, len(t))
+		for k := range t {
+			n.keys = append(n.keys, k)
+		}
+		slices.Sort(n.keys)
+		n.vals = make([]*node, len(n.keys))
+		for i, k := range n.keys {
+			n.vals[i] = lazyNode(t[k])
+		}
+	case []any:
+		n.items = make([]*node, len(t))
+		for i, item := range t {
+			n.items[i] = lazyNode(item)
+		}
+	}
+	n.raw = nil
+}
+
+func nullNode() *node { return &node{kind: scalarNode, text: "null", null: true} }
+
+func numberNode(f float64) (*node, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return nil, fmt.Errorf("number %v is not JSON", f)
+	}
+	return &node{kind: scalarNode, text: formatNumber(f), val: f}, nil
+}
+
+// formatNumber writes f as encoding/json does.
+func formatNumber(f float64) string {
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(make([]byte, 0, 24), f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return string(b)
+}
+
+// plainScalar is a scalar written without quotes (kyaml's NewScalarRNode):
+// its type is the one YAML resolves from the text.
+func plainScalar(text string) *node {
+	n := &node{kind: scalarNode, text: text}
+	switch strings.ToLower(text) {
+	case "", "~", "null":
+		n.null = true
+		return n
+	case "true":
+		n.val = true
+		return n
+	case "false":
+		n.val = false
+		return n
+	}
+	if f, err := strconv.ParseFloat(text, 64); err == nil && !math.IsInf(f, 0) && !math.IsNaN(f) && looksNumeric(text) {
+		n.val = f
+		return n
+	}
+	n.val = text
+	return n
+}
+
+func looksNumeric(s string) bool {
+	for _, r := range s {
+		if !(r >= '0' && r <= '9' || r == '-' || r == '+' || r == '.' || r == 'e' || r == 'E') {
+			return false
+		}
+	}
+	return true
+}
+
+// value converts a node tree back into a JSON value. Two equal keys in one
+// map are an error, as decoding the YAML Kyverno writes would be.
+func (n *node) value() (any, error) {
+	if n == nil {
+		return nil, nil
+	}
+	if n.lazy {
+		return n.raw, nil
+	}
+	switch n.kind {
+	case mapNode:
+		m := make(map[string]any, len(n.keys))
+		for i, k := range n.keys {
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("mapping key %q already defined", k)
+			}
+			v, err := n.vals[i].value()
+			if err != nil {
+				return nil, err
+			}
+			m[k] = v
+		}
+		return m, nil
+	case listNode:
+		l := make([]any, len(n.items))
+		for i, item := range n.items {
+			v, err := item.value()
+			if err != nil {
+				return nil, err
+			}
+			l[i] = v
+		}
+		return l, nil
+	}
+	if n.null {
+		return nil, nil
+	}
+	if _, ok := n.val.(string); !ok && n.quoted {
+		return n.text, nil
+	}
+	return n.val, nil
+}
+
+// copy returns a deep copy of n.
+func (n *node) copy() *node {
+	if n == nil {
+		return nil
+	}
+	n.expand()
+	c := *n
+	if n.keys != nil {
+		c.keys = slices.Clone(n.keys)
+		c.vals = make([]*node, len(n.vals))
+		for i, v := range n.vals {
+			c.vals[i] = v.copy()
+		}
+	}
+	if n.items != nil {
+		c.items = make([]*node, len(n.items))
+		for i, v := range n.items {
+			c.items[i] = v.copy()
+		}
+	}
+	return &c
+}
+
+// missingOrNull is kyaml's IsMissingOrNull.
+func missingOrNull(n *node) bool { return n == nil || n.null }
+
+// emptyMap is kyaml's IsEmptyMap.
+func emptyMap(n *node) bool { return missingOrNull(n) || n.kind == mapNode && n.size() == 0 }
+
+// size is the number of keys of a map or items of a list.
+func (n *node) size() int {
+	if n.lazy {
+		switch t := n.raw.(type) {
+		case map[string]any:
+			return len(t)
+		case []any:
+			return len(t)
+		}
+		return 0
+	}
+	if n.kind == mapNode {
+		return len(n.keys)
+	}
+	return len(n.items)
+}
+
+// nilOrEmpty is kyaml's IsNilOrEmpty: missing, null, or an empty map or
+// list.
+func nilOrEmpty(n *node) bool {
+	return n == nil || n.null || (n.kind == mapNode || n.kind == listNode) && n.size() == 0
+}
+
+// scalarText is kyaml's GetValue: the text of a scalar, "" for anything
+// else or a missing or null value.
+func scalarText(n *node) string {
+	if missingOrNull(n) {
+		return ""
+	}
+	return n.text
+}
+
+// nodeText is the Value of a YAML node: the text of a scalar, "" for a map
+// or a list.
+func nodeText(n *node) string {
+	if n == nil || n.kind != scalarNode {
+		return ""
+	}
+	return n.text
+}
+
+// field returns the value of the first key k of a map (nil if absent or
+// n is not a map).
+func (n *node) field(k string) *node {
+	if n == nil || n.kind != mapNode {
+		return nil
+	}
+	n.expand()
+	for i, key := range n.keys {
+		if key == k {
+			return n.vals[i]
+		}
+	}
+	return nil
+}
+
+// hasField reports whether a map has key k.
+func (n *node) hasField(k string) bool {
+	if n == nil || n.kind != mapNode {
+		return false
+	}
+	n.expand()
+	return slices.Contains(n.keys, k)
+}
+
+// clearField removes the first key k of a map.
+func (n *node) clearField(k string) {
+	if n == nil || n.kind != mapNode {
+		return
+	}
+	n.expand()
+	for i, key := range n.keys {
+		if key == k {
+			n.keys = slices.Delete(n.keys, i, i+1)
+			n.vals = slices.Delete(n.vals, i, i+1)
+			return
+		}
+	}
+}
+
+// setField is kyaml's FieldSetter: a missing value or a null (not kept)
+// clears the field; otherwise it replaces the first key k, or appends it.
+func (n *node) setField(k string, v *node) {
+	n.expand()
+	if v == nil || v.null && !v.keep {
+		n.clearField(k)
+		return
+	}
+	for i, key := range n.keys {
+		if key == k {
+			if old := n.vals[i]; old != v && old != nil && old.kind == scalarNode && v.kind == scalarNode && old.quoted != v.quoted {
+				c := *v
+				c.quoted = old.quoted
+				v = &c
+			}
+			n.vals[i] = v
+			return
+		}
+	}
+	n.keys = append(n.keys, k)
+	n.vals = append(n.vals, v)
+}
+
+// renameField renames the first key name of a map.
+func (n *node) renameField(name, newName string) {
+	if n == nil || n.kind != mapNode {
+		return
+	}
+	n.expand()
+	for i, key := range n.keys {
+		if key == name {
+			n.keys[i] = newName
+			return
+		}
+	}
+}
+
+// describe writes a node as YAML in flow style, the way Kyverno's errors
+// show the nodes it parsed from JSON.
+func (n *node) describe() string {
+	var b strings.Builder
+	n.flow(&b)
+	return b.String()
+}
+
+func (n *node) flow(b *strings.Builder) {
+	if n == nil {
+		b.WriteString("null")
+		return
+	}
+	n.expand()
+	switch n.kind {
+	case mapNode:
+		b.WriteByte('{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			q, _ := json.Marshal(k)
+			b.Write(q)
+			b.WriteString(": ")
+			n.vals[i].flow(b)
+		}
+		b.WriteByte('}')
+	case listNode:
+		b.WriteByte('[')
+		for i, item := range n.items {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			item.flow(b)
+		}
+		b.WriteByte(']')
+	default:
+		if n.quoted {
+			q, _ := json.Marshal(n.text)
+			b.Write(q)
+			return
+		}
+		b.WriteString(n.text)
+	}
+}

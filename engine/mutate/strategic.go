@@ -1,0 +1,45 @@
+package mutate
+
+import (
+	"errors"
+	"fmt"
+)
+
+// StrategicMerge applies a patchStrategicMerge overlay to a resource, as
+// Kyverno does: anchors are checked against the resource and removed
+// (preprocess.go), then the overlay is merged with kustomize's strategic
+// merge semantics (merge.go). A conditional or global anchor that does not
+// hold leaves the resource unchanged.
+//
+// resource and patch are JSON values; neither is modified. The result
+// shares the parts the patch did not change with resource: treat both as
+// read-only.
+func StrategicMerge(resource map[string]any, patch any) (map[string]any, error) {
+	rn := lazyNode(resource)
+	pn, err := toNode(patch)
+	if err != nil {
+		return nil, fmt.Errorf("patch: %w", err)
+	}
+	if err := preprocess(pn, rn); err != nil {
+		if !isConditionError(err) && !isGlobalError(err) {
+			return nil, fmt.Errorf("failed to preProcess rule: %w", err)
+		}
+		pn = &node{kind: mapNode}
+	}
+	merged, err := merge(pn, rn)
+	if err != nil {
+		return nil, err
+	}
+	if merged == nil {
+		return nil, errors.New("filter cannot create or delete objects")
+	}
+	v, err := merged.value()
+	if err != nil {
+		return nil, err
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("the patched resource is not an object but %s", merged.kind)
+	}
+	return m, nil
+}

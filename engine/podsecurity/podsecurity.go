@@ -1,0 +1,457 @@
+package podsecurity
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+	"k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/match"
+)
+
+// Checker is a compiled validate.podSecurity block: the checks of its level
+// and version, chosen once, and its exclusions. It is immutable and safe
+// for concurrent use.
+type Checker struct {
+	// Level and Version are as written in the policy (Version may be "").
+	Level, Version string
+	level          api.LevelVersion
+	checks         []check
+	exclude        []Exclude
+}
+
+// check is one Pod Security Standards check at the version the rule asks
+// for.
+type check struct {
+	id string
+	fn policy.CheckPodFn
+}
+
+// Exclude exempts a control, as validate.podSecurity.exclude and
+// PolicyException.spec.podSecurity write it.
+type Exclude = kyverno.PodSecurityStandard
+
+// Compile compiles a validate.podSecurity block. path locates it in the
+// policy. It rejects what Kyverno's policy validation rejects: an unknown
+// level or version, and exclusions that break the rules of
+// ValidateExclusions.
+func Compile(ps *kyverno.PodSecurity, path string) (*Checker, error) {
+	var errs engine.Errors
+	c := &Checker{Level: ps.Level, Version: ps.Version, exclude: ps.Exclude}
+	lvl, err := api.ParseLevel(ps.Level)
+	if err != nil {
+		errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, path+".level", fmt.Sprintf("level %q %v", ps.Level, err)))
+	}
+	ver, err := parseVersion(ps.Version)
+	if err != nil {
+		errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, path+".version", fmt.Sprintf("version %q %v", ps.Version, err)))
+	}
+	c.level = api.LevelVersion{Level: lvl, Version: ver}
+	errs = append(errs, ValidateExclusions(ps.Level, ps.Exclude, path+".exclude")...)
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	c.checks = selectChecks(c.level)
+	return c, nil
+}
+
+// parseVersion is Kyverno's pss.ParseVersion: "" and "latest" are the
+// latest version, "v1.x" is that version.
+func parseVersion(v string) (api.Version, error) {
+	if v == "" || v == "latest" {
+		return api.LatestVersion(), nil
+	}
+	parsed, err := api.ParseVersion(v)
+	if err != nil {
+		return api.Version{}, err
+	}
+	return api.MajorMinorVersion(parsed.Major(), parsed.Minor()), nil
+}
+
+// selectChecks picks, for each default check, the newest version not newer
+// than the level's version, as Kyverno's evaluatePSS does. For the
+// baseline level only baseline checks apply; for restricted and (as in
+// Kyverno) privileged, all checks do.
+func selectChecks(lv api.LevelVersion) []check {
+	var out []check
+	for _, c := range policy.DefaultChecks() {
+		if lv.Level == api.LevelBaseline && c.Level != lv.Level {
+			continue
+		}
+		selected := c.Versions[0]
+		for i := 1; i < len(c.Versions); i++ {
+			next := c.Versions[i]
+			if !lv.Version.Older(next.MinimumVersion) && selected.MinimumVersion.Older(next.MinimumVersion) {
+				selected = next
+			}
+		}
+		out = append(out, check{id: string(c.ID), fn: selected.CheckPod})
+	}
+	return out
+}
+
+// ValidateExclusions checks exclusions as Kyverno's
+// PodSecurityStandard.Validate and Rule.ValidatePSaControlNames do. level
+// is the rule's level ("" for a PolicyException, which has none).
+func ValidateExclusions(level string, excludes []Exclude, path string) engine.Errors {
+	var errs engine.Errors
+	for i, e := range excludes {
+		p := fmt.Sprintf("%s[%d]", path, i)
+		if _, ok := controlIDs[e.ControlName]; !ok {
+			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", fmt.Sprintf("unknown control %q", e.ControlName)))
+		}
+		switch {
+		case contains(containerLevelControls, e.ControlName):
+			if len(e.Images) == 0 {
+				errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "exclude.images must be specified for the container level control"))
+			}
+		case contains(podLevelControls, e.ControlName):
+			if len(e.Images) != 0 {
+				errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "exclude.images must not be specified for the pod level control"))
+			}
+		}
+		if e.RestrictedField != "" && len(e.Values) == 0 {
+			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".values", "values is required"))
+		}
+		if e.RestrictedField == "" && len(e.Values) != 0 {
+			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".restrictedField", "restrictedField is required"))
+		}
+		if level == "baseline" && e.ControlName != "Seccomp" && e.ControlName != "Capabilities" && contains(restrictedControls, e.ControlName) {
+			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "Invalid control name defined at the given level"))
+		}
+	}
+	return errs
+}
+
+// Result is a check the pod does not pass.
+type Result struct {
+	// ID is the check's ID ("privileged", "capabilities_restricted", ...).
+	ID     string
+	Result policy.CheckResult
+}
+
+// Evaluate runs the checks against pod and applies the rule's exclusions.
+// allowed is true when no check fails.
+func (c *Checker) Evaluate(pod *corev1.Pod) (allowed bool, failed []Result) {
+	failed = c.run(&pod.ObjectMeta, &pod.Spec)
+	if len(c.exclude) > 0 {
+		failed = c.Exempt(failed, c.exclude, pod)
+	}
+	return len(failed) == 0, failed
+}
+
+// run is Kyverno's evaluatePSS.
+func (c *Checker) run(meta *metav1.ObjectMeta, spec *corev1.PodSpec) []Result {
+	var out []Result
+	for _, ch := range c.checks {
+		r := ch.fn(meta, spec, policy.WithFieldErrors())
+		if !r.Allowed {
+			out = append(out, Result{ID: ch.id, Result: r})
+		}
+	}
+	return out
+}
+
+// Exempt removes from failed the field errors the exclusions cover, as
+// Kyverno's ApplyPodSecurityExclusion does; checks left without errors
+// are dropped. Unlike Kyverno, whose result order then follows Go's map
+// order, the remaining checks keep their order. failed is modified.
+func (c *Checker) Exempt(failed []Result, excludes []Exclude, pod *corev1.Pod) []Result {
+	for _, ex := range excludes {
+		// Only the failed checks of the excluded control can lose errors:
+		// run those alone, and nothing when there are none.
+		ids := exemptable(failed, ex)
+		if len(ids) == 0 {
+			continue
+		}
+		if len(ex.Images) == 0 {
+			// Pod-level: the pod without its containers.
+			spec := pod.DeepCopy()
+			spec.Spec.Containers = []corev1.Container{{Name: "fake"}}
+			spec.Spec.InitContainers = nil
+			spec.Spec.EphemeralContainers = nil
+			failed = exempt(failed, c.runOnly(&spec.ObjectMeta, &spec.Spec, ids), ex, pod, nil, false)
+			continue
+		}
+		matching := matchingContainers(ex.Images, pod)
+		failed = exempt(failed, c.runOnly(&matching.ObjectMeta, &matching.Spec, ids), ex, pod, matching, true)
+	}
+	return failed
+}
+
+// exemptable returns the IDs of the failed checks that belong to the
+// control ex excludes: exempt ignores the results of other checks.
+func exemptable(failed []Result, ex Exclude) []string {
+	var ids []string
+	for _, id := range controlIDs[ex.ControlName] {
+		for _, r := range failed {
+			if r.ID == id {
+				ids = append(ids, id)
+				break
+			}
+		}
+	}
+	return ids
+}
+
+// runOnly is run restricted to the checks with the given IDs.
+func (c *Checker) runOnly(meta *metav1.ObjectMeta, spec *corev1.PodSpec, ids []string) []Result {
+	var out []Result
+	for _, ch := range c.checks {
+		if !slices.Contains(ids, ch.id) {
+			continue
+		}
+		r := ch.fn(meta, spec, policy.WithFieldErrors())
+		if !r.Allowed {
+			out = append(out, Result{ID: ch.id, Result: r})
+		}
+	}
+	return out
+}
+
+// matchingContainers is the pod with only the containers whose image
+// matches one of images (Kyverno's GetPodWithMatchingContainers).
+func matchingContainers(images []string, pod *corev1.Pod) *corev1.Pod {
+	out := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace}}
+	for _, ct := range pod.Spec.Containers {
+		if match.AnyWildcard(images, ct.Image) {
+			out.Spec.Containers = append(out.Spec.Containers, ct)
+		}
+	}
+	for _, ct := range pod.Spec.InitContainers {
+		if match.AnyWildcard(images, ct.Image) {
+			out.Spec.InitContainers = append(out.Spec.InitContainers, ct)
+		}
+	}
+	for _, ct := range pod.Spec.EphemeralContainers {
+		if match.AnyWildcard(images, ct.Image) {
+			out.Spec.EphemeralContainers = append(out.Spec.EphemeralContainers, ct)
+		}
+	}
+	return out
+}
+
+var (
+	regexIndex = regexp.MustCompile(`\d+`)
+	regexWord  = regexp.MustCompile(`[a-zA-Z]+`)
+)
+
+// exempt is Kyverno's exemptExclusions: every field error of the excluded
+// pod (or containers) that the exclusion covers removes the same field
+// error (same field, indexes replaced by *, and for containers the same
+// container name) from the failed checks.
+func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, containerLevel bool) []Result {
+	byID := make(map[string]int, len(failed))
+	for i, r := range failed {
+		byID[r.ID] = i
+	}
+	removed := make([]bool, len(failed))
+	for _, exr := range excluded {
+		for _, id := range controlIDs[ex.ControlName] {
+			if exr.ID != id || exr.Result.ErrList == nil {
+				continue
+			}
+			for _, exErr := range *exr.Result.ErrList {
+				var exField, exType string
+				var exIdx []int
+				var exContainer corev1.Container
+				isContainerField := false
+				if containerLevel {
+					exField, exIdx, exType, isContainerField = parseField(exErr.Field)
+				} else {
+					exField = regexIndex.ReplaceAllString(exErr.Field, "*")
+				}
+				if isContainerField {
+					exContainer = containerAt(matching, exIdx[0], exType)
+				}
+				if ex.RestrictedField != "" && exField != ex.RestrictedField {
+					continue
+				}
+				if len(ex.Values) != 0 && !allMatch(ex.Values, badValues(exErr)) {
+					continue
+				}
+				i, ok := byID[id]
+				if !ok || removed[i] || failed[i].Result.ErrList == nil {
+					continue
+				}
+				list := failed[i].Result.ErrList
+				for idx, defErr := range *list {
+					var defField, defType string
+					var defIdx []int
+					isDefContainer := false
+					if containerLevel {
+						defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
+					} else {
+						defField = regexIndex.ReplaceAllString(defErr.Field, "*")
+					}
+					if isDefContainer {
+						if exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name {
+							removeAt(list, idx)
+							break
+						}
+					} else if exField == defField {
+						removeAt(list, idx)
+						break
+					}
+				}
+				if len(*list) == 0 {
+					removed[i] = true
+				}
+			}
+		}
+	}
+	out := failed[:0]
+	for i, r := range failed {
+		if !removed[i] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func allMatch(patterns, values []string) bool {
+	for _, v := range values {
+		if !match.AnyWildcard(patterns, v) {
+			return false
+		}
+	}
+	return true
+}
+
+// badValues is Kyverno's extractBadValues.
+func badValues(e *field.Error) []string {
+	switch v := e.BadValue.(type) {
+	case string:
+		if v == "" {
+			return nil
+		}
+		return []string{v}
+	case bool:
+		return []string{strconv.FormatBool(v)}
+	case int:
+		return []string{strconv.Itoa(v)}
+	case []string:
+		return v
+	}
+	return nil
+}
+
+// removeAt removes element i by moving the last one into its place, as
+// Kyverno does (the order of the remaining errors changes with it).
+func removeAt(s *field.ErrorList, i int) {
+	(*s)[i] = (*s)[len(*s)-1]
+	*s = (*s)[:len(*s)-1]
+}
+
+// parseField is Kyverno's parseField: the field with indexes replaced by
+// *, its indexes, and its second word, which names the container list for
+// container fields.
+func parseField(f string) (string, []int, string, bool) {
+	idx := regexIndex.FindAllString(f, -1)
+	words := regexWord.FindAllString(f, -1)
+	field := regexIndex.ReplaceAllString(f, "*")
+	indexes := make([]int, 0, len(idx))
+	for _, m := range idx {
+		n, _ := strconv.Atoi(m)
+		indexes = append(indexes, n)
+	}
+	if len(words) < 2 {
+		return field, indexes, "", false
+	}
+	kind := words[1]
+	isContainer := (kind == "containers" || kind == "initContainers" || kind == "ephemeralContainers") && len(indexes) > 0
+	return field, indexes, kind, isContainer
+}
+
+func containerAt(pod *corev1.Pod, i int, kind string) corev1.Container {
+	if pod == nil || i < 0 {
+		return corev1.Container{}
+	}
+	switch kind {
+	case "containers":
+		if i < len(pod.Spec.Containers) {
+			return pod.Spec.Containers[i]
+		}
+	case "initContainers":
+		if i < len(pod.Spec.InitContainers) {
+			return pod.Spec.InitContainers[i]
+		}
+	case "ephemeralContainers":
+		if i < len(pod.Spec.EphemeralContainers) {
+			return corev1.Container(pod.Spec.EphemeralContainers[i].EphemeralContainerCommon)
+		}
+	}
+	return corev1.Container{}
+}
+
+// Message is Kyverno's text for failed checks of a resource of kind
+// (FormatChecksPrint after convertChecks): field paths are rewritten for
+// pod controllers. failed is modified.
+func Message(failed []Result, kind string) string {
+	convertFields(failed, kind)
+	var b strings.Builder
+	for _, r := range failed {
+		fmt.Fprintf(&b, "(Forbidden reason: %s, field error list: [", r.Result.ForbiddenReason)
+		if r.Result.ErrList != nil {
+			list := *r.Result.ErrList
+			for i, e := range list {
+				badValue := true
+				if s, ok := e.BadValue.(string); ok && s == "" {
+					badValue = false
+				}
+				if e.Type == field.ErrorTypeForbidden && badValue {
+					fmt.Fprintf(&b, "%s is forbidden, forbidden values found: %+v", e.Field, e.BadValue)
+				} else {
+					b.WriteString(e.Error())
+				}
+				if i != len(list)-1 {
+					b.WriteString(", ")
+				}
+			}
+		}
+		b.WriteString("])")
+	}
+	return b.String()
+}
+
+// convertFields is Kyverno's convertChecks: "spec" becomes the pod
+// template's spec in pod controllers, and "metadata" becomes
+// spec.template.metadata for every kind (Pods included, as in Kyverno).
+func convertFields(failed []Result, kind string) {
+	prefix := ""
+	switch kind {
+	case "DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController":
+		prefix = "spec.template.spec"
+	case "CronJob":
+		prefix = "spec.jobTemplate.spec.template.spec"
+	}
+	for _, r := range failed {
+		if r.Result.ErrList == nil {
+			continue
+		}
+		for _, e := range *r.Result.ErrList {
+			if prefix != "" {
+				e.Field = strings.ReplaceAll(e.Field, "spec", prefix)
+			}
+			e.Field = strings.ReplaceAll(e.Field, "metadata", "spec.template.metadata")
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

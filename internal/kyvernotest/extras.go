@@ -1,0 +1,96 @@
+package kyvernotest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/policy"
+)
+
+// This file holds what the test runner reads for validate.cel and
+// PolicyExceptions: the test's exceptions files and paramResources.
+
+// exceptions loads the PolicyException files of a test and compiles them.
+// As in Kyverno's CLI, a document that is not a PolicyException is an
+// error.
+func (l *loader) exceptions(paths []string) ([]*policy.Exception, error) {
+	var out []*policy.Exception
+	for _, p := range paths {
+		v, err := l.get("exception", p, func() (any, error) {
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("load exceptions: %w", err)
+			}
+			docs, err := kyverno.DecodeExceptions(p, data)
+			if err != nil {
+				return nil, fmt.Errorf("load exceptions: %w", err)
+			}
+			var exs []*policy.Exception
+			for _, d := range docs {
+				ex, err := policy.CompileException(d)
+				if err != nil {
+					return nil, fmt.Errorf("load exceptions: %s: %w", p, err)
+				}
+				exs = append(exs, ex)
+			}
+			return exs, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v.([]*policy.Exception)...)
+	}
+	return out, nil
+}
+
+// Namespace implements eval.Lookup: the CLI has no cluster, so CEL sees a
+// Namespace with only its name, as in Kyverno's CLI.
+func (l *lookup) Namespace(_ context.Context, name string) (map[string]any, error) {
+	return nil, fmt.Errorf("namespace %s: no cluster in the CLI: %w", name, eval.ErrUndefined)
+}
+
+// Params implements eval.Lookup from the test's paramResources, as the
+// fake cluster of Kyverno's CLI answers them: it knows no params kind to
+// be namespaced, so paramRef.namespace is an error, a name finds only an
+// object without namespace, and a selector selects in every namespace.
+func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any, error) {
+	if q.Namespace != "" {
+		return nil, errors.New("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
+	}
+	var out []map[string]any
+	for _, r := range l.params {
+		if r.APIVersion != q.APIVersion || r.Kind != q.Kind {
+			continue
+		}
+		if q.Name != "" {
+			if r.Name == q.Name && r.Namespace == "" {
+				return []map[string]any{r.Object}, nil
+			}
+			continue
+		}
+		if q.Selector != nil && q.Selector.Matches(labelsOf(r.Object)) {
+			out = append(out, r.Object)
+		}
+	}
+	if q.Name != "" {
+		return nil, fmt.Errorf("%ss %q not found", strings.ToLower(q.Kind), q.Name)
+	}
+	return out, nil
+}
+
+func labelsOf(obj map[string]any) map[string]string {
+	meta, _ := obj["metadata"].(map[string]any)
+	labels, _ := meta["labels"].(map[string]any)
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}

@@ -1,0 +1,364 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+var operations = map[verdictv1.Operation]string{
+	verdictv1.Operation_OPERATION_UNSPECIFIED: "CREATE",
+	verdictv1.Operation_OPERATION_CREATE:      "CREATE",
+	verdictv1.Operation_OPERATION_UPDATE:      "UPDATE",
+	verdictv1.Operation_OPERATION_DELETE:      "DELETE",
+	verdictv1.Operation_OPERATION_CONNECT:     "CONNECT",
+}
+
+// requestFromProto decodes the JSON payloads of req into an engine request.
+// A payload that is not valid JSON is a *verdictv1.ValidationError naming
+// the field.
+func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
+	out := &eval.Request{
+		Operation:       operations[req.GetOperation()],
+		Namespace:       req.GetNamespace(),
+		NamespaceLabels: req.GetNamespaceLabels(),
+		Subresource:     req.GetSubresource(),
+		DryRun:          req.GetDryRun(),
+	}
+	if req.GetMode() == verdictv1.Mode_MODE_BACKGROUND {
+		out.Mode = eval.Background
+	}
+	var err error
+	if out.Object, err = decodeObject("object", req.GetObject()); err != nil {
+		return nil, err
+	}
+	if out.OldObject, err = decodeObject("old_object", req.GetOldObject()); err != nil {
+		return nil, err
+	}
+	if k := req.GetKind(); k != nil {
+		out.Group, out.Version, out.Kind = k.GetGroup(), k.GetVersion(), k.GetKind()
+	}
+	if u := req.GetUserInfo(); u != nil {
+		out.UserInfo = eval.UserInfo{Username: u.GetUsername(), UID: u.GetUid(), Groups: u.GetGroups()}
+		if len(u.GetExtra()) > 0 {
+			out.UserInfo.Extra = make(map[string][]string, len(u.GetExtra()))
+			for k, v := range u.GetExtra() {
+				out.UserInfo.Extra[k] = v.GetValues()
+			}
+		}
+		out.Roles, out.ClusterRoles = u.GetRoles(), u.GetClusterRoles()
+	}
+	if vars := req.GetVariables(); len(vars) > 0 {
+		out.Variables = make(map[string]any, len(vars))
+		for k, raw := range vars {
+			var v any
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return nil, fieldError(fmt.Sprintf("variables[%q]", k), "not JSON: %v", err)
+			}
+			out.Variables[k] = v
+		}
+	}
+	return out, nil
+}
+
+// decodeObject decodes a JSON object; numbers become float64, as the
+// engine reads them from YAML.
+func decodeObject(field string, b []byte) (map[string]any, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fieldError(field, "not a JSON object: %v", err)
+	}
+	return m, nil
+}
+
+var (
+	results = map[eval.Status]verdictv1.Result{
+		eval.StatusPass:  verdictv1.Result_RESULT_PASS,
+		eval.StatusFail:  verdictv1.Result_RESULT_FAIL,
+		eval.StatusWarn:  verdictv1.Result_RESULT_WARN,
+		eval.StatusError: verdictv1.Result_RESULT_ERROR,
+		eval.StatusSkip:  verdictv1.Result_RESULT_SKIP,
+	}
+	ruleTypes = map[eval.RuleType]verdictv1.RuleType{
+		eval.RuleValidation:  verdictv1.RuleType_RULE_TYPE_VALIDATION,
+		eval.RuleMutation:    verdictv1.RuleType_RULE_TYPE_MUTATION,
+		eval.RuleGeneration:  verdictv1.RuleType_RULE_TYPE_GENERATION,
+		eval.RuleImageVerify: verdictv1.RuleType_RULE_TYPE_IMAGE_VERIFY,
+	}
+)
+
+// policyResults are the results of one policy, in evaluation order.
+type policyResults struct {
+	policy  *policy.Policy
+	results []eval.RuleResult
+}
+
+// groupResults splits results by policy, in the order policies first
+// appear in results. The engine returns the results of the mutate rules of
+// every policy, then of the validate rules, then of the generate rules, so
+// the results of one policy are not always adjacent.
+func groupResults(policies []*policy.Policy, results []eval.RuleResult) []policyResults {
+	var out []policyResults
+	last := -1
+	for _, r := range results {
+		if last < 0 || !samePolicy(out[last].policy, &r) {
+			last = -1
+			for i := range out {
+				if samePolicy(out[i].policy, &r) {
+					last = i
+					break
+				}
+			}
+			if last < 0 {
+				for _, p := range policies {
+					if samePolicy(p, &r) {
+						out = append(out, policyResults{policy: p})
+						last = len(out) - 1
+						break
+					}
+				}
+			}
+			if last < 0 {
+				// A result of a policy that was not evaluated cannot
+				// happen; drop it rather than misattribute it.
+				continue
+			}
+		}
+		out[last].results = append(out[last].results, r)
+	}
+	return out
+}
+
+func samePolicy(p *policy.Policy, r *eval.RuleResult) bool {
+	return p.Name() == r.Policy && p.Namespace() == r.PolicyNamespace
+}
+
+// responseToProto builds the response: the decision, Kyverno's message and
+// warnings, the results and the versions of the policies that gave them,
+// the patch and what generate and mutate-existing rules ask the caller to
+// write.
+func responseToProto(req *eval.Request, groups []policyResults, res *eval.Response) (*verdictv1.EvaluateResponse, error) {
+	resp := &verdictv1.EvaluateResponse{Allowed: true, JsonPatch: res.Patch}
+	if err := intentsToProto(res, resp); err != nil {
+		return nil, err
+	}
+	resp.Policies = make([]*verdictv1.PolicyVersion, 0, len(groups))
+	for _, g := range groups {
+		p := g.policy
+		resp.Policies = append(resp.Policies, &verdictv1.PolicyVersion{
+			Kind:        p.Kind(),
+			Namespace:   p.Namespace(),
+			Name:        p.Name(),
+			ContentHash: p.Hash(),
+		})
+	}
+	resp.Results = make([]*verdictv1.RuleResult, 0, len(res.Results))
+	for i := range res.Results {
+		r := &res.Results[i]
+		resp.Results = append(resp.Results, &verdictv1.RuleResult{
+			Policy:          r.Policy,
+			PolicyNamespace: r.PolicyNamespace,
+			Rule:            r.Rule,
+			Type:            ruleTypes[r.Type],
+			Result:          results[r.Status],
+			Message:         r.Message,
+			Category:        r.Category,
+			Severity:        r.Severity,
+			Scored:          r.Scored,
+			Properties:      r.Properties,
+			Enforce:         r.Enforce,
+		})
+	}
+	if req.Mode == eval.Background {
+		return resp, nil
+	}
+	if blocked(groups) {
+		resp.Allowed = false
+		resp.Message = blockedMessage(req, groups)
+		return resp, nil
+	}
+	resp.Warnings = warnings(groups)
+	return resp, nil
+}
+
+var generateActions = map[eval.GenerateAction]verdictv1.GenerateAction{
+	eval.GenerateCreate: verdictv1.GenerateAction_GENERATE_ACTION_CREATE,
+	eval.GenerateUpdate: verdictv1.GenerateAction_GENERATE_ACTION_UPDATE,
+	eval.GenerateDelete: verdictv1.GenerateAction_GENERATE_ACTION_DELETE,
+}
+
+// intentsToProto adds the generate intents, generate failures and target
+// patches of res to resp.
+func intentsToProto(res *eval.Response, resp *verdictv1.EvaluateResponse) error {
+	for _, g := range res.Generated {
+		obj, err := json.Marshal(g.Object)
+		if err != nil {
+			return fmt.Errorf("generated resource of %s/%s: %w", g.Policy, g.Rule, err)
+		}
+		resp.Generates = append(resp.Generates, &verdictv1.GenerateIntent{
+			Policy:          g.Policy,
+			PolicyNamespace: g.PolicyNamespace,
+			Rule:            g.Rule,
+			Action:          generateActions[g.Action],
+			Resource:        obj,
+			Synchronize:     g.Synchronize,
+			CloneSource:     g.Source,
+		})
+	}
+	for _, g := range res.GenerateErrors {
+		resp.GenerateFailures = append(resp.GenerateFailures, &verdictv1.GenerateFailure{
+			Policy:          g.Policy,
+			PolicyNamespace: g.PolicyNamespace,
+			Rule:            g.Rule,
+			Message:         g.Message,
+		})
+	}
+	for _, tp := range res.Targets {
+		target, err := json.Marshal(tp.Target)
+		if err != nil {
+			return fmt.Errorf("mutate target of %s/%s: %w", tp.Policy, tp.Rule, err)
+		}
+		resp.TargetPatches = append(resp.TargetPatches, &verdictv1.TargetPatch{
+			Policy:          tp.Policy,
+			PolicyNamespace: tp.PolicyNamespace,
+			Rule:            tp.Rule,
+			Target:          target,
+			JsonPatch:       tp.Patch,
+		})
+	}
+	return nil
+}
+
+// enforcing reports whether Kyverno treats p as an Enforce policy: its
+// action, a rule's action, or one of their overrides is Enforce.
+func enforcing(p *policy.Policy) bool {
+	if p.Action == policy.Enforce || anyEnforce(p.Overrides) {
+		return true
+	}
+	for _, r := range p.Rules {
+		if r.Type == policy.Validate && (r.Action == policy.Enforce || anyEnforce(r.Overrides)) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyEnforce(os []policy.ActionOverride) bool {
+	for _, o := range os {
+		if o.Action == policy.Enforce {
+			return true
+		}
+	}
+	return false
+}
+
+// failurePolicyFail reports whether p's spec.failurePolicy is Fail (the
+// default).
+func failurePolicyFail(p *policy.Policy) bool {
+	fp := p.Document().Spec.FailurePolicy
+	return fp == "" || strings.EqualFold(fp, "Fail")
+}
+
+// blocked decides as Kyverno's webhook does (webhooks/utils.BlockRequest
+// over the responses of Enforce policies): a failed rule whose action is
+// Enforce blocks; an error result blocks when one of the Enforce policies
+// has failurePolicy Fail.
+func blocked(groups []policyResults) bool {
+	failClosed, hasError := false, false
+	for _, g := range groups {
+		if !enforcing(g.policy) {
+			continue
+		}
+		if failurePolicyFail(g.policy) {
+			failClosed = true
+		}
+		for i := range g.results {
+			r := &g.results[i]
+			if r.Status == eval.StatusFail && r.Enforce {
+				return true
+			}
+			if r.Status == eval.StatusError {
+				hasError = true
+			}
+		}
+	}
+	return hasError && failClosed
+}
+
+// blockedMessage is Kyverno's GetBlockedMessages: the resource, then a YAML
+// map of policy name to rule name to message, over the rules of Enforce
+// policies that neither passed nor were skipped.
+func blockedMessage(req *eval.Request, groups []policyResults) string {
+	failures := map[string]map[string]string{}
+	for _, g := range groups {
+		if !enforcing(g.policy) {
+			continue
+		}
+		rules := map[string]string{}
+		for _, r := range g.results {
+			if r.Status != eval.StatusPass && r.Status != eval.StatusSkip {
+				rules[r.Rule] = r.Message
+			}
+		}
+		if len(rules) > 0 {
+			failures[g.policy.Name()] = rules
+		}
+	}
+	if len(failures) == 0 {
+		return ""
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	err := enc.Encode(failures)
+	if cerr := enc.Close(); err == nil {
+		err = cerr
+	}
+	body := bytes.TrimPrefix(buf.Bytes(), []byte("---\n"))
+	if err != nil {
+		body = []byte(fmt.Sprintf("failed to encode failures: %v\n", err))
+	}
+	return fmt.Sprintf("\n\nresource %s was blocked due to the following policies \n\n%s", resourceName(req), body)
+}
+
+// resourceName is Kind/namespace/name of the request's resource.
+func resourceName(req *eval.Request) string {
+	obj := req.Object
+	if len(obj) == 0 {
+		obj = req.OldObject
+	}
+	kind, _ := obj["kind"].(string)
+	meta, _ := obj["metadata"].(map[string]any)
+	ns, _ := meta["namespace"].(string)
+	name, _ := meta["name"].(string)
+	return kind + "/" + ns + "/" + name
+}
+
+// warnings are Kyverno's admission warnings (webhooks/utils.GetWarningMessages):
+// "policy NAME.RULE: MESSAGE" for every result that is not a skip, of the
+// policies with spec.emitWarning: true.
+func warnings(groups []policyResults) []string {
+	var out []string
+	for _, g := range groups {
+		ew := g.policy.Document().Spec.EmitWarning
+		if ew == nil || !*ew {
+			continue
+		}
+		for _, r := range g.results {
+			if r.Status != eval.StatusSkip {
+				out = append(out, fmt.Sprintf("policy %s.%s: %s", g.policy.Name(), r.Rule, r.Message))
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,39 @@
+// Package server is Verdict's gRPC decision service (verdict.v1
+// DecisionService): it holds compiled Kyverno policies and evaluates
+// resources against them for the webhook proxy, scanners and any other
+// client. It is stateless: replicas share nothing and clients balance
+// between them.
+//
+// Read New and Options first, then Run. New builds the gRPC server with its
+// interceptor chains (Prometheus metrics, slog logging, panic recovery,
+// bearer-token authentication, request validation, a per-call deadline;
+// mTLS comes from Options.TLS), the standard health service and server
+// reflection. Run starts the policy sources, reports SERVING once every
+// source has delivered its policies, and on shutdown reports NOT_SERVING,
+// lets calls in flight finish and stops.
+//
+// The handlers (handlers.go) are thin: check, convert (convert.go), call
+// the engine, convert back. Every error becomes a gRPC status in one place,
+// toStatus (status.go); INVALID_ARGUMENT carries a google.rpc.BadRequest
+// whose field violations name the request field or the policy path, with
+// the engine error code as reason.
+//
+// Policies live in a Store (store.go), fed by PolicySources: FolderSource
+// polls a folder; a Kubernetes informer source satisfies the same
+// interface. A source reports complete snapshots; the Store compiles what
+// changed through an LRU of compiled policies keyed by policy identity and
+// content hash (cache.go; singleflight on a miss), keeps the last good
+// version of a policy whose new version does not compile, and lists the
+// errors (ListPolicies). Inline policies sent with a request go through the
+// same cache, keyed by the hash of their bytes.
+//
+// The decision follows Kyverno's webhook: a failed rule whose action is
+// Enforce denies the request with Kyverno's "resource ... was blocked due
+// to the following policies" message; policies with emitWarning produce
+// warnings. Every evaluation can be published to a ResultSink (the report
+// writer) through a bounded buffer that never blocks an answer.
+//
+// This package imports the engine, the API (proto) and gRPC libraries. It
+// must not import client, webhookproxy, reportwriter, scanner or
+// cmd/verdict, and it reads no flags: cmd/verdict turns flags into Options.
+package server

@@ -1,0 +1,241 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/verdict-policy/verdict/engine/policy"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// Evaluate implements verdictv1.DecisionServiceServer. The request was
+// validated by the interceptor chain.
+func (s *Server) Evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (*verdictv1.EvaluateResponse, error) {
+	resp, err := s.evaluate(ctx, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return resp, nil
+}
+
+// evaluate decides one validated request.
+func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (*verdictv1.EvaluateResponse, error) {
+	if s.opts.evalHook != nil {
+		s.opts.evalHook(req)
+	}
+	er, err := requestFromProto(req)
+	if err != nil {
+		return nil, err
+	}
+	policies, exceptions, err := s.policiesFor(req)
+	if err != nil {
+		return nil, err
+	}
+	er.Exceptions = exceptions
+	res := s.engine.Evaluate(ctx, policies, er)
+	if err := ctx.Err(); err != nil {
+		// The engine stops early on a done context: the results are
+		// incomplete.
+		return nil, err
+	}
+	groups := groupResults(policies, res.Results)
+	resp, err := responseToProto(er, groups, res)
+	if err != nil {
+		return nil, err
+	}
+	s.metrics.countResults(er, groups)
+	if s.pub != nil {
+		s.pub.publish(Evaluation{
+			Time:      time.Now(),
+			Resource:  resourceRef(er.Object, er.OldObject),
+			Mode:      req.GetMode(),
+			Operation: er.Operation,
+			Response:  resp,
+		})
+	}
+	return resp, nil
+}
+
+// policiesFor returns the policies a request evaluates and the
+// PolicyExceptions in force (the server's, for inline policies too).
+func (s *Server) policiesFor(req *verdictv1.EvaluateRequest) ([]*policy.Policy, []*policy.Exception, error) {
+	set := s.store.current()
+	if in := req.GetInlinePolicies(); in != nil {
+		ps, err := s.store.inline(in.GetDocuments())
+		return ps, set.exceptions, err
+	}
+	select {
+	case <-s.store.Ready():
+	default:
+		return nil, nil, errNotReady
+	}
+	ps, err := set.selectPolicies(req.GetPolicySelector())
+	return ps, set.exceptions, err
+}
+
+// EvaluateStream implements verdictv1.DecisionServiceServer: it answers
+// each batch in order. One goroutine reads ahead at most one batch while
+// the current one is evaluated, so a fast client is held back by gRPC flow
+// control. When the server shuts down, the stream ends with UNAVAILABLE
+// after the batch in progress; the client resends the batches it got no
+// answer for.
+func (s *Server) EvaluateStream(stream verdictv1.DecisionService_EvaluateStreamServer) error {
+	ctx := stream.Context()
+	batches := make(chan *verdictv1.EvaluateStreamRequest)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			b, err := stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case batches <- b:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-s.draining:
+			return toStatus(errShuttingDown)
+		default:
+		}
+		select {
+		case <-s.draining:
+			return toStatus(errShuttingDown)
+		case <-ctx.Done():
+			return toStatus(ctx.Err())
+		case err := <-recvErr:
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		case b := <-batches:
+			if n := len(b.GetItems()); n > s.opts.MaxBatchSize {
+				return toStatus(&limitError{field: "items", description: fmt.Sprintf("%d requests in one batch; the limit is %d", n, s.opts.MaxBatchSize)})
+			}
+			if err := stream.Send(s.evaluateBatch(ctx, b.GetItems())); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// evaluateBatch evaluates the items of a batch, StreamWorkers at a time,
+// within CallTimeout.
+func (s *Server) evaluateBatch(ctx context.Context, items []*verdictv1.EvaluateStreamItem) *verdictv1.EvaluateStreamResponse {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.CallTimeout)
+	defer cancel()
+	out := &verdictv1.EvaluateStreamResponse{Results: make([]*verdictv1.EvaluateStreamResult, len(items))}
+	workers := min(s.opts.StreamWorkers, len(items))
+	if workers <= 1 {
+		for i, it := range items {
+			out.Results[i] = s.evaluateItem(ctx, i, it)
+		}
+		return out
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(items) {
+					return
+				}
+				out.Results[i] = s.evaluateItem(ctx, i, items[i])
+			}
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// evaluateItem evaluates one item of a batch. A bad request or a panic
+// becomes the item's error; the stream goes on.
+func (s *Server) evaluateItem(ctx context.Context, i int, it *verdictv1.EvaluateStreamItem) (res *verdictv1.EvaluateStreamResult) {
+	res = &verdictv1.EvaluateStreamResult{Id: it.GetId()}
+	prefix := fmt.Sprintf("items[%d].request.", i)
+	defer func() {
+		if p := recover(); p != nil {
+			s.log.ErrorContext(ctx, "panic in stream item", "panic", p, "id", it.GetId(), "stack", string(debug.Stack()))
+			res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(status.Error(codes.Internal, "internal error"), prefix)}
+		}
+	}()
+	req := it.GetRequest()
+	if req == nil {
+		res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(fieldError("request", "required"), fmt.Sprintf("items[%d].", i))}
+		return res
+	}
+	err := req.Validate()
+	var resp *verdictv1.EvaluateResponse
+	if err == nil {
+		resp, err = s.evaluate(ctx, req)
+	}
+	if err != nil {
+		res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(err, prefix)}
+		return res
+	}
+	res.Outcome = &verdictv1.EvaluateStreamResult_Response{Response: resp}
+	return res
+}
+
+// ListPolicies implements verdictv1.DecisionServiceServer.
+func (s *Server) ListPolicies(context.Context, *verdictv1.ListPoliciesRequest) (*verdictv1.ListPoliciesResponse, error) {
+	set := s.store.current()
+	resp := &verdictv1.ListPoliciesResponse{
+		Policies:     make([]*verdictv1.PolicyInfo, len(set.entries)),
+		SourceErrors: set.sourceErrors,
+	}
+	for i, e := range set.entries {
+		resp.Policies[i] = e.info()
+	}
+	return resp, nil
+}
+
+// GetPolicy implements verdictv1.DecisionServiceServer.
+func (s *Server) GetPolicy(_ context.Context, req *verdictv1.GetPolicyRequest) (*verdictv1.GetPolicyResponse, error) {
+	e := s.store.current().byKey[policyKey(req.GetNamespace(), req.GetName())]
+	if e == nil {
+		return nil, toStatus(&notFoundError{violations: []*verdictv1.FieldViolation{{
+			Field:       "name",
+			Description: fmt.Sprintf("the server holds no policy %q", policyKey(req.GetNamespace(), req.GetName())),
+			Reason:      reasonNotFound,
+		}}})
+	}
+	doc := e.servedJSON
+	if doc == nil {
+		doc = e.json
+	}
+	return &verdictv1.GetPolicyResponse{Policy: e.info(), Document: doc}, nil
+}
+
+// resourceRef identifies obj (or old, when obj is empty).
+func resourceRef(obj, old map[string]any) ResourceRef {
+	if len(obj) == 0 {
+		obj = old
+	}
+	var r ResourceRef
+	r.APIVersion, _ = obj["apiVersion"].(string)
+	r.Kind, _ = obj["kind"].(string)
+	if meta, ok := obj["metadata"].(map[string]any); ok {
+		r.Namespace, _ = meta["namespace"].(string)
+		r.Name, _ = meta["name"].(string)
+		r.UID, _ = meta["uid"].(string)
+	}
+	return r
+}

@@ -1,0 +1,539 @@
+package kubesource_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/server"
+	"github.com/verdict-policy/verdict/server/kubesource"
+)
+
+// newFake returns a fake dynamic client holding objs.
+func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
+	return fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+		kubesource.ClusterPolicies:  "ClusterPolicyList",
+		kubesource.Policies:         "PolicyList",
+		kubesource.PolicyExceptions: "PolicyExceptionList",
+	}, objs...)
+}
+
+// object decodes a YAML object.
+func object(t *testing.T, y string) *unstructured.Unstructured {
+	t.Helper()
+	u := &unstructured.Unstructured{}
+	if err := yaml.Unmarshal([]byte(y), &u.Object); err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+// A ClusterPolicy as the API server returns it: with the fields it
+// maintains, a status, and kubectl's last-applied annotation.
+const clusterPolicy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: require-team-label
+  uid: 0b6e2c1a-1111-2222-3333-444455556666
+  resourceVersion: "1234"
+  generation: 3
+  creationTimestamp: "2025-01-01T00:00:00Z"
+  labels: {set: baseline}
+  annotations:
+    policies.kyverno.io/severity: medium
+    kubectl.kubernetes.io/last-applied-configuration: '{"apiVersion":"kyverno.io/v1"}'
+  managedFields:
+  - manager: kubectl
+    operation: Apply
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: check-team
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: "The label team is required."
+      pattern:
+        metadata:
+          labels:
+            team: "?*"
+status:
+  ready: true
+  conditions: [{type: Ready, status: "True"}]
+`
+
+const namespacedPolicy = `apiVersion: kyverno.io/v1
+kind: Policy
+metadata:
+  name: no-latest
+  namespace: shop
+  resourceVersion: "99"
+spec:
+  validationFailureAction: Enforce
+  rules:
+  - name: no-latest
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: "An image tag other than latest is required."
+      pattern:
+        spec:
+          containers:
+          - image: "!*:latest"
+`
+
+const exception = `apiVersion: kyverno.io/v2
+kind: PolicyException
+metadata:
+  name: allow-web
+  namespace: shop
+  resourceVersion: "7"
+spec:
+  exceptions:
+  - policyName: require-team-label
+    ruleNames: [check-team]
+  match:
+    any:
+    - resources:
+        kinds: [Pod]
+        names: [web]
+`
+
+// recorder collects the snapshots of a source.
+type recorder struct {
+	mu    sync.Mutex
+	snaps []server.Snapshot
+	ch    chan struct{}
+}
+
+func newRecorder() *recorder { return &recorder{ch: make(chan struct{}, 100)} }
+
+func (r *recorder) update(s server.Snapshot) {
+	r.mu.Lock()
+	r.snaps = append(r.snaps, s)
+	r.mu.Unlock()
+	r.ch <- struct{}{}
+}
+
+// next waits for the next snapshot.
+func (r *recorder) next(t *testing.T) server.Snapshot {
+	t.Helper()
+	select {
+	case <-r.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no snapshot after 10s")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snaps[len(r.snaps)-1]
+}
+
+// runSource runs src until the test ends and returns a channel with Run's
+// error.
+func runSource(t *testing.T, src server.PolicySource, update func(server.Snapshot)) <-chan error {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- src.Run(ctx, update) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case err := <-errc:
+			if err != nil {
+				t.Errorf("Run() = %v after cancel, want nil", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Error("Run() did not return 10s after cancel")
+		}
+	})
+	return errc
+}
+
+// docs summarizes a snapshot: origin → decoded document.
+func docs(t *testing.T, s server.Snapshot) map[string]map[string]any {
+	t.Helper()
+	out := map[string]map[string]any{}
+	for _, d := range s.Documents {
+		var m map[string]any
+		if err := json.Unmarshal(d.JSON, &m); err != nil {
+			t.Fatalf("document %s: %v", d.Origin, err)
+		}
+		out[d.Origin] = m
+	}
+	return out
+}
+
+func origins(s server.Snapshot) []string {
+	var out []string
+	for _, d := range s.Documents {
+		out = append(out, d.Origin)
+	}
+	return out
+}
+
+func TestSnapshots(t *testing.T) {
+	dc := newFake(object(t, clusterPolicy), object(t, namespacedPolicy))
+	src, err := kubesource.New(kubesource.Options{Client: dc, Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	runSource(t, src, rec.update)
+
+	first := rec.next(t)
+	wantDoc := map[string]any{
+		"apiVersion": "kyverno.io/v1",
+		"kind":       "ClusterPolicy",
+		"metadata": map[string]any{
+			"name":        "require-team-label",
+			"labels":      map[string]any{"set": "baseline"},
+			"annotations": map[string]any{"policies.kyverno.io/severity": "medium"},
+		},
+		"spec": object(t, clusterPolicy).Object["spec"],
+	}
+	if diff := cmp.Diff(wantDoc, docs(t, first)["kubernetes:ClusterPolicy/require-team-label"]); diff != "" {
+		t.Errorf("first snapshot: ClusterPolicy document mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"kubernetes:ClusterPolicy/require-team-label", "kubernetes:Policy/shop/no-latest"}, origins(first)); diff != "" {
+		t.Errorf("first snapshot origins mismatch (-want +got):\n%s", diff)
+	}
+
+	ctx := t.Context()
+	cp := dc.Resource(kubesource.ClusterPolicies)
+	second := object(t, clusterPolicy)
+	second.SetName("a-second-policy")
+	if _, err := cp.Create(ctx, second, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kubernetes:ClusterPolicy/a-second-policy", "kubernetes:ClusterPolicy/require-team-label", "kubernetes:Policy/shop/no-latest"}, origins(rec.next(t))); diff != "" {
+		t.Errorf("after create: origins mismatch (-want +got):\n%s", diff)
+	}
+
+	if err := dc.Resource(kubesource.Policies).Namespace("shop").Delete(ctx, "no-latest", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"kubernetes:ClusterPolicy/a-second-policy", "kubernetes:ClusterPolicy/require-team-label"}, origins(rec.next(t))); diff != "" {
+		t.Errorf("after delete: origins mismatch (-want +got):\n%s", diff)
+	}
+
+	upd := object(t, clusterPolicy)
+	upd.SetLabels(map[string]string{"set": "restricted"})
+	if _, err := cp.Update(ctx, upd, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got := docs(t, rec.next(t))["kubernetes:ClusterPolicy/require-team-label"]["metadata"].(map[string]any)["labels"]
+	if diff := cmp.Diff(map[string]any{"set": "restricted"}, got); diff != "" {
+		t.Errorf("after update: labels mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestStatusUpdateKeepsDocument checks that a change the API server makes
+// (status, resourceVersion) gives a snapshot with the same document bytes,
+// so the server's cache does not compile the policy again.
+func TestStatusUpdateKeepsDocument(t *testing.T) {
+	dc := newFake(object(t, clusterPolicy))
+	src, err := kubesource.New(kubesource.Options{Client: dc, Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	runSource(t, src, rec.update)
+	before := rec.next(t)
+
+	u := object(t, clusterPolicy)
+	u.SetResourceVersion("5678")
+	u.Object["status"] = map[string]any{"ready": false}
+	if _, err := dc.Resource(kubesource.ClusterPolicies).Update(t.Context(), u, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	after := rec.next(t)
+	if len(before.Documents) != 1 || len(after.Documents) != 1 {
+		t.Fatalf("snapshots hold %d and %d documents, want 1", len(before.Documents), len(after.Documents))
+	}
+	if string(before.Documents[0].JSON) != string(after.Documents[0].JSON) {
+		t.Errorf("document changed with status:\nbefore %s\nafter  %s", before.Documents[0].JSON, after.Documents[0].JSON)
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	other := object(t, namespacedPolicy)
+	other.SetNamespace("other")
+	dc := newFake(object(t, clusterPolicy), object(t, namespacedPolicy), other)
+	src, err := kubesource.New(kubesource.Options{Client: dc, Namespace: "shop"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	runSource(t, src, rec.update)
+	if diff := cmp.Diff([]string{"kubernetes:ClusterPolicy/require-team-label", "kubernetes:Policy/shop/no-latest"}, origins(rec.next(t))); diff != "" {
+		t.Errorf("origins mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRunErrors(t *testing.T) {
+	gr := schema.GroupResource{Group: "kyverno.io", Resource: "clusterpolicies"}
+	tests := []struct {
+		name     string
+		resource string
+		err      error
+		wantIs   func(error) bool
+	}{
+		{name: "CRD not installed", resource: "clusterpolicies", err: apierrors.NewNotFound(gr, ""), wantIs: apierrors.IsNotFound},
+		{name: "no RBAC for policies", resource: "policies", err: apierrors.NewForbidden(gr, "", errors.New("no")), wantIs: apierrors.IsForbidden},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := newFake()
+			dc.PrependReactor("list", tt.resource, func(k8stesting.Action) (bool, runtime.Object, error) {
+				return true, nil, tt.err
+			})
+			src, err := kubesource.New(kubesource.Options{Client: dc})
+			if err != nil {
+				t.Fatal(err)
+			}
+			called := false
+			err = src.Run(t.Context(), func(server.Snapshot) { called = true })
+			if err == nil || !tt.wantIs(err) {
+				t.Errorf("Run() = %v, want an error wrapping %v", err, tt.err)
+			}
+			if called {
+				t.Error("Run() reported a snapshot before failing")
+			}
+		})
+	}
+}
+
+func TestNewErrors(t *testing.T) {
+	if _, err := kubesource.New(kubesource.Options{}); err == nil {
+		t.Error("New(no client) = nil error, want one")
+	}
+}
+
+func TestNewClient(t *testing.T) {
+	dir := t.TempDir()
+	kubeconfig := filepath.Join(dir, "config")
+	const cfg = `apiVersion: v1
+kind: Config
+clusters:
+- name: c
+  cluster: {server: "https://127.0.0.1:6443"}
+users:
+- name: u
+  user: {token: t}
+contexts:
+- name: one
+  context: {cluster: c, user: u}
+- name: two
+  context: {cluster: c, user: u}
+current-context: one
+`
+	if err := os.WriteFile(kubeconfig, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := kubesource.NewClient(kubeconfig, "", false); err != nil {
+		t.Errorf("NewClient(%s) = %v", kubeconfig, err)
+	}
+	if _, err := kubesource.NewClient(kubeconfig, "two", false); err != nil {
+		t.Errorf("NewClient(%s, two) = %v", kubeconfig, err)
+	}
+	t.Setenv("KUBERNETES_SERVICE_HOST", "")
+	tests := []struct {
+		name        string
+		kubeconfig  string
+		kubeContext string
+		inCluster   bool
+	}{
+		{name: "neither"},
+		{name: "both", kubeconfig: kubeconfig, inCluster: true},
+		{name: "missing file", kubeconfig: filepath.Join(dir, "missing")},
+		{name: "unknown context", kubeconfig: kubeconfig, kubeContext: "three"},
+		{name: "in-cluster outside a cluster", inCluster: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := kubesource.NewClient(tt.kubeconfig, tt.kubeContext, tt.inCluster); err == nil {
+				t.Errorf("NewClient(%q, %q, %v) = nil error, want one", tt.kubeconfig, tt.kubeContext, tt.inCluster)
+			}
+		})
+	}
+}
+
+// TestServerWithKubernetesSource runs a decision server fed by the source
+// and evaluates through it: a policy created in the cluster is enforced, a
+// policy that does not compile is listed with its error, and a deleted
+// policy no longer applies.
+func TestServerWithKubernetesSource(t *testing.T) {
+	dc := newFake(object(t, clusterPolicy))
+	src, err := kubesource.New(kubesource.Options{Client: dc, Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Sources: []server.PolicySource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server Run() = %v", err)
+		}
+	})
+	c, err := client.Dial(lis.Addr().String(), client.Options{WaitForReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	pod := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "shop"},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx:latest"}}},
+	}
+	decision := func() string {
+		resp, err := c.EvaluateResource(t.Context(), pod)
+		if err != nil {
+			t.Fatalf("EvaluateResource() = %v", err)
+		}
+		var s string
+		for _, r := range resp.GetResults() {
+			s += r.GetPolicy() + ":" + r.GetResult().String() + " "
+		}
+		return s
+	}
+	eventually := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := decision()
+			if got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("decision = %q, want %q", got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	eventually("require-team-label:RESULT_FAIL ")
+
+	if _, err := dc.Resource(kubesource.Policies).Namespace("shop").Create(t.Context(), object(t, namespacedPolicy), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("require-team-label:RESULT_FAIL no-latest:RESULT_FAIL ")
+
+	bad := object(t, clusterPolicy)
+	bad.SetName("bad")
+	rules, _, _ := unstructured.NestedSlice(bad.Object, "spec", "rules")
+	rule := rules[0].(map[string]any)
+	rule["validate"].(map[string]any)["message"] = "{{ nope( }}"
+	_ = unstructured.SetNestedSlice(bad.Object, rules, "spec", "rules")
+	if _, err := dc.Resource(kubesource.ClusterPolicies).Create(t.Context(), bad, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		resp, err := c.GetPolicy(t.Context(), "", "bad")
+		if err == nil {
+			if len(resp.GetPolicy().GetErrors()) == 0 || resp.GetPolicy().GetReady() {
+				t.Errorf("GetPolicy(bad) = ready %v, errors %v; want not ready, with errors", resp.GetPolicy().GetReady(), resp.GetPolicy().GetErrors())
+			}
+			if got, want := resp.GetPolicy().GetSource(), "kubernetes:ClusterPolicy/bad"; got != want {
+				t.Errorf("GetPolicy(bad) source = %q, want %q", got, want)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("GetPolicy(bad) = %v after 10s", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	if _, err := dc.Resource(kubesource.PolicyExceptions).Namespace("shop").Create(t.Context(), object(t, exception), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("require-team-label:RESULT_SKIP no-latest:RESULT_FAIL ")
+
+	if err := dc.Resource(kubesource.ClusterPolicies).Delete(t.Context(), "require-team-label", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("no-latest:RESULT_FAIL ")
+}
+
+func TestExceptions(t *testing.T) {
+	other := object(t, exception)
+	other.SetNamespace("other")
+	tests := []struct {
+		name        string
+		opts        kubesource.Options
+		notServed   bool
+		wantOrigins []string
+	}{
+		{
+			name:        "read in every namespace",
+			wantOrigins: []string{"kubernetes:ClusterPolicy/require-team-label", "kubernetes:PolicyException/other/allow-web", "kubernetes:PolicyException/shop/allow-web"},
+		},
+		{
+			name:        "one namespace",
+			opts:        kubesource.Options{ExceptionNamespace: "shop"},
+			wantOrigins: []string{"kubernetes:ClusterPolicy/require-team-label", "kubernetes:PolicyException/shop/allow-web"},
+		},
+		{
+			name:        "disabled",
+			opts:        kubesource.Options{DisableExceptions: true},
+			wantOrigins: []string{"kubernetes:ClusterPolicy/require-team-label"},
+		},
+		{
+			name:        "not served by the cluster",
+			notServed:   true,
+			wantOrigins: []string{"kubernetes:ClusterPolicy/require-team-label"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := newFake(object(t, clusterPolicy), object(t, exception), other)
+			if tt.notServed {
+				dc.PrependReactor("list", "policyexceptions", func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "kyverno.io", Resource: "policyexceptions"}, "")
+				})
+			}
+			tt.opts.Client = dc
+			src, err := kubesource.New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := newRecorder()
+			runSource(t, src, rec.update)
+			if diff := cmp.Diff(tt.wantOrigins, origins(rec.next(t))); diff != "" {
+				t.Errorf("origins mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

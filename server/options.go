@@ -1,0 +1,137 @@
+package server
+
+import (
+	"crypto/tls"
+	"io"
+	"log/slog"
+	"runtime"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// Defaults of Options.
+const (
+	DefaultCacheSize            = 1024
+	DefaultMaxMessageBytes      = 4 << 20
+	DefaultCallTimeout          = 10 * time.Second
+	DefaultMaxConcurrentStreams = 1024
+	DefaultMaxBatchSize         = 1000
+	DefaultResultBuffer         = 4096
+	DefaultShutdownTimeout      = 30 * time.Second
+)
+
+// Options configure a Server. The zero value is usable: every field has a
+// default, filled by withDefaults at the top of New.
+type Options struct {
+	// Sources feed the policy store. Default: none (every request must
+	// then carry inline policies).
+	Sources []PolicySource
+
+	// Logger receives the server's logs: one line per call (successful
+	// and cancelled calls at debug, others at info, warn or error),
+	// policy loads and errors.
+	// Default: discard.
+	Logger *slog.Logger
+
+	// Registry receives the server's metrics. Default: a new registry,
+	// served by Server.MetricsHandler.
+	Registry *prometheus.Registry
+
+	// CacheSize is the number of compiled policy documents kept in the
+	// LRU (server policies and inline documents). Default 1024.
+	CacheSize int
+
+	// MaxMessageBytes limits the size of a received message; a larger
+	// request fails with RESOURCE_EXHAUSTED. Sent messages are not limited
+	// by the server (the client's receive limit applies). Default 4 MiB.
+	MaxMessageBytes int
+
+	// CallTimeout bounds each unary call and each batch of a stream; a
+	// client deadline that is shorter wins. Default 10s.
+	CallTimeout time.Duration
+
+	// MaxConcurrentStreams limits the calls in flight on one client
+	// connection (HTTP/2 concurrent streams); a client waits for a free
+	// stream. Default 1024.
+	MaxConcurrentStreams uint32
+
+	// MaxBatchSize limits the requests of one EvaluateStream batch; a
+	// larger batch ends the stream with RESOURCE_EXHAUSTED. Default 1000.
+	MaxBatchSize int
+
+	// StreamWorkers is the number of requests of one batch evaluated in
+	// parallel. Default: GOMAXPROCS.
+	StreamWorkers int
+
+	// TLS serves TLS with this configuration; set ClientCAs and
+	// ClientAuth (see TLSConfig) to require client certificates (mTLS).
+	// Default: plain text.
+	TLS *tls.Config
+
+	// BearerTokens, when not empty, are the tokens accepted in the
+	// "authorization: bearer <token>" metadata of every call except health
+	// checks; other calls fail with UNAUTHENTICATED. Default: no token
+	// check.
+	BearerTokens []string
+
+	// Lookup supplies cluster data (ConfigMaps, API calls) to context
+	// entries. Default: none; such entries fail.
+	Lookup eval.Lookup
+
+	// ResultSink receives every evaluation through a buffer of
+	// ResultBuffer evaluations; when the buffer is full, evaluations are
+	// dropped and counted (verdict_results_dropped_total), never waited
+	// for. Default: none.
+	ResultSink   ResultSink
+	ResultBuffer int // default 4096
+
+	// ShutdownTimeout bounds the wait for in-flight calls when Run's
+	// context ends; calls still running then are cancelled. Default 30s.
+	ShutdownTimeout time.Duration
+	// DrainDelay is the time between reporting NOT_SERVING and refusing
+	// new calls, so that load balancers stop sending first. Default 0.
+	DrainDelay time.Duration
+
+	// evalHook, when set, is called with every request before it is
+	// evaluated (a test seam: it may panic or block).
+	evalHook func(*verdictv1.EvaluateRequest)
+}
+
+// withDefaults returns o with every unset field set to its default.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.CacheSize <= 0 {
+		o.CacheSize = DefaultCacheSize
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.MaxConcurrentStreams == 0 {
+		o.MaxConcurrentStreams = DefaultMaxConcurrentStreams
+	}
+	if o.MaxBatchSize <= 0 {
+		o.MaxBatchSize = DefaultMaxBatchSize
+	}
+	if o.StreamWorkers <= 0 {
+		o.StreamWorkers = runtime.GOMAXPROCS(0)
+	}
+	if o.ResultBuffer <= 0 {
+		o.ResultBuffer = DefaultResultBuffer
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	return o
+}

@@ -1,0 +1,581 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/policy"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// Codes of store errors that are not engine codes.
+const (
+	// CodeDuplicatePolicy: two documents define the same policy; the first
+	// one (by source, then origin) is used.
+	CodeDuplicatePolicy engine.Code = "duplicate_policy"
+	// CodeSource: a file or other origin could not be read.
+	CodeSource engine.Code = "source_error"
+)
+
+// Store holds the policies of its sources, compiled, and answers which
+// policies a request evaluates. Every version of a policy document is
+// compiled once, through an LRU keyed by policy identity and content hash;
+// inline policies sent with requests share that cache.
+//
+// The current set of policies is an immutable value replaced as a whole
+// when a source reports a change, so a request sees one consistent set.
+type Store struct {
+	cache   *compileCache
+	log     *slog.Logger
+	metrics *metrics
+
+	mu      sync.Mutex // serializes updates
+	sources []PolicySource
+	states  map[string]*sourceState
+	set     atomic.Pointer[policySet]
+	ready   chan struct{} // closed when every source reported once
+}
+
+// sourceState is what the Store knows of one source.
+type sourceState struct {
+	received bool
+	entries  map[string]*entry // by identity
+	errors   []*verdictv1.SourceError
+}
+
+// entry is one policy of a source: the latest document read and the
+// version in use (the same, unless the latest does not compile).
+type entry struct {
+	kind, namespace, name string
+	labels                map[string]string
+	origin                string // "file:line"
+	file                  string // Document.Origin
+	docHash               string // SHA-256 of the latest document read
+	json                  []byte // the latest document read
+	errs                  []*engine.Error
+
+	// The version in use; policy (or exception, for a PolicyException) is
+	// nil when no version compiled.
+	policy     *policy.Policy
+	exception  *policy.Exception
+	servedJSON []byte
+}
+
+// key is how requests name a policy: "name" or "namespace/name".
+func (e *entry) key() string { return policyKey(e.namespace, e.name) }
+
+// identity is unique among the documents of the store: kind, namespace
+// and name.
+func (e *entry) identity() string { return e.kind + "/" + e.namespace + "/" + e.name }
+
+// ready reports whether a version of the entry is in use.
+func (e *entry) ready() bool { return e.policy != nil || e.exception != nil }
+
+// policySet is an immutable view of every policy of every source.
+type policySet struct {
+	// policies are the compiled policies in use, sorted by kind,
+	// namespace and name.
+	policies []*policy.Policy
+	// exceptions are the compiled PolicyExceptions in use, sorted.
+	exceptions []*policy.Exception
+	// entries are every policy and exception, sorted by kind, namespace
+	// and name.
+	entries []*entry
+	// byKey holds the ClusterPolicies and Policies by key.
+	byKey        map[string]*entry
+	byIdentity   map[string]*entry
+	sourceErrors []*verdictv1.SourceError
+}
+
+// newStore returns a Store fed by sources. Run starts them.
+func newStore(sources []PolicySource, cache *compileCache, log *slog.Logger, m *metrics) *Store {
+	s := &Store{
+		cache:   cache,
+		log:     log,
+		metrics: m,
+		sources: sources,
+		states:  make(map[string]*sourceState, len(sources)),
+		ready:   make(chan struct{}),
+	}
+	for _, src := range sources {
+		s.states[src.Name()] = &sourceState{}
+	}
+	s.set.Store(&policySet{byKey: map[string]*entry{}, byIdentity: map[string]*entry{}})
+	if len(sources) == 0 {
+		close(s.ready)
+	}
+	return s
+}
+
+// run runs every source until ctx is done. It returns nil then, or at
+// once the first error of a source that cannot work (the other sources
+// keep running until ctx is done).
+func (s *Store) run(ctx context.Context) error {
+	errs := make(chan error, len(s.sources))
+	for _, src := range s.sources {
+		go func() {
+			name := src.Name()
+			err := src.Run(ctx, func(snap Snapshot) { s.update(name, snap) })
+			if err != nil {
+				err = fmt.Errorf("policy source %s: %w", name, err)
+			}
+			errs <- err
+		}()
+	}
+	for range s.sources {
+		if err := <-errs; err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Ready is closed when every source has reported its first snapshot.
+func (s *Store) Ready() <-chan struct{} { return s.ready }
+
+// current returns the current policy set.
+func (s *Store) current() *policySet { return s.set.Load() }
+
+// update replaces the state of one source with snap.
+func (s *Store) update(source string, snap Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := s.states[source]
+	if st == nil {
+		return
+	}
+	s.metrics.reloads.WithLabelValues(source).Inc()
+	prev := st.entries
+	next := make(map[string]*entry, len(snap.Documents))
+	var srcErrs []*verdictv1.SourceError
+	for _, e := range snap.Errors {
+		s.log.Warn("policy source error; keeping what it held before", "source", e.Origin, "error", e.Err)
+		srcErrs = append(srcErrs, sourceError(e.Origin, CodeSource, e.Err))
+	}
+	for _, d := range snap.Documents {
+		e, err := s.entryFor(d, prev)
+		if err != nil {
+			s.log.Warn("policy document ignored", "source", origin(d), "error", err)
+			srcErrs = append(srcErrs, sourceError(origin(d), engine.CodeDecode, err))
+			continue
+		}
+		if e == nil {
+			continue
+		}
+		if first, dup := next[e.identity()]; dup {
+			err := fmt.Errorf("%s %s is also defined at %s, which is used", e.kind, e.key(), first.origin)
+			s.log.Warn("duplicate policy", "source", e.origin, "error", err)
+			srcErrs = append(srcErrs, sourceError(e.origin, CodeDuplicatePolicy, err))
+			continue
+		}
+		next[e.identity()] = e
+	}
+	// Keep the policies of origins that could not be read.
+	for k, e := range prev {
+		if _, ok := next[k]; ok {
+			continue
+		}
+		if failedOrigin(snap.Errors, e.file) {
+			next[k] = e
+			continue
+		}
+		s.log.Info("policy removed", "policy", e.kind+" "+e.key(), "source", e.origin)
+	}
+	st.entries, st.errors = next, srcErrs
+	// Publish before Ready closes: a request that sees Ready must see the
+	// policies.
+	s.publish()
+	if !st.received {
+		st.received = true
+		if s.allReceived() {
+			close(s.ready)
+		}
+	}
+}
+
+func (s *Store) allReceived() bool {
+	for _, st := range s.states {
+		if !st.received {
+			return false
+		}
+	}
+	return true
+}
+
+func failedOrigin(errs []SourceError, file string) bool {
+	for _, e := range errs {
+		if e.Origin == file || strings.HasPrefix(file, strings.TrimSuffix(e.Origin, "/")+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func origin(d Document) string {
+	if d.Line > 0 {
+		return fmt.Sprintf("%s:%d", d.Origin, d.Line)
+	}
+	return d.Origin
+}
+
+// otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
+// they are listed as unsupported instead of being ignored.
+var otherPolicyKinds = map[string]bool{
+	"ValidatingPolicy": true, "NamespacedValidatingPolicy": true,
+	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
+	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
+	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
+	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
+	"ValidatingAdmissionPolicy": true, "MutatingAdmissionPolicy": true,
+}
+
+// peek is the part of a document read before decoding it.
+type peek struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Metadata   struct {
+		Name      string            `json:"name"`
+		Namespace string            `json:"namespace"`
+		Labels    map[string]string `json:"labels"`
+	} `json:"metadata"`
+}
+
+// entryFor compiles a document (through the cache) into an entry. It
+// returns nil for a document that is not a policy, and an error for a
+// policy document without a name.
+func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
+	var pk peek
+	if err := json.Unmarshal(d.JSON, &pk); err != nil {
+		return nil, err
+	}
+	group, _, _ := strings.Cut(pk.APIVersion, "/")
+	policyKind := group == "kyverno.io" && (pk.Kind == kyverno.KindClusterPolicy || pk.Kind == kyverno.KindPolicy)
+	exceptionKind := group == "kyverno.io" && pk.Kind == kindPolicyException
+	if !policyKind && !exceptionKind && !otherPolicyKinds[pk.Kind] {
+		return nil, nil
+	}
+	if pk.Metadata.Name == "" {
+		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
+	}
+	if pk.Kind == kyverno.KindPolicy && pk.Metadata.Namespace == "" {
+		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
+	}
+	if pk.Kind == kyverno.KindClusterPolicy {
+		pk.Metadata.Namespace = ""
+	}
+	e := &entry{
+		kind:      pk.Kind,
+		namespace: pk.Metadata.Namespace,
+		name:      pk.Metadata.Name,
+		labels:    pk.Metadata.Labels,
+		origin:    origin(d),
+		file:      d.Origin,
+		docHash:   sha256Hex(d.JSON),
+		json:      d.JSON,
+	}
+	old := prev[e.identity()]
+	if old != nil && old.docHash == e.docHash {
+		if old.origin != e.origin {
+			moved := *old
+			moved.origin, moved.file = e.origin, e.file
+			return &moved, nil
+		}
+		return old, nil
+	}
+	if !policyKind && !exceptionKind {
+		e.errs = []*engine.Error{engine.Errorf(engine.CodeUnsupported, "kind", pk.Kind+" policies are not supported yet")}
+		return e, nil
+	}
+	var err error
+	if exceptionKind {
+		e.exception, err = compileException(e.origin, d.JSON)
+	} else {
+		var ps []*policy.Policy
+		ps, err = s.cache.get(cacheKey{identity: e.identity(), hash: e.docHash}, func() ([]*policy.Policy, error) {
+			return compileDocuments(e.origin, d.JSON)
+		})
+		if err == nil && len(ps) != 1 {
+			err = engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policies, want 1", len(ps)))
+		}
+		if err == nil {
+			e.policy = ps[0]
+		}
+	}
+	switch {
+	case err == nil:
+		e.servedJSON = d.JSON
+		verb := "policy loaded"
+		if old != nil {
+			verb = "policy updated"
+		}
+		s.log.Info(verb, "policy", e.kind+" "+e.key(), "source", e.origin, "hash", shortHash(e.contentHash()))
+	case old != nil && old.ready():
+		e.errs = policyErrors(err)
+		e.policy, e.exception, e.servedJSON = old.policy, old.exception, old.servedJSON
+		s.log.Warn("policy does not compile; keeping the previous version", "policy", e.kind+" "+e.key(), "source", e.origin, "error", err)
+	default:
+		e.errs = policyErrors(err)
+		s.log.Warn("policy does not compile", "policy", e.kind+" "+e.key(), "source", e.origin, "error", err)
+	}
+	return e, nil
+}
+
+func shortHash(h string) string {
+	if len(h) > 12 {
+		return h[:12]
+	}
+	return h
+}
+
+// kindPolicyException is the kind of kyverno.io PolicyExceptions.
+const kindPolicyException = "PolicyException"
+
+// compileException decodes and compiles the one PolicyException of data.
+func compileException(source string, data []byte) (*policy.Exception, error) {
+	docs, err := kyverno.DecodeExceptions(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != 1 {
+		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
+	}
+	return policy.CompileException(docs[0])
+}
+
+// contentHash is the hash of the version in use: the engine's policy hash
+// for a policy, the document's SHA-256 for an exception.
+func (e *entry) contentHash() string {
+	switch {
+	case e.policy != nil:
+		return e.policy.Hash()
+	case e.exception != nil:
+		return sha256Hex(e.servedJSON)
+	}
+	return ""
+}
+
+func sha256Hex(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
+
+// compileDocuments decodes and compiles every policy of data.
+func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := kyverno.DecodePolicies(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.Compile(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// policyErrors returns the engine errors of err, or err as one error.
+func policyErrors(err error) []*engine.Error {
+	if es := engine.As(err); len(es) > 0 {
+		return es
+	}
+	var es []*engine.Error
+	var joined interface{ Unwrap() []error }
+	if errors.As(err, &joined) {
+		for _, e := range joined.Unwrap() {
+			es = append(es, engine.As(e)...)
+		}
+	}
+	if len(es) > 0 {
+		return es
+	}
+	return []*engine.Error{{Code: engine.CodeDecode, Message: err.Error(), Err: err}}
+}
+
+func sourceError(source string, code engine.Code, err error) *verdictv1.SourceError {
+	se := &verdictv1.SourceError{Source: source}
+	if es := engine.As(err); len(es) > 0 {
+		for _, e := range es {
+			se.Errors = append(se.Errors, &verdictv1.PolicyError{Code: string(e.Code), Path: e.Path, Message: e.Message})
+		}
+		return se
+	}
+	se.Errors = []*verdictv1.PolicyError{{Code: string(code), Message: err.Error()}}
+	return se
+}
+
+// publish builds the policy set from every source's entries. The caller
+// holds s.mu.
+func (s *Store) publish() {
+	set := &policySet{byKey: map[string]*entry{}, byIdentity: map[string]*entry{}}
+	ready, invalid := 0, 0
+	for _, src := range s.sources {
+		st := s.states[src.Name()]
+		set.sourceErrors = append(set.sourceErrors, st.errors...)
+		keys := make([]string, 0, len(st.entries))
+		for k := range st.entries {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			e := st.entries[k]
+			if first, dup := set.byIdentity[k]; dup {
+				err := fmt.Errorf("%s %s is also defined at %s, which is used", e.kind, e.key(), first.origin)
+				set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
+				continue
+			}
+			set.byIdentity[k] = e
+			if e.kind != kindPolicyException {
+				set.byKey[e.key()] = e
+			}
+			set.entries = append(set.entries, e)
+			if len(e.errs) > 0 {
+				invalid++
+			}
+			if e.ready() {
+				ready++
+			}
+		}
+	}
+	sort.Slice(set.entries, func(i, j int) bool { return entryLess(set.entries[i], set.entries[j]) })
+	for _, e := range set.entries {
+		if e.policy != nil {
+			set.policies = append(set.policies, e.policy)
+		}
+		if e.exception != nil {
+			set.exceptions = append(set.exceptions, e.exception)
+		}
+	}
+	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
+	s.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
+	s.set.Store(set)
+}
+
+func entryLess(a, b *entry) bool {
+	if a.kind != b.kind {
+		return a.kind < b.kind
+	}
+	if a.namespace != b.namespace {
+		return a.namespace < b.namespace
+	}
+	return a.name < b.name
+}
+
+// selectPolicies returns the policies in use that sel picks (all of them
+// for a nil selector). A name the store does not hold is an error naming
+// the selector field.
+func (set *policySet) selectPolicies(sel *verdictv1.PolicySelector) ([]*policy.Policy, error) {
+	if sel == nil || (len(sel.GetNames()) == 0 && len(sel.GetLabels()) == 0) {
+		return set.policies, nil
+	}
+	var picked []*entry
+	if names := sel.GetNames(); len(names) > 0 {
+		var missing []*verdictv1.FieldViolation
+		for i, n := range names {
+			e := set.byKey[n]
+			if e == nil || e.policy == nil {
+				missing = append(missing, &verdictv1.FieldViolation{
+					Field:       fmt.Sprintf("policy_selector.names[%d]", i),
+					Description: fmt.Sprintf("the server holds no usable policy %q", n),
+					Reason:      reasonNotFound,
+				})
+				continue
+			}
+			picked = append(picked, e)
+		}
+		if len(missing) > 0 {
+			return nil, &notFoundError{violations: missing}
+		}
+		sort.Slice(picked, func(i, j int) bool { return entryLess(picked[i], picked[j]) })
+	} else {
+		picked = set.entries
+	}
+	out := make([]*policy.Policy, 0, len(picked))
+	seen := make(map[*policy.Policy]bool, len(picked))
+	for _, e := range picked {
+		if e.policy == nil || seen[e.policy] || !hasLabels(e.labels, sel.GetLabels()) {
+			continue
+		}
+		seen[e.policy] = true
+		out = append(out, e.policy)
+	}
+	return out, nil
+}
+
+func hasLabels(have, want map[string]string) bool {
+	for k, v := range want {
+		if got, ok := have[k]; !ok || got != v {
+			return false
+		}
+	}
+	return true
+}
+
+// inline compiles the inline policy documents of a request, each through
+// the cache under the identity "inline" and the hash of its bytes.
+func (s *Store) inline(docs [][]byte) ([]*policy.Policy, error) {
+	var out []*policy.Policy
+	var violations []*verdictv1.FieldViolation
+	for i, d := range docs {
+		sum := sha256.Sum256(d)
+		field := fmt.Sprintf("inline_policies.documents[%d]", i)
+		ps, err := s.cache.get(cacheKey{identity: "inline", hash: hex.EncodeToString(sum[:])}, func() ([]*policy.Policy, error) {
+			return compileDocuments(field, d)
+		})
+		if err != nil {
+			for _, e := range policyErrors(err) {
+				f := field
+				if e.Path != "" {
+					f += "." + e.Path
+				}
+				violations = append(violations, &verdictv1.FieldViolation{Field: f, Description: e.Message, Reason: string(e.Code)})
+			}
+			continue
+		}
+		out = append(out, ps...)
+	}
+	if len(violations) > 0 {
+		return nil, &verdictv1.ValidationError{Violations: violations}
+	}
+	return out, nil
+}
+
+// info describes an entry for ListPolicies and GetPolicy.
+func (e *entry) info() *verdictv1.PolicyInfo {
+	pi := &verdictv1.PolicyInfo{
+		Kind:        e.kind,
+		Namespace:   e.namespace,
+		Name:        e.name,
+		Source:      e.origin,
+		Ready:       e.ready(),
+		ContentHash: e.contentHash(),
+		Labels:      e.labels,
+	}
+	if e.policy != nil {
+		for _, r := range e.policy.Rules {
+			pi.Rules = append(pi.Rules, r.Name)
+		}
+	}
+	for _, er := range e.errs {
+		pi.Errors = append(pi.Errors, &verdictv1.PolicyError{Code: string(er.Code), Path: er.Path, Message: er.Message})
+	}
+	return pi
+}
