@@ -1,12 +1,12 @@
 package podsecurity
 
 import (
+	"encoding/json"
 	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // ErrNotAPod is returned by PodOf for a resource that is neither a Pod
@@ -26,24 +26,27 @@ func PodOf(obj map[string]any) (*corev1.Pod, error) {
 	default:
 		return nil, ErrNotAPod
 	}
-	conv := runtime.DefaultUnstructuredConverter
+	data, err := json.Marshal(obj)
+	if err != nil {
+		return nil, err
+	}
 	switch kind {
 	case "Pod":
 		var pod corev1.Pod
-		if err := conv.FromUnstructured(obj, &pod); err != nil {
+		if err := json.Unmarshal(data, &pod); err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}, nil
 	case "CronJob":
 		var cj batchv1.CronJob
-		if err := conv.FromUnstructured(obj, &cj); err != nil {
+		if err := json.Unmarshal(data, &cj); err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: cj.Spec.JobTemplate.ObjectMeta, Spec: cj.Spec.JobTemplate.Spec.Template.Spec}, nil
 	default:
 		// Kyverno reads every controller as a Deployment.
 		var d appsv1.Deployment
-		if err := conv.FromUnstructured(obj, &d); err != nil {
+		if err := json.Unmarshal(data, &d); err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}, nil
