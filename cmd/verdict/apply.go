@@ -55,6 +55,7 @@ that code when there were only warnings.`,
 			case "json":
 				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
 			}
+			opts.ImageVerifier = newImageVerifier()
 			if len(opts.ResourcePaths) == 0 {
 				return &exitError{code: 2, msg: "apply needs --resource"}
 			}

@@ -33,6 +33,7 @@ when any expected result failed.`,
 				FileName:       fileName,
 				Selector:       selector,
 				StrictPolicies: strictPolicies,
+				ImageVerifier:  newImageVerifier(),
 			}
 			stderr := cmd.ErrOrStderr()
 			if isTerminal(stderr) {

@@ -201,4 +201,7 @@ type Options struct {
 	Lookup Lookup
 	// Now is the clock of time_* functions. Default: time.Now.
 	Now func() time.Time
+	// ImageVerifier checks image signatures for verifyImages rules
+	// (verifyimages.go). Default: none (those rules report an error).
+	ImageVerifier ImageVerifier
 }

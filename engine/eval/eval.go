@@ -17,6 +17,7 @@ import (
 type Engine struct {
 	interp *jmespath.Interpreter
 	lookup Lookup
+	images ImageVerifier
 	// parsed caches JMESPath expressions that only exist at evaluation
 	// (nested variables, DELETE rewrites, jmesPath fields with variables).
 	parsed sync.Map // string -> *jmespath.Query
@@ -30,6 +31,10 @@ func New(opts Options) *Engine {
 	e := &Engine{interp: jmespath.New(jmespath.Options{Now: opts.Now}), lookup: opts.Lookup}
 	if e.lookup == nil {
 		e.lookup = noLookup{}
+	}
+	e.images = opts.ImageVerifier
+	if e.images == nil {
+		e.images = noImageVerifier{}
 	}
 	return e
 }
@@ -73,6 +78,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 	// Kyverno's order: the mutate rules of every policy, then validation
 	// (of the mutated object), then generation (mutate.go, generate.go).
 	ev.mutatePhase(policies, resp)
+	ev.verifyImagesPhase(policies, resp) // verifyimages.go
 	for _, p := range policies {
 		if ctx.Err() != nil || req.GenerateExisting {
 			break

@@ -103,6 +103,9 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 			return nil
 		}
 	}
+	if r.Type == policy.VerifyImages {
+		return ev.validateImagesRule(p, r) // verifyimages.go
+	}
 	if r.Unsupported != "" {
 		return errorf("%s", r.Unsupported)
 	}

@@ -143,6 +143,8 @@ type Rule struct {
 	// rules (generate.go).
 	Mutate   *Mutation
 	Generate *Generation
+	// Images is set for verifyImages rules (verifyimages.go).
+	Images *ImageRules
 	// Unsupported, when not empty, says why this engine cannot evaluate the
 	// rule yet; evaluation reports an error result with this text.
 	Unsupported string
@@ -452,7 +454,7 @@ func (c *compiler) rule(p *Policy, raw *kyverno.Rule, path string) *Rule {
 	if len(raw.VerifyImages) > 0 {
 		kinds++
 		r.Type = VerifyImages
-		r.Unsupported = "verifyImages rules are not supported yet"
+		r.Images, r.Unsupported = c.verifyImages(raw.VerifyImages, raw.ImageExtractors, path) // verifyimages.go
 	}
 	switch {
 	case kinds == 0:

@@ -38,6 +38,8 @@ type ApplyOptions struct {
 	// Now is the clock of time functions and report timestamps. Default:
 	// time.Now.
 	Now func() time.Time
+	// ImageVerifier checks images for verifyImages rules. Default: none.
+	ImageVerifier eval.ImageVerifier
 }
 
 // ApplyResponse is the results of one policy on one resource.
@@ -139,7 +141,7 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if s.exceptions, err = l.exceptions(opts.ExceptionPaths); err != nil {
 		return nil, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now})
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier})
 
 	per := make([][]ApplyResponse, len(resources))
 	outs := make([][]PolicyOutput, len(resources))

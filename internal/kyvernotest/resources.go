@@ -41,12 +41,6 @@ func newResource(path string, line int, obj map[string]any) *Resource {
 	return r
 }
 
-// key identifies the resource within a test run (Kyverno's
-// "apiVersion,kind,namespace,name").
-func (r *Resource) key() string {
-	return r.APIVersion + "," + r.Kind + "," + r.Namespace + "," + r.Name
-}
-
 // Display is the resource as Kyverno's test tables show it:
 // apiVersion/Kind/namespace/name (without the namespace when it has none).
 func (r *Resource) Display() string {

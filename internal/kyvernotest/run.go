@@ -38,6 +38,9 @@ type Options struct {
 	Progress func(done, total int)
 	// Now is the clock of the time functions. Default: time.Now.
 	Now func() time.Time
+	// ImageVerifier checks images for verifyImages rules. Default: none
+	// (those rules report an error).
+	ImageVerifier eval.ImageVerifier
 }
 
 // Result is the check of one expected result on one resource.
@@ -332,7 +335,7 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if s.exceptions, err = r.load.exceptions(fulls(t.Exceptions)); err != nil {
 		return s, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now})
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier})
 	return s, nil
 }
 

@@ -155,15 +155,6 @@ func (v *variables) hasPolicyValues() bool {
 	return v.spec != nil && len(v.spec.Policies) > 0
 }
 
-// globalOperation is globalValues["request.operation"].
-func (v *variables) globalOperation() string {
-	if v.spec == nil {
-		return ""
-	}
-	s, _ := v.spec.GlobalValues["request.operation"].(string)
-	return s
-}
-
 // compute returns the variables of a policy and resource, as Kyverno's
 // ComputeVariables and its rule-values initializer do: global values, then
 // the values of the resource's name, then --set values, then the values of

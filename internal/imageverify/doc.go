@@ -1,0 +1,10 @@
+// Package imageverify implements eval.ImageVerifier with cosign
+// (github.com/sigstore/cosign/v3) and go-containerregistry: it checks
+// key-based signatures and in-toto attestations of images in OCI
+// registries, and caches successful checks in a bounded LRU keyed by the
+// image digest, the check (key, options) and the policy version.
+//
+// Read first: Verifier, Options. The engine (engine/...) must not import
+// this package: it reaches it only through the eval.ImageVerifier
+// interface, so that the engine stays free of network code.
+package imageverify
