@@ -228,41 +228,9 @@ func clusterScopedKind(apiVersion, kind string) bool {
 		group = apiVersion[:i]
 	}
 	if apiVersion == "" {
-		for k := range clusterScopedKinds {
-			if strings.HasSuffix(k, "/"+kind) {
-				return true
-			}
-		}
-		return false
+		return kyverno.ClusterScopedKind(kind)
 	}
-	return clusterScopedKinds[group+"/"+kind]
-}
-
-var clusterScopedKinds = map[string]bool{
-	"/ComponentStatus":  true,
-	"/Namespace":        true,
-	"/Node":             true,
-	"/PersistentVolume": true,
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
-	"apiextensions.k8s.io/CustomResourceDefinition":                 true,
-	"apiregistration.k8s.io/APIService":                             true,
-	"certificates.k8s.io/CertificateSigningRequest":                 true,
-	"flowcontrol.apiserver.k8s.io/FlowSchema":                       true,
-	"flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration":       true,
-	"networking.k8s.io/IngressClass":                                true,
-	"node.k8s.io/RuntimeClass":                                      true,
-	"rbac.authorization.k8s.io/ClusterRole":                         true,
-	"rbac.authorization.k8s.io/ClusterRoleBinding":                  true,
-	"scheduling.k8s.io/PriorityClass":                               true,
-	"storage.k8s.io/CSIDriver":                                      true,
-	"storage.k8s.io/CSINode":                                        true,
-	"storage.k8s.io/StorageClass":                                   true,
-	"storage.k8s.io/VolumeAttachment":                               true,
-	"kyverno.io/ClusterPolicy":                                      true,
-	"wgpolicyk8s.io/ClusterPolicyReport":                            true,
+	return kyverno.ClusterScoped(group, kind)
 }
 
 // ClusterScoped reports whether a kind is one of the cluster-scoped kinds

@@ -2,6 +2,8 @@ package kyvernotest
 
 import (
 	"strings"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
 )
 
 // Resource is a resource loaded from a manifest, as Kyverno's CLI loads it:
@@ -60,42 +62,7 @@ func (r *Resource) uniqueKey() string {
 // API group resources Kyverno's CLI embeds. Unknown kinds (custom
 // resources) are namespaced, as in Kyverno.
 func clusterScoped(group, kind string) bool {
-	return clusterScopedKinds[group+"/"+kind]
-}
-
-var clusterScopedKinds = map[string]bool{
-	"/ComponentStatus":  true,
-	"/Namespace":        true,
-	"/Node":             true,
-	"/PersistentVolume": true,
-	"admissionregistration.k8s.io/MutatingWebhookConfiguration":     true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicy":        true,
-	"admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding": true,
-	"admissionregistration.k8s.io/ValidatingWebhookConfiguration":   true,
-	"apiextensions.k8s.io/CustomResourceDefinition":                 true,
-	"apiregistration.k8s.io/APIService":                             true,
-	"authentication.k8s.io/SelfSubjectReview":                       true,
-	"authentication.k8s.io/TokenReview":                             true,
-	"authorization.k8s.io/SelfSubjectAccessReview":                  true,
-	"authorization.k8s.io/SelfSubjectRulesReview":                   true,
-	"authorization.k8s.io/SubjectAccessReview":                      true,
-	"certificates.k8s.io/CertificateSigningRequest":                 true,
-	"flowcontrol.apiserver.k8s.io/FlowSchema":                       true,
-	"flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration":       true,
-	"networking.k8s.io/IPAddress":                                   true,
-	"networking.k8s.io/IngressClass":                                true,
-	"networking.k8s.io/ServiceCIDR":                                 true,
-	"node.k8s.io/RuntimeClass":                                      true,
-	"rbac.authorization.k8s.io/ClusterRole":                         true,
-	"rbac.authorization.k8s.io/ClusterRoleBinding":                  true,
-	"resource.k8s.io/DeviceClass":                                   true,
-	"resource.k8s.io/ResourceSlice":                                 true,
-	"scheduling.k8s.io/PriorityClass":                               true,
-	"storage.k8s.io/CSIDriver":                                      true,
-	"storage.k8s.io/CSINode":                                        true,
-	"storage.k8s.io/StorageClass":                                   true,
-	"storage.k8s.io/VolumeAttachment":                               true,
-	"storage.k8s.io/VolumeAttributesClass":                          true,
+	return kyverno.ClusterScoped(group, kind)
 }
 
 // nilMapFields are the fields Kyverno's loader turns from null into empty
