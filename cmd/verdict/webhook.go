@@ -1,0 +1,135 @@
+package main
+
+import (
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+
+	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/webhookproxy"
+)
+
+func newWebhookCmd() *cobra.Command {
+	var (
+		fl            evalFlags // --server and the client's TLS / token flags
+		listen        string
+		metricsListen string
+		tlsCert       string
+		tlsKey        string
+		selfSigned    bool
+		hosts         []string
+		caOut         string
+		failOpen      bool
+		timeout       time.Duration
+		maxBody       int64
+	)
+	cmd := &cobra.Command{
+		Use:   "webhook --server HOST:PORT --listen :9443 (--tls-cert FILE --tls-key FILE | --self-signed)",
+		Short: "Run the admission webhook proxy (AdmissionReview to the decision server)",
+		Long: `Serve /validate and /mutate for a ValidatingWebhookConfiguration and a
+MutatingWebhookConfiguration over HTTPS, asking the decision server of
+--server for each AdmissionReview. The certificate of --tls-cert/--tls-key is
+read again when the files change; --self-signed generates one for local use
+and writes its CA bundle (the caBundle of the webhook configurations) to
+--ca-bundle-out, or prints it. Namespace labels are not looked up yet
+(namespaceSelector sees none).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			copts, err := fl.clientOptions()
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			var cfg *tls.Config
+			switch {
+			case selfSigned && (tlsCert != "" || tlsKey != ""):
+				return &exitError{code: exitUsage, msg: "--self-signed and --tls-cert/--tls-key exclude each other"}
+			case selfSigned:
+				var ca []byte
+				if cfg, ca, err = webhookproxy.SelfSigned(hosts, 365*24*time.Hour); err != nil {
+					return err
+				}
+				if caOut != "" {
+					if err := os.WriteFile(caOut, ca, 0o644); err != nil {
+						return &exitError{code: exitUsage, msg: fmt.Sprintf("--ca-bundle-out: %v", err)}
+					}
+				} else {
+					fmt.Fprintf(cmd.OutOrStdout(), "CA bundle of the self-signed certificate:\n%s", ca)
+				}
+			case tlsCert != "" || tlsKey != "":
+				r, err := webhookproxy.NewCertReloader(tlsCert, tlsKey)
+				if err != nil {
+					return &exitError{code: exitUsage, msg: err.Error()}
+				}
+				cfg = r.TLSConfig()
+			default:
+				return &exitError{code: exitUsage, msg: "the webhook serves HTTPS only: give --tls-cert and --tls-key, or --self-signed"}
+			}
+			c, err := client.Dial(fl.server, copts)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: err.Error()}
+			}
+			defer c.Close()
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			reg := prometheus.NewRegistry()
+			h, err := webhookproxy.New(c, webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg})
+			if err != nil {
+				return err
+			}
+			lis, err := net.Listen("tcp", listen)
+			if err != nil {
+				return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+			}
+			if metricsListen != "" {
+				mlis, err := net.Listen("tcp", metricsListen)
+				if err != nil {
+					lis.Close()
+					return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
+				}
+				mux := http.NewServeMux()
+				mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+				hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+				go func() {
+					if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
+						log.Error("metrics endpoint", "error", err)
+					}
+				}()
+				defer hs.Close()
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+			defer stop()
+			log.Info("webhook proxy listening", "addr", lis.Addr().String(), "server", fl.server)
+			return webhookproxy.Serve(ctx, lis, cfg, h, log)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
+	f.BoolVar(&fl.tls, "tls", false, "connect to the server with TLS, checking it against the system's CAs (implied by --ca-file, --cert-file)")
+	f.StringVar(&fl.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
+	f.StringVar(&fl.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
+	f.StringVar(&fl.keyFile, "key-file", "", "key of --cert-file (PEM)")
+	f.StringVar(&fl.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
+	f.StringVar(&fl.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
+	f.StringVar(&fl.tokenFile, "token-file", "", "file holding the bearer token")
+	f.StringVar(&listen, "listen", ":9443", "HTTPS listen address, HOST:PORT")
+	f.StringVar(&metricsListen, "metrics-listen", ":9091", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
+	f.StringVar(&tlsCert, "tls-cert", "", "serving certificate (PEM), read again when it changes; needs --tls-key")
+	f.StringVar(&tlsKey, "tls-key", "", "key of --tls-cert (PEM)")
+	f.BoolVar(&selfSigned, "self-signed", false, "generate a self-signed certificate (local use)")
+	f.StringSliceVar(&hosts, "self-signed-hosts", []string{"localhost", "127.0.0.1"}, "names and IP addresses of the self-signed certificate")
+	f.StringVar(&caOut, "ca-bundle-out", "", "write the CA bundle of --self-signed to this file instead of printing it")
+	f.BoolVar(&failOpen, "fail-open", false, "allow requests (with a warning) when no decision can be made; default: deny")
+	f.DurationVar(&timeout, "timeout", webhookproxy.DefaultTimeout, "deadline of one decision (shorter than the webhook's timeoutSeconds)")
+	f.Int64Var(&maxBody, "max-body-bytes", webhookproxy.DefaultMaxBodyBytes, "largest AdmissionReview accepted")
+	return cmd
+}
