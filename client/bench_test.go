@@ -71,37 +71,19 @@ func corpusSource(b *testing.B, folders ...string) (*staticSource, int) {
 	return src, len(src.docs)
 }
 
-// benchPod is a typical Pod: two containers, probes, resources, a
-// security context, a hostPath volume (the engine benchmark's Pod).
-const benchPod = `
-apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  namespace: shop
-  labels: {app.kubernetes.io/name: web, team: storefront}
-spec:
-  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
-  containers:
-  - name: nginx
-    image: ghcr.io/acme/nginx:1.27
-    ports: [{containerPort: 8080}]
-    resources:
-      requests: {cpu: 100m, memory: 128Mi}
-      limits: {memory: 256Mi}
-    livenessProbe: {httpGet: {path: /healthz, port: 8080}}
-    readinessProbe: {httpGet: {path: /ready, port: 8080}}
-    securityContext:
-      allowPrivilegeEscalation: false
-      readOnlyRootFilesystem: true
-      capabilities: {drop: [ALL]}
-  - name: sidecar
-    image: busybox
-    volumeMounts: [{name: data, mountPath: /data}]
-  volumes:
-  - name: data
-    hostPath: {path: /var/data}
-`
+// readBenchPod reads the Pod the engine benchmark evaluates too.
+func readBenchPod(b *testing.B) map[string]any {
+	b.Helper()
+	data, err := os.ReadFile("../engine/testdata/bench/pod.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var pod map[string]any
+	if err := yaml.Unmarshal(data, &pod); err != nil {
+		b.Fatal(err)
+	}
+	return pod
+}
 
 // benchServer starts a server with the pod-security and best-practices
 // policies and returns a connected client and the Pod's request.
@@ -124,10 +106,7 @@ func benchServer(b *testing.B) (*client.Client, *verdictv1.EvaluateRequest) {
 	if ready != n {
 		b.Fatalf("server holds %d ready policies of %d", ready, n)
 	}
-	var pod map[string]any
-	if err := yaml.Unmarshal([]byte(benchPod), &pod); err != nil {
-		b.Fatal(err)
-	}
+	pod := readBenchPod(b)
 	req, err := client.NewRequest(pod)
 	if err != nil {
 		b.Fatal(err)
@@ -251,10 +230,7 @@ func BenchmarkEvaluateStream(b *testing.B) {
 func BenchmarkTransport(b *testing.B) {
 	f := startFake(b, &fakeServer{evaluate: okResponse})
 	c := dial(b, f.addr, client.Options{})
-	var pod map[string]any
-	if err := yaml.Unmarshal([]byte(benchPod), &pod); err != nil {
-		b.Fatal(err)
-	}
+	pod := readBenchPod(b)
 	req, err := client.NewRequest(pod)
 	if err != nil {
 		b.Fatal(err)

@@ -71,36 +71,6 @@ func object(tb testing.TB, y string) map[string]any {
 	return m
 }
 
-const benchPod = `
-apiVersion: v1
-kind: Pod
-metadata:
-  name: web
-  namespace: shop
-  labels: {app.kubernetes.io/name: web, team: storefront}
-spec:
-  securityContext: {runAsNonRoot: true, seccompProfile: {type: RuntimeDefault}}
-  containers:
-  - name: nginx
-    image: ghcr.io/acme/nginx:1.27
-    ports: [{containerPort: 8080}]
-    resources:
-      requests: {cpu: 100m, memory: 128Mi}
-      limits: {memory: 256Mi}
-    livenessProbe: {httpGet: {path: /healthz, port: 8080}}
-    readinessProbe: {httpGet: {path: /ready, port: 8080}}
-    securityContext:
-      allowPrivilegeEscalation: false
-      readOnlyRootFilesystem: true
-      capabilities: {drop: [ALL]}
-  - name: sidecar
-    image: busybox
-    volumeMounts: [{name: data, mountPath: /data}]
-  volumes:
-  - name: data
-    hostPath: {path: /var/data}
-`
-
 const benchDeployment = `
 apiVersion: apps/v1
 kind: Deployment
@@ -125,6 +95,16 @@ spec:
         securityContext: {privileged: true}
 `
 
+// benchPod is the Pod the engine and decision server benchmarks share.
+func benchPod(tb testing.TB) string {
+	tb.Helper()
+	data, err := os.ReadFile("../testdata/bench/pod.yaml")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return string(data)
+}
+
 // BenchmarkEvaluate evaluates a Pod and a Deployment against the
 // pod-security and best-practices policies of the corpus. Compilation is
 // outside the measured loop.
@@ -135,7 +115,7 @@ func BenchmarkEvaluate(b *testing.B) {
 		name string
 		obj  string
 	}{
-		{"Pod", benchPod},
+		{"Pod", benchPod(b)},
 		{"Deployment", benchDeployment},
 	} {
 		b.Run(tt.name, func(b *testing.B) {

@@ -24,7 +24,7 @@ func BenchmarkPodSecurityForms(b *testing.B) {
 				pols = withoutPodSecurity(pols)
 			}
 			eng := eval.New(eval.Options{})
-			req := &eval.Request{Object: object(b, benchPod)}
+			req := &eval.Request{Object: object(b, benchPod(b))}
 			results := len(eng.Evaluate(context.Background(), pols, req).Results)
 			b.ReportAllocs()
 			b.ResetTimer()
