@@ -428,6 +428,16 @@ func (s *suiteRun) request(res *Resource, policyName, op string) *eval.Request {
 		Mode:            eval.Admission,
 		Exceptions:      s.exceptions,
 	}
+	for rule, vals := range s.vars.ruleValues(policyName) {
+		s.cliContext(vals)
+		if req.RuleVariables == nil {
+			req.RuleVariables = map[eval.RuleKey]map[string]any{}
+		}
+		// Kyverno's CLI store answers for a rule and its autogen rules.
+		for _, name := range []string{rule, "autogen-" + rule, "autogen-cronjob-" + rule} {
+			req.RuleVariables[eval.RuleKey{Policy: policyName, Rule: name}] = vals
+		}
+	}
 	switch operation {
 	case "DELETE":
 		req.OldObject = res.Object

@@ -156,12 +156,9 @@ func (v *variables) hasPolicyValues() bool {
 }
 
 // compute returns the variables of a policy and resource, as Kyverno's
-// ComputeVariables and its rule-values initializer do: global values, then
-// the values of the resource's name, then --set values, then the values of
-// every rule of the policy (Kyverno scopes rule values to their rule; the
-// engine takes one set per request, so rule values of one rule are visible
-// to the other rules of the same policy). request.operation defaults to
-// CREATE.
+// ComputeVariables does: global values, then the values of the resource's
+// name, then --set values; request.operation defaults to CREATE. Rule
+// values are scoped to their rule: see ruleValues.
 func (v *variables) compute(policyName, resourceName string) map[string]any {
 	out := map[string]any{}
 	if v.spec != nil {
@@ -188,21 +185,39 @@ func (v *variables) compute(policyName, resourceName string) map[string]any {
 	if _, ok := out["request.operation"]; !ok {
 		out["request.operation"] = "CREATE"
 	}
-	if v.spec != nil {
-		for _, p := range v.spec.Policies {
-			if p.Name != policyName {
+	return out
+}
+
+// ruleValues returns the values of each rule of a policy, keyed by rule
+// name, as Kyverno's CLI store keeps them: they are added to the rule's own
+// context when it runs (and to its autogen rules'), on top of compute's.
+// For foreach values, the first element's value is used.
+func (v *variables) ruleValues(policyName string) map[string]map[string]any {
+	if v.spec == nil {
+		return nil
+	}
+	var out map[string]map[string]any
+	for _, p := range v.spec.Policies {
+		if p.Name != policyName {
+			continue
+		}
+		for _, r := range p.Rules {
+			vals := map[string]any{}
+			for k, val := range r.Values {
+				vals[k] = val
+			}
+			for k, list := range r.ForeachValues {
+				if len(list) > 0 {
+					vals[k] = list[0]
+				}
+			}
+			if len(vals) == 0 {
 				continue
 			}
-			for _, r := range p.Rules {
-				for k, val := range r.Values {
-					out[k] = val
-				}
-				for k, vals := range r.ForeachValues {
-					if len(vals) > 0 {
-						out[k] = vals[0]
-					}
-				}
+			if out == nil {
+				out = map[string]map[string]any{}
 			}
+			out[r.Name] = vals
 		}
 	}
 	return out

@@ -79,14 +79,14 @@ func TestVariablesCompute(t *testing.T) {
 			want: map[string]any{"request.operation": "UPDATE", "shared": "global", "level": "global"},
 		},
 		{
-			name:       "resource values win over global values, rule values over both, first foreach value",
+			name:       "resource values win over global values; rule values are not here",
 			givePolicy: "p", giveResource: "r1",
-			want: map[string]any{"request.operation": "DELETE", "shared": "global", "level": "rule", "cm.data.key": "value", "element": "first"},
+			want: map[string]any{"request.operation": "DELETE", "shared": "global", "level": "resource"},
 		},
 		{
 			name:       "resource values of another resource name do not apply",
 			givePolicy: "p", giveResource: "r2",
-			want: map[string]any{"request.operation": "UPDATE", "shared": "global", "level": "rule", "cm.data.key": "value", "element": "first"},
+			want: map[string]any{"request.operation": "UPDATE", "shared": "global", "level": "global"},
 		},
 		{
 			name:       "set values win over resource values",
@@ -101,6 +101,33 @@ func TestVariablesCompute(t *testing.T) {
 			got := v.compute(tt.givePolicy, tt.giveResource)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("compute(%q, %q) mismatch (-want +got):\n%s", tt.givePolicy, tt.giveResource, diff)
+			}
+		})
+	}
+}
+
+func TestVariablesRuleValues(t *testing.T) {
+	spec, err := ParseValues("values.yaml", []byte(valuesFile))
+	if err != nil {
+		t.Fatalf("ParseValues() error = %v", err)
+	}
+	tests := []struct {
+		name       string
+		givePolicy string
+		want       map[string]map[string]any
+	}{
+		{
+			name:       "values and the first foreach value, per rule",
+			givePolicy: "p",
+			want:       map[string]map[string]any{"rule-a": {"level": "rule", "cm.data.key": "value", "element": "first"}},
+		},
+		{name: "a policy without rule values", givePolicy: "other", want: nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := newVariables(spec, nil).ruleValues(tt.givePolicy)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ruleValues(%q) mismatch (-want +got):\n%s", tt.givePolicy, diff)
 			}
 		})
 	}
