@@ -262,7 +262,7 @@ func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
 		}
 	}
 	if _, ok := ev.req.Variables["images"]; !ok {
-		s.defer_("images", func(s *scope) (any, error) {
+		s.defer_("images", imagesMatcher, func(s *scope) (any, error) {
 			obj, _ := ev.base["request"].(map[string]any)["object"].(map[string]any)
 			return imagesOf(obj), nil
 		})

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/jmespath"
@@ -66,24 +65,11 @@ func (s *scope) child() *scope {
 	return c
 }
 
-var matcherCache sync.Map // name -> *regexp.Regexp
+// imagesMatcher is the reference test of the images variable.
+var imagesMatcher = policy.NameMatcher("images")
 
-// nameMatcher returns Kyverno's test of whether a query refers to a context
-// entry name.
-func nameMatcher(name string) *regexp.Regexp {
-	if re, ok := matcherCache.Load(name); ok {
-		return re.(*regexp.Regexp)
-	}
-	re, err := regexp.Compile(`(?:\A|\z|\s|[^.0-9A-Za-z])` + regexp.QuoteMeta(name) + `\b`)
-	if err != nil {
-		re = regexp.MustCompile(regexp.QuoteMeta(name))
-	}
-	matcherCache.Store(name, re)
-	return re
-}
-
-func (s *scope) defer_(name string, load func(s *scope) (any, error)) {
-	s.pending = append(s.pending, &deferred{name: name, matcher: nameMatcher(name), load: load})
+func (s *scope) defer_(name string, matcher *regexp.Regexp, load func(s *scope) (any, error)) {
+	s.pending = append(s.pending, &deferred{name: name, matcher: matcher, load: load})
 }
 
 // own makes data private to the scope before a change.
@@ -200,7 +186,7 @@ func (s *scope) loadContext(entries []*policy.ContextEntry) {
 			continue
 		}
 		ce := ce
-		s.defer_(ce.Name, func(s *scope) (any, error) { return s.ev.loadEntry(s, ce) })
+		s.defer_(ce.Name, ce.Matcher, func(s *scope) (any, error) { return s.ev.loadEntry(s, ce) })
 	}
 }
 

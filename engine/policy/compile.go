@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
@@ -167,7 +168,10 @@ type Rule struct {
 // ContextEntry is a compiled context entry.
 type ContextEntry struct {
 	Name string
-	Path string
+	// Matcher tells whether a query refers to the entry, which then loads
+	// (Kyverno's deferred loading).
+	Matcher *regexp.Regexp
+	Path    string
 	// Exactly one of the following is set.
 	Variable        *VariableEntry
 	ConfigMap       *ConfigMapEntry
@@ -759,7 +763,7 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 	for i := range in {
 		e := &in[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		ce := &ContextEntry{Name: e.Name, Path: p}
+		ce := &ContextEntry{Name: e.Name, Matcher: NameMatcher(e.Name), Path: p}
 		if e.Name == "" {
 			c.errorf(engine.CodeInvalidPolicy, p+".name", "a context entry needs a name")
 		}
@@ -854,4 +858,10 @@ func prefixPath(err error, prefix string) error {
 		out = append(out, &cp)
 	}
 	return out
+}
+
+// NameMatcher returns Kyverno's test of whether a JMESPath query refers to
+// the context entry name: the name as a word not preceded by a dot.
+func NameMatcher(name string) *regexp.Regexp {
+	return regexp.MustCompile(`(?:\A|\z|\s|[^.0-9A-Za-z])` + regexp.QuoteMeta(name) + `\b`)
 }
