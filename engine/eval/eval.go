@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/jmespath"
@@ -19,12 +20,17 @@ type Engine struct {
 	lookup Lookup
 	images ImageVerifier
 	// parsed caches JMESPath expressions that only exist at evaluation
-	// (nested variables, DELETE rewrites, jmesPath fields with variables).
-	parsed sync.Map // string -> *jmespath.Query
+	// (jmesPath fields rendered from variables). Their text can come from
+	// request data, so the cache stops growing at maxParsed entries.
+	parsed  sync.Map // string -> *jmespath.Query
+	nParsed atomic.Int64
 	// templates caches texts with variables built at evaluation (deny
-	// messages joined from condition messages).
+	// messages joined from condition messages); they come from policies.
 	templates sync.Map // string -> *variables.Template
 }
+
+// maxParsed bounds the cache of expressions parsed at evaluation.
+const maxParsed = 4096
 
 // New returns an Engine.
 func New(opts Options) *Engine {
@@ -47,7 +53,9 @@ func (e *Engine) parseCached(expr string) (*jmespath.Query, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.parsed.Store(expr, q)
+	if e.nParsed.Add(1) <= maxParsed {
+		e.parsed.Store(expr, q)
+	}
 	return q, nil
 }
 
