@@ -1,12 +1,13 @@
 package podsecurity
 
 import (
-	"encoding/json"
 	"errors"
 
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 )
 
 // ErrNotAPod is returned by PodOf for a resource that is neither a Pod
@@ -18,7 +19,8 @@ var ErrNotAPod = errors.New("could not find correct resource type")
 // metadata) of a DaemonSet, Deployment, Job, StatefulSet, ReplicaSet or
 // ReplicationController; for a CronJob the job template's pod spec with
 // the job template's metadata. The resource is decoded through JSON into
-// the Kubernetes types, so a field of the wrong type is an error.
+// the Kubernetes types with encoding/json's rules (jsonconv.Decode), so a
+// field of the wrong type is an error.
 func PodOf(obj map[string]any) (*corev1.Pod, error) {
 	kind, _ := obj["kind"].(string)
 	switch kind {
@@ -26,27 +28,23 @@ func PodOf(obj map[string]any) (*corev1.Pod, error) {
 	default:
 		return nil, ErrNotAPod
 	}
-	data, err := json.Marshal(obj)
-	if err != nil {
-		return nil, err
-	}
 	switch kind {
 	case "Pod":
-		var pod corev1.Pod
-		if err := json.Unmarshal(data, &pod); err != nil {
+		pod, err := jsonconv.Decode[corev1.Pod](obj)
+		if err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}, nil
 	case "CronJob":
-		var cj batchv1.CronJob
-		if err := json.Unmarshal(data, &cj); err != nil {
+		cj, err := jsonconv.Decode[batchv1.CronJob](obj)
+		if err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: cj.Spec.JobTemplate.ObjectMeta, Spec: cj.Spec.JobTemplate.Spec.Template.Spec}, nil
 	default:
 		// Kyverno reads every controller as a Deployment.
-		var d appsv1.Deployment
-		if err := json.Unmarshal(data, &d); err != nil {
+		d, err := jsonconv.Decode[appsv1.Deployment](obj)
+		if err != nil {
 			return nil, err
 		}
 		return &corev1.Pod{ObjectMeta: d.Spec.Template.ObjectMeta, Spec: d.Spec.Template.Spec}, nil

@@ -1,0 +1,434 @@
+package jsonconv
+
+import (
+	"encoding"
+	"encoding/json"
+	"errors"
+	"math"
+	"reflect"
+	"strings"
+	"sync"
+	"unicode/utf8"
+)
+
+// errFallback reports a value Into does not convert by itself, either
+// because json.Unmarshal would fail on it (the caller's round trip then
+// produces json's exact error) or because the conversion depends on
+// details Into does not model (case-insensitive keys, `,string` options,
+// byte slices, arrays, ...).
+var errFallback = errors.New("jsonconv: value needs the JSON round trip")
+
+// Into stores v, a value of the generic JSON form (map[string]any, []any,
+// string, float64 or int64, bool, nil), into the value dst points to, with
+// the result json.Unmarshal(json.Marshal(v), dst) would give. dst must
+// point to a zero value. When Into cannot guarantee that result it leaves
+// dst partly written and returns an error; the caller then decodes into a
+// fresh value with the JSON round trip, which also gives json's error
+// messages for invalid input.
+func Into(v any, dst any) error {
+	rv := reflect.ValueOf(dst)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errFallback
+	}
+	return store(v, rv.Elem())
+}
+
+// Decode is Into with the fallback: it decodes v into a new T, through the
+// JSON round trip when Into cannot.
+func Decode[T any](v any) (*T, error) {
+	var out T
+	if err := Into(v, &out); err == nil {
+		return &out, nil
+	}
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var slow T
+	if err := json.Unmarshal(data, &slow); err != nil {
+		return nil, err
+	}
+	return &slow, nil
+}
+
+var (
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
+
+func store(v any, dst reflect.Value) error {
+	t := dst.Type()
+	if v == nil {
+		// json sets pointers, maps, slices and interfaces to nil for a
+		// null, calls UnmarshalJSON of a non-pointer Unmarshaler with
+		// "null" and leaves everything else as it is.
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Interface:
+			dst.SetZero()
+			return nil
+		}
+		if reflect.PointerTo(t).Implements(unmarshalerType) {
+			return dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON([]byte("null"))
+		}
+		return nil
+	}
+	if t.Kind() == reflect.Pointer {
+		if dst.IsNil() {
+			dst.Set(reflect.New(t.Elem()))
+		}
+		return store(v, dst.Elem())
+	}
+	info := typeInfoOf(t)
+	if info.unmarshaler {
+		data, err := marshal(v)
+		if err != nil {
+			return errFallback
+		}
+		if err := dst.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data); err != nil {
+			return errFallback
+		}
+		return nil
+	}
+	if info.textUnmarshaler {
+		s, ok := v.(string)
+		if !ok {
+			return errFallback
+		}
+		if err := dst.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(s)); err != nil {
+			return errFallback
+		}
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		m, ok := v.(map[string]any)
+		if !ok {
+			return errFallback
+		}
+		return storeStruct(m, dst, info)
+	case reflect.Map:
+		m, ok := v.(map[string]any)
+		kt := t.Key()
+		if !ok || kt.Kind() != reflect.String || reflect.PointerTo(kt).Implements(textUnmarshalerType) {
+			return errFallback
+		}
+		out := reflect.MakeMapWithSize(t, len(m))
+		elem := reflect.New(t.Elem()).Elem()
+		for k, x := range m {
+			elem.SetZero()
+			if err := store(x, elem); err != nil {
+				return err
+			}
+			out.SetMapIndex(reflect.ValueOf(k).Convert(kt), elem)
+		}
+		dst.Set(out)
+		return nil
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			return errFallback // base64 strings
+		}
+		list, ok := v.([]any)
+		if !ok {
+			return errFallback
+		}
+		out := reflect.MakeSlice(t, len(list), len(list))
+		for i, x := range list {
+			if err := store(x, out.Index(i)); err != nil {
+				return err
+			}
+		}
+		dst.Set(out)
+		return nil
+	case reflect.String:
+		s, ok := v.(string)
+		if !ok {
+			return errFallback
+		}
+		dst.SetString(s)
+		return nil
+	case reflect.Bool:
+		b, ok := v.(bool)
+		if !ok {
+			return errFallback
+		}
+		dst.SetBool(b)
+		return nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		i, ok := integer(v)
+		if !ok || dst.OverflowInt(i) {
+			return errFallback
+		}
+		dst.SetInt(i)
+		return nil
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		i, ok := integer(v)
+		if !ok || i < 0 || dst.OverflowUint(uint64(i)) {
+			return errFallback
+		}
+		dst.SetUint(uint64(i))
+		return nil
+	case reflect.Float32, reflect.Float64:
+		var f float64
+		switch n := v.(type) {
+		case float64:
+			f = n
+		case int64:
+			f = float64(n)
+		case int:
+			f = float64(n)
+		default:
+			return errFallback
+		}
+		if dst.OverflowFloat(f) {
+			return errFallback
+		}
+		dst.SetFloat(f)
+		return nil
+	}
+	// Interfaces (json builds float64 numbers where v may hold int64),
+	// arrays, channels, functions.
+	return errFallback
+}
+
+// marshal is json.Marshal(v), without its buffers for the strings that
+// need no escaping (quantities, times, ports by name).
+func marshal(v any) ([]byte, error) {
+	if s, ok := v.(string); ok && plain(s) {
+		b := make([]byte, 0, len(s)+2)
+		b = append(b, '"')
+		b = append(b, s...)
+		return append(b, '"'), nil
+	}
+	return json.Marshal(v)
+}
+
+// plain reports whether json.Marshal writes s between quotes as it is:
+// printable ASCII other than the quote, the backslash and the characters
+// of HTML it escapes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
+}
+
+// integer returns v as an int64 when json would parse the number's text
+// as one: an integral float64 that json.Marshal prints without an
+// exponent, or an int64.
+func integer(v any) (int64, bool) {
+	switch n := v.(type) {
+	case int64:
+		return n, true
+	case int:
+		return int64(n), true
+	case float64:
+		// json.Marshal prints integral floats below 1e21 as plain
+		// digits; int64 covers [-2^63, 2^63).
+		if n != math.Trunc(n) || n < -9.223372036854775808e18 || n >= 9.223372036854775808e18 {
+			return 0, false
+		}
+		return int64(n), true
+	}
+	return 0, false
+}
+
+func storeStruct(m map[string]any, dst reflect.Value, info *typeInfo) error {
+	for k, x := range m {
+		f, ok := info.fields[k]
+		if !ok {
+			if info.folds(k) {
+				// json would match the key case-insensitively, and with
+				// several spellings the order of the keys decides.
+				return errFallback
+			}
+			continue
+		}
+		fv, err := fieldByIndex(dst, f.index)
+		if err != nil {
+			return err
+		}
+		if err := store(x, fv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fieldByIndex is reflect.Value.FieldByIndex, allocating embedded
+// pointers on the way as json does.
+func fieldByIndex(v reflect.Value, index []int) (reflect.Value, error) {
+	for i, x := range index {
+		if i > 0 && v.Kind() == reflect.Pointer {
+			if v.IsNil() {
+				if !v.CanSet() {
+					return reflect.Value{}, errFallback
+				}
+				v.Set(reflect.New(v.Type().Elem()))
+			}
+			v = v.Elem()
+		}
+		v = v.Field(x)
+	}
+	return v, nil
+}
+
+// typeInfo is what store needs to know about a type, computed once per
+// type (as encoding/json caches its own).
+type typeInfo struct {
+	unmarshaler, textUnmarshaler bool
+	// fields maps the JSON names of a struct's fields, promoted fields
+	// of embedded structs included, to their index paths.
+	fields map[string]field
+	// lower holds the lower-cased JSON names, to tell a key json would
+	// match case-insensitively.
+	lower map[string]bool
+}
+
+type field struct {
+	index []int
+}
+
+func (ti *typeInfo) folds(key string) bool {
+	if len(ti.lower) == 0 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] >= utf8.RuneSelf {
+			// json folds some non-ASCII letters (the Kelvin sign, the
+			// long s) into ASCII ones; let it decide.
+			return true
+		}
+	}
+	return ti.lower[strings.ToLower(key)]
+}
+
+var typeInfos sync.Map // reflect.Type → *typeInfo
+
+func typeInfoOf(t reflect.Type) *typeInfo {
+	if ti, ok := typeInfos.Load(t); ok {
+		return ti.(*typeInfo)
+	}
+	pt := reflect.PointerTo(t)
+	ti := &typeInfo{
+		unmarshaler:     pt.Implements(unmarshalerType),
+		textUnmarshaler: pt.Implements(textUnmarshalerType),
+	}
+	if t.Kind() == reflect.Struct && !ti.unmarshaler && !ti.textUnmarshaler {
+		ti.fields, ti.lower = structFields(t)
+	}
+	actual, _ := typeInfos.LoadOrStore(t, ti)
+	return actual.(*typeInfo)
+}
+
+// structFields lists the JSON fields of a struct type with encoding/json's
+// rules: exported fields, names from the json tag, "-" skipped, untagged
+// embedded structs promoting their fields, and of several fields with
+// the same name the least nested (then the tagged) one; a name still
+// ambiguous is dropped. Fields with the ",string" option make the whole
+// struct fall back (fields maps them to a nil index).
+func structFields(t reflect.Type) (map[string]field, map[string]bool) {
+	type cand struct {
+		name   string
+		index  []int
+		tagged bool
+		str    bool
+	}
+	var cands []cand
+	type level struct {
+		t     reflect.Type
+		index []int
+	}
+	current := []level{{t: t}}
+	visited := map[reflect.Type]bool{}
+	for len(current) > 0 {
+		var next []level
+		for _, l := range current {
+			if visited[l.t] {
+				continue
+			}
+			visited[l.t] = true
+			for i := 0; i < l.t.NumField(); i++ {
+				sf := l.t.Field(i)
+				if sf.Anonymous {
+					ft := sf.Type
+					if ft.Kind() == reflect.Pointer {
+						ft = ft.Elem()
+					}
+					if !sf.IsExported() && ft.Kind() != reflect.Struct {
+						continue
+					}
+				} else if !sf.IsExported() {
+					continue
+				}
+				tag := sf.Tag.Get("json")
+				if tag == "-" {
+					continue
+				}
+				name, opts, _ := strings.Cut(tag, ",")
+				index := append(append([]int(nil), l.index...), i)
+				ft := sf.Type
+				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
+					ft = ft.Elem()
+				}
+				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
+					next = append(next, level{t: ft, index: index})
+					continue
+				}
+				tagged := name != ""
+				if name == "" {
+					name = sf.Name
+				}
+				str := false
+				for o := range strings.SplitSeq(opts, ",") {
+					if o == "string" {
+						str = true
+					}
+				}
+				cands = append(cands, cand{name: name, index: index, tagged: tagged, str: str})
+			}
+		}
+		current = next
+	}
+	// Dominant field per name: shortest index, then tagged; a tie drops
+	// the name, as encoding/json does.
+	best := map[string][]cand{}
+	for _, c := range cands {
+		best[c.name] = append(best[c.name], c)
+	}
+	fields := make(map[string]field, len(best))
+	lower := make(map[string]bool, len(best))
+	for name, cs := range best {
+		depth := len(cs[0].index)
+		var top []cand
+		for _, c := range cs {
+			switch {
+			case len(c.index) < depth:
+				depth, top = len(c.index), []cand{c}
+			case len(c.index) == depth:
+				top = append(top, c)
+			}
+		}
+		if len(top) > 1 {
+			var tagged []cand
+			for _, c := range top {
+				if c.tagged {
+					tagged = append(tagged, c)
+				}
+			}
+			top = tagged
+		}
+		if len(top) != 1 {
+			continue
+		}
+		lower[strings.ToLower(name)] = true
+		if top[0].str {
+			// Matching the key must fall back: fold lookup says yes.
+			continue
+		}
+		fields[name] = field{index: top[0].index}
+	}
+	return fields, lower
+}
