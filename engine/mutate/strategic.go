@@ -24,6 +24,10 @@ func StrategicMerge(resource map[string]any, patch any) (map[string]any, error) 
 		if !isConditionError(err) && !isGlobalError(err) {
 			return nil, fmt.Errorf("failed to preProcess rule: %w", err)
 		}
+		if unchanged(resource, nil) {
+			// Merging an empty patch leaves such a resource as it is.
+			return resource, nil
+		}
 		pn = &node{kind: mapNode}
 	}
 	merged, err := merge(pn, rn)
