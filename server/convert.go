@@ -10,6 +10,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/jsonvalue"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -58,8 +59,8 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 	if vars := req.GetVariables(); len(vars) > 0 {
 		out.Variables = make(map[string]any, len(vars))
 		for k, raw := range vars {
-			var v any
-			if err := json.Unmarshal(raw, &v); err != nil {
+			v, err := jsonvalue.Decode(raw)
+			if err != nil {
 				return nil, fieldError(fmt.Sprintf("variables[%q]", k), "not JSON: %v", err)
 			}
 			out.Variables[k] = v
@@ -74,8 +75,8 @@ func decodeObject(field string, b []byte) (map[string]any, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	var m map[string]any
-	if err := json.Unmarshal(b, &m); err != nil {
+	m, err := jsonvalue.DecodeObject(b)
+	if err != nil {
 		return nil, fieldError(field, "not a JSON object: %v", err)
 	}
 	return m, nil
