@@ -269,13 +269,19 @@ func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
 			s.set(k, v)
 		}
 	}
+	s.pending = s.buf[:0]
 	if _, ok := ev.req.Variables["images"]; !ok {
-		s.defer_("images", imagesMatcher, func(s *scope) (any, error) {
-			obj, _ := ev.base["request"].(map[string]any)["object"].(map[string]any)
-			return imagesOf(obj), nil
-		})
+		s.images = deferred{name: "images", matcher: imagesMatcher, load: loadImages}
+		s.pending = append(s.pending, &s.images)
 	}
 	return s
+}
+
+// loadImages is the value of the images variable: the images of the
+// request's object.
+func loadImages(s *scope) (any, error) {
+	obj, _ := s.ev.base["request"].(map[string]any)["object"].(map[string]any)
+	return imagesOf(obj), nil
 }
 
 func (e *Engine) parseTemplate(text string) (*variables.Template, error) {

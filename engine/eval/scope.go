@@ -44,6 +44,12 @@ type scope struct {
 	loading bool
 	// ruleVars are the request's RuleVariables of the rule.
 	ruleVars map[string]any
+	// buf backs pending for the first entries (the images variable of
+	// every root scope, a context entry or two), and images is the
+	// deferred of the images variable: a root scope allocates nothing
+	// else.
+	buf    [3]*deferred
+	images deferred
 }
 
 // deferred is a value that loads on the first query that names it.
