@@ -318,6 +318,15 @@ func blockedMessage(req *eval.Request, groups []policyResults) string {
 	if len(failures) == 0 {
 		return ""
 	}
+	body, ok := encodeFailures(failures)
+	if !ok {
+		body = yamlFailures(failures)
+	}
+	return fmt.Sprintf("\n\nresource %s was blocked due to the following policies \n\n%s", resourceName(req), body)
+}
+
+// yamlFailures is Kyverno's encoding of the failures with yaml.v3.
+func yamlFailures(failures map[string]map[string]string) []byte {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
@@ -325,11 +334,10 @@ func blockedMessage(req *eval.Request, groups []policyResults) string {
 	if cerr := enc.Close(); err == nil {
 		err = cerr
 	}
-	body := bytes.TrimPrefix(buf.Bytes(), []byte("---\n"))
 	if err != nil {
-		body = []byte(fmt.Sprintf("failed to encode failures: %v\n", err))
+		return []byte(fmt.Sprintf("failed to encode failures: %v\n", err))
 	}
-	return fmt.Sprintf("\n\nresource %s was blocked due to the following policies \n\n%s", resourceName(req), body)
+	return bytes.TrimPrefix(buf.Bytes(), []byte("---\n"))
 }
 
 // resourceName is Kind/namespace/name of the request's resource.

@@ -106,20 +106,27 @@ func benchPod(tb testing.TB) string {
 }
 
 // BenchmarkEvaluate evaluates a Pod and a Deployment against the
-// pod-security and best-practices policies of the corpus. Compilation is
-// outside the measured loop.
+// pod-security and best-practices policies of the corpus, at admission
+// and in a background scan (no mutate or generate rules, as the decision
+// server's EvaluateStream runs for scans). Compilation is outside the
+// measured loop.
 func BenchmarkEvaluate(b *testing.B) {
 	pols := corpusPolicies(b, "pod-security", "best-practices")
 	eng := eval.New(eval.Options{})
 	for _, tt := range []struct {
-		name string
-		obj  string
+		name       string
+		obj        string
+		background bool
 	}{
-		{"Pod", benchPod(b)},
-		{"Deployment", benchDeployment},
+		{"Pod", benchPod(b), false},
+		{"Deployment", benchDeployment, false},
+		{"PodBackground", benchPod(b), true},
 	} {
 		b.Run(tt.name, func(b *testing.B) {
 			req := &eval.Request{Object: object(b, tt.obj)}
+			if tt.background {
+				req.Mode = eval.Background
+			}
 			results := len(eng.Evaluate(context.Background(), pols, req).Results)
 			b.ReportAllocs()
 			b.ResetTimer()

@@ -1,0 +1,170 @@
+package server
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// encodeFailures writes the policy → rule → message map of a blocked
+// request exactly as yaml.v3's encoder (indent 2) writes it, for the
+// common case: single-line printable ASCII names and messages that yaml
+// writes plain or single-quoted. ok is false for anything else (line
+// breaks, tabs, non-ASCII, text yaml would read as another type, long
+// keys); the caller then uses yaml.v3 itself. The yaml encoder took about
+// 60 µs per denied request, as much as evaluating ten policies.
+func encodeFailures(failures map[string]map[string]string) (out []byte, ok bool) {
+	var buf bytes.Buffer
+	for _, policy := range sortedYAMLKeys(failures) {
+		if !writeScalar(&buf, policy, true) {
+			return nil, false
+		}
+		buf.WriteString(":\n")
+		rules := failures[policy]
+		for _, rule := range sortedYAMLKeys(rules) {
+			buf.WriteString("  ")
+			if !writeScalar(&buf, rule, true) {
+				return nil, false
+			}
+			buf.WriteString(": ")
+			if !writeScalar(&buf, rules[rule], false) {
+				return nil, false
+			}
+			buf.WriteByte('\n')
+		}
+	}
+	return buf.Bytes(), true
+}
+
+func sortedYAMLKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b string) int {
+		switch {
+		case yamlKeyLess(a, b):
+			return -1
+		case yamlKeyLess(b, a):
+			return 1
+		}
+		return 0
+	})
+	return keys
+}
+
+// writeScalar writes s in the style yaml.v3 picks in block context: plain
+// when the text reads back as the same string and no indicator forbids
+// it, else single-quoted. It returns false for text outside the fast
+// path (see encodeFailures).
+func writeScalar(buf *bytes.Buffer, s string, key bool) bool {
+	if s == "" || key && len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e {
+			return false // line breaks, tabs, control and non-ASCII characters
+		}
+	}
+	switch s[0] {
+	case '+', '-', '.', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return false // numbers, timestamps, base-60 floats: let yaml decide
+	}
+	switch s {
+	case "~", "null", "Null", "NULL", "true", "True", "TRUE", "false", "False", "FALSE",
+		"y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "n", "N", "no", "No", "NO", "off", "Off", "OFF":
+		return false // yaml double-quotes these
+	}
+	if plainAllowed(s) {
+		buf.WriteString(s)
+		return true
+	}
+	buf.WriteByte('\'')
+	buf.WriteString(strings.ReplaceAll(s, "'", "''"))
+	buf.WriteByte('\'')
+	return true
+}
+
+// plainAllowed is libyaml's analysis of a single-line printable ASCII
+// scalar (yaml_emitter_analyze_scalar) for the block context: no leading
+// or trailing space, and no block indicator.
+func plainAllowed(s string) bool {
+	if s[0] == ' ' || s[len(s)-1] == ' ' {
+		return false
+	}
+	if len(s) >= 3 && (s[:3] == "---" || s[:3] == "...") {
+		return false
+	}
+	followedBySpace := func(i int) bool { return i+1 >= len(s) || s[i+1] == ' ' }
+	switch s[0] {
+	case '#', ',', '[', ']', '{', '}', '&', '*', '!', '|', '>', '\'', '"', '%', '@', '`':
+		return false
+	case '?', ':', '-':
+		if followedBySpace(0) {
+			return false
+		}
+	}
+	for i := 1; i < len(s); i++ {
+		switch s[i] {
+		case ':':
+			if followedBySpace(i) {
+				return false
+			}
+		case '#':
+			if s[i-1] == ' ' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// yamlKeyLess is yaml.v3's keyList.Less for two strings: other characters
+// before letters, runs of digits compared as numbers.
+func yamlKeyLess(a, b string) bool {
+	ar, br := []rune(a), []rune(b)
+	digits := false
+	for i := 0; i < len(ar) && i < len(br); i++ {
+		if ar[i] == br[i] {
+			digits = unicode.IsDigit(ar[i])
+			continue
+		}
+		al := unicode.IsLetter(ar[i])
+		bl := unicode.IsLetter(br[i])
+		if al && bl {
+			return ar[i] < br[i]
+		}
+		if al || bl {
+			if digits {
+				return al
+			}
+			return bl
+		}
+		var ai, bi int
+		var an, bn int64
+		if ar[i] == '0' || br[i] == '0' {
+			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
+				if ar[j] != '0' {
+					an = 1
+					bn = 1
+					break
+				}
+			}
+		}
+		for ai = i; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
+			an = an*10 + int64(ar[ai]-'0')
+		}
+		for bi = i; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
+			bn = bn*10 + int64(br[bi]-'0')
+		}
+		if an != bn {
+			return an < bn
+		}
+		if ai != bi {
+			return ai < bi
+		}
+		return ar[i] < br[i]
+	}
+	return len(ar) < len(br)
+}
