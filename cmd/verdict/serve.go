@@ -42,6 +42,7 @@ type serveFlags struct {
 
 	logLevel  string
 	logFormat string
+	gcPercent int
 
 	kube *kubeFlags // serve only: the Kubernetes policy source
 }
@@ -64,6 +65,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
+	registerGCFlag(fs, &f.gcPercent)
 }
 
 // options turns the flags into server options.
@@ -201,6 +203,7 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--policies %s: not a folder", f.policies)}
 		}
 	}
+	applyGCPercent(f.gcPercent)
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
