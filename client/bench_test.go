@@ -9,6 +9,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,12 @@ func readBenchPod(b *testing.B) map[string]any {
 // policies and returns a connected client and the Pod's request.
 func benchServer(b *testing.B) (*client.Client, *verdictv1.EvaluateRequest) {
 	b.Helper()
+	// The collector's target of verdict serve (--gc-percent 400), unless
+	// GOGC is set. Client and server share this process.
+	if os.Getenv("GOGC") == "" {
+		prev := debug.SetGCPercent(400)
+		b.Cleanup(func() { debug.SetGCPercent(prev) })
+	}
 	src, n := corpusSource(b, "pod-security", "best-practices")
 	addr := startServer(b, server.Options{Sources: []server.PolicySource{src}})
 	c := dial(b, addr, client.Options{})

@@ -69,13 +69,15 @@ func diffValues(a, b any, path string, ops []Operation) []Operation {
 		}
 		slices.Sort(keys)
 		for _, k := range keys {
-			p := pointerJoin(path, k)
 			av, ok := at[k]
 			if !ok {
-				ops = append(ops, Operation{Op: "add", Path: p, Value: bt[k]})
+				ops = append(ops, Operation{Op: "add", Path: pointerJoin(path, k), Value: bt[k]})
 				continue
 			}
-			ops = diffValues(av, bt[k], p, ops)
+			if unchangedValue(av, bt[k]) {
+				continue
+			}
+			ops = diffValues(av, bt[k], pointerJoin(path, k), ops)
 		}
 		keys = keys[:0]
 		for k := range at {
@@ -97,6 +99,9 @@ func diffValues(a, b any, path string, ops []Operation) []Operation {
 			ops = append(ops, Operation{Op: "add", Path: pointerJoin(path, strconv.Itoa(i)), Value: bt[i]})
 		}
 		for i := 0; i < n; i++ {
+			if unchangedValue(at[i], bt[i]) {
+				continue
+			}
 			ops = diffValues(at[i], bt[i], pointerJoin(path, strconv.Itoa(i)), ops)
 		}
 	default:
@@ -105,6 +110,19 @@ func diffValues(a, b any, path string, ops []Operation) []Operation {
 		}
 	}
 	return ops
+}
+
+// unchangedValue is the cheap part of diffValues' equality: the same
+// container, or equal scalars; its JSON pointer need not be built.
+func unchangedValue(a, b any) bool {
+	if a == nil && b == nil || same(a, b) {
+		return true
+	}
+	switch a.(type) {
+	case map[string]any, []any:
+		return false
+	}
+	return sameType(a, b) && equalScalars(a, b)
 }
 
 // sameType reports whether two JSON values have the same JSON type.
