@@ -76,7 +76,7 @@ mergeschema:
 	cd hack/mergeschema && $(GO) run . -o ../../engine/mutate/schema_table.go
 
 # End-to-end tests against a real kube-apiserver and etcd on loopback (not part
-# of make test). Both are built from the Go module proxy by separate modules in
+# of make test; .ci/run runs them after it). Both are built from the Go module proxy by separate modules in
 # hack/e2e into E2E_BIN (git-ignored): about 6 minutes cold on 2 cores, then
 # cached; make e2e-bins -B rebuilds them.
 E2E_BIN ?= bin/e2e
@@ -89,8 +89,12 @@ $(E2E_BIN)/kube-apiserver: hack/e2e/apiserver/go.mod hack/e2e/apiserver/go.sum h
 $(E2E_BIN)/etcd: hack/e2e/etcd/go.mod hack/e2e/etcd/go.sum hack/e2e/etcd/main.go
 	cd hack/e2e/etcd && $(GO) build -trimpath -o $(abspath $@) .
 
+# The packages with e2e tests (files with the build tag e2e), tested one at
+# a time: each test starts its own etcd and kube-apiserver.
+E2E_PKGS = $(shell grep -rl --include='*_test.go' '^//go:build e2e' --exclude-dir=hack . | xargs -n1 dirname | sort -u)
+
 e2e: e2e-bins
-	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) $(GO) test -tags e2e -count=1 ./webhookproxy/...
+	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
