@@ -82,6 +82,10 @@ type Options struct {
 	// entries. Default: none; such entries fail.
 	Lookup eval.Lookup
 
+	// ImageVerifier checks image signatures and attestations for
+	// verifyImages rules. Default: none; such rules report an error.
+	ImageVerifier eval.ImageVerifier
+
 	// ResultSink receives every evaluation through a buffer of
 	// ResultBuffer evaluations; when the buffer is full, evaluations are
 	// dropped and counted (verdict_results_dropped_total), never waited

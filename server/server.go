@@ -81,7 +81,7 @@ func New(opts Options) (*Server, error) {
 		opts:     opts,
 		log:      opts.Logger,
 		health:   health.NewServer(),
-		engine:   eval.New(eval.Options{Lookup: opts.Lookup}),
+		engine:   eval.New(eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier}),
 		metrics:  m,
 		draining: make(chan struct{}),
 		stopping: make(chan struct{}),

@@ -44,6 +44,8 @@ type serveFlags struct {
 	logFormat string
 	gcPercent int
 
+	verifyImages bool
+
 	kube *kubeFlags // serve only: the Kubernetes policy source
 }
 
@@ -66,6 +68,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	registerGCFlag(fs, &f.gcPercent)
+	fs.BoolVar(&f.verifyImages, "verify-images", true, "check image signatures of verifyImages rules against their registries (Docker config credentials); false: those rules report an error")
 }
 
 // options turns the flags into server options.
@@ -96,6 +99,9 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 		MaxBatchSize:         f.maxBatchSize,
 		ShutdownTimeout:      f.shutdownTimeout,
 		DrainDelay:           f.drainDelay,
+	}
+	if f.verifyImages {
+		opts.ImageVerifier = newImageVerifier()
 	}
 	if f.policies != "" {
 		opts.Sources = append(opts.Sources, &server.FolderSource{Dir: f.policies, Interval: f.pollInterval})
