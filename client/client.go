@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -89,6 +92,11 @@ type Options struct {
 	// SERVING, so a replica that is draining or still loading its
 	// policies gets no new calls.
 	DisableHealthCheck bool
+
+	// TracerProvider, when set, traces every call (OpenTelemetry, through
+	// otelgrpc) and sends the trace context to the server, so a caller's
+	// trace continues there. Default: no tracing.
+	TracerProvider trace.TracerProvider
 
 	// DialOptions are appended to the options Dial builds (a custom
 	// resolver or dialer, interceptors, stats handlers).
@@ -173,6 +181,12 @@ func Dial(target string, opts Options) (*Client, error) {
 	}
 	if o.BearerToken != "" {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(bearerToken{token: o.BearerToken, secure: !o.AllowInsecureToken}))
+	}
+	if o.TracerProvider != nil {
+		dopts = append(dopts, grpc.WithStatsHandler(otelgrpc.NewClientHandler(
+			otelgrpc.WithTracerProvider(o.TracerProvider),
+			otelgrpc.WithPropagators(propagation.TraceContext{}),
+		)))
 	}
 	dopts = append(dopts, o.DialOptions...)
 	conn, err := grpc.NewClient(target, dopts...)

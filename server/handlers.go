@@ -41,7 +41,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 		return nil, err
 	}
 	er.Exceptions = exceptions
-	res := s.engine.Evaluate(ctx, policies, er)
+	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
 		// incomplete.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"runtime"
@@ -81,6 +82,11 @@ type Options struct {
 	// Lookup supplies cluster data (ConfigMaps, API calls) to context
 	// entries. Default: none; such entries fail.
 	Lookup eval.Lookup
+
+	// TracerProvider, when set, traces every call (OpenTelemetry, through
+	// otelgrpc: the caller's trace context is continued) with a child
+	// span around the engine's evaluation. Default: no tracing.
+	TracerProvider trace.TracerProvider
 
 	// ImageVerifier checks image signatures and attestations for
 	// verifyImages rules. Default: none; such rules report an error.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -45,6 +46,7 @@ type serveFlags struct {
 	gcPercent int
 
 	verifyImages bool
+	trace        traceFlags
 
 	kube *kubeFlags // serve only: the Kubernetes policy source
 }
@@ -68,6 +70,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	registerGCFlag(fs, &f.gcPercent)
+	f.trace.register(fs)
 	fs.BoolVar(&f.verifyImages, "verify-images", true, "check image signatures of verifyImages rules against their registries (Docker config credentials); false: those rules report an error")
 }
 
@@ -210,6 +213,16 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 		}
 	}
 	applyGCPercent(f.gcPercent)
+	tp, stopTracing, err := f.trace.provider(cmd.Context(), "verdict-server")
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(cmd.Context()), 5*time.Second)
+		defer cancel()
+		stopTracing(ctx)
+	}()
+	opts.TracerProvider = tp
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
