@@ -4,29 +4,38 @@ import (
 	"testing"
 )
 
-// BenchmarkStrategicMerge applies the safe-to-evict overlay (an add anchor
-// and a global anchor on a list) to a Pod.
+// BenchmarkStrategicMerge applies the two overlays of add-safe-to-evict
+// (an add anchor on an annotation, and a global anchor on a list) to a Pod
+// with a hostPath volume: the emptyDir overlay's anchor does not hold, the
+// hostPath one adds the annotation.
 func BenchmarkStrategicMerge(b *testing.B) {
 	pod := map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
 		"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": map[string]any{"app": "web"}},
 		"spec": map[string]any{
 			"containers": []any{
-				map[string]any{"name": "web", "image": "ghcr.io/shop/web:1.4.2", "ports": []any{map[string]any{"containerPort": 8080.0, "protocol": "TCP"}}},
+				map[string]any{"name": "web", "image": "ghcr.io/shop/web:1.4.2", "ports": []any{map[string]any{"containerPort": 8080.0}}},
 				map[string]any{"name": "proxy", "image": "envoyproxy/envoy:v1.30.1"},
 			},
-			"volumes": []any{map[string]any{"name": "cache", "emptyDir": map[string]any{}}},
+			"volumes": []any{map[string]any{"name": "data", "hostPath": map[string]any{"path": "/var/data"}}},
 		},
 	}
-	patch := map[string]any{
-		"metadata": map[string]any{"annotations": map[string]any{"+(cluster-autoscaler.kubernetes.io/safe-to-evict)": "true"}},
-		"spec":     map[string]any{"volumes": []any{map[string]any{"<(emptyDir)": map[string]any{}}}},
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := StrategicMerge(pod, patch); err != nil {
-			b.Fatal(err)
-		}
+	annotation := map[string]any{"annotations": map[string]any{"+(cluster-autoscaler.kubernetes.io/safe-to-evict)": "true"}}
+	for _, tt := range []struct {
+		name  string
+		patch any
+	}{
+		{"emptyDir", map[string]any{"metadata": annotation, "spec": map[string]any{"volumes": []any{map[string]any{"<(emptyDir)": map[string]any{}}}}}},
+		{"hostPath", map[string]any{"metadata": annotation, "spec": map[string]any{"volumes": []any{map[string]any{"hostPath": map[string]any{"<(path)": "*"}}}}}},
+	} {
+		b.Run(tt.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := StrategicMerge(pod, tt.patch); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

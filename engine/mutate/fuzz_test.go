@@ -6,7 +6,8 @@ import (
 )
 
 // FuzzStrategicMerge checks that no resource and patch make
-// StrategicMerge or Diff panic.
+// StrategicMerge or Diff panic, and that StrategicMerge's shortcuts over
+// unchanged parts of the resource give kyaml's full walk's result.
 func FuzzStrategicMerge(f *testing.F) {
 	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a","image":"x"},{"name":"b"}]}}`,
 		`{"spec":{"containers":[{"(name)":"*","+(imagePullPolicy)":"Always"}]}}`)
@@ -15,6 +16,8 @@ func FuzzStrategicMerge(f *testing.F) {
 	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a"},{"name":"a"}]}}`,
 		`{"spec":{"containers":[{"(name)":"a","x":1},{"(name)":"b","$patch":"delete"}]}}`)
 	f.Add(`{"a":[1,2,{"b":null}]}`, `{"a":{"$patch":"replace"},"c":[{"$patch":"merge"}]}`)
+	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a","ports":[{"containerPort":80},{"containerPort":81,"protocol":"UDP"}]}],"volumes":[{"name":"v","hostPath":{"path":"/x"}}]}}`,
+		`{"metadata":{"annotations":{"+(a)":"b"}},"spec":{"volumes":[{"hostPath":{"<(path)":"*"}}]}}`)
 	f.Fuzz(func(t *testing.T, resource, patch string) {
 		var r map[string]any
 		var p any
@@ -22,6 +25,14 @@ func FuzzStrategicMerge(f *testing.F) {
 			return
 		}
 		out, err := StrategicMerge(r, p)
+		rn, nerr := toNode(r)
+		if nerr != nil {
+			return
+		}
+		full, ferr := strategicMerge(r, rn, p, false)
+		if (err != nil) != (ferr != nil) || err == nil && !Equal(out, full) {
+			t.Fatalf("StrategicMerge(%s, %s) = %v, %v; the full walk gives %v, %v", resource, patch, out, err, full, ferr)
+		}
 		if err != nil {
 			return
 		}

@@ -41,6 +41,14 @@ func walk(dest, origin *node, s schema, path []string) (*node, error) {
 		// (unchanged says when kyaml's walk would not alter it).
 		return dest, nil
 	}
+	if emptyPatchList(origin) && s != nil && s.merge && dest != nil && dest.lazy {
+		// An empty list merged by key into a list of the resource adds
+		// no element and walks the others as merging nothing does (an
+		// anchor that matched no element leaves such a list).
+		if _, ok := dest.raw.([]any); ok && unchanged(dest.raw, s) {
+			return dest, nil
+		}
+	}
 	s = schemaOf(dest, origin, s)
 	var kind nodeKind
 	for _, n := range []*node{dest, origin} {
@@ -77,6 +85,12 @@ func walk(dest, origin *node, s schema, path []string) (*node, error) {
 		return dest, nil
 	}
 	return walkMap(dest, origin, s, path)
+}
+
+// emptyPatchList: a patch list with no element (hence no $patch
+// directive).
+func emptyPatchList(n *node) bool {
+	return n != nil && !n.null && !n.lazy && n.kind == listNode && len(n.items) == 0
 }
 
 // schemaOf is kyaml's Walker.GetSchema: the schema given, or the one of a
@@ -700,7 +714,8 @@ func allUnchanged(items []any, s schema) bool {
 }
 
 // uniqueByKeys: every element has every merge key, with a non-empty scalar
-// value, and no two elements have the same keys.
+// value, and no two elements have the same keys (with several merge keys,
+// see uniqueByPartialKeys).
 func uniqueByKeys(items []any, keys []string) bool {
 	if len(keys) == 0 {
 		seen := make(map[string]bool, len(items))
@@ -713,6 +728,9 @@ func uniqueByKeys(items []any, keys []string) bool {
 		}
 		return true
 	}
+	if len(keys) > 1 {
+		return uniqueByPartialKeys(items, keys)
+	}
 	seen := make(map[string]bool, len(items))
 	var sb strings.Builder
 	for _, item := range items {
@@ -723,6 +741,58 @@ func uniqueByKeys(items []any, keys []string) bool {
 		sb.Reset()
 		for _, k := range keys {
 			t, ok := scalarKey(m[k])
+			if !ok {
+				return false
+			}
+			sb.WriteString(t)
+			sb.WriteByte(0)
+		}
+		if seen[sb.String()] {
+			return false
+		}
+		seen[sb.String()] = true
+	}
+	return true
+}
+
+// uniqueByPartialKeys is uniqueByKeys for several merge keys
+// (containerPort and protocol), of which kyaml matches an element on those
+// it has: every element must have the same keys of the set, at least one,
+// each a non-empty scalar, and no two elements the same values. (With
+// elements that have different keys, kyaml's merge reorders and repeats
+// elements; the walk then runs for real.)
+func uniqueByPartialKeys(items []any, keys []string) bool {
+	var have []bool
+	seen := make(map[string]bool, len(items))
+	var sb strings.Builder
+	for i, item := range items {
+		m, ok := item.(map[string]any)
+		if !ok {
+			return false
+		}
+		if i == 0 {
+			have = make([]bool, len(keys))
+			n := 0
+			for j, k := range keys {
+				if _, ok := m[k]; ok {
+					have[j] = true
+					n++
+				}
+			}
+			if n == 0 {
+				return false
+			}
+		}
+		sb.Reset()
+		for j, k := range keys {
+			v, present := m[k]
+			if present != have[j] {
+				return false
+			}
+			if !present {
+				continue
+			}
+			t, ok := scalarKey(v)
 			if !ok {
 				return false
 			}

@@ -15,7 +15,14 @@ import (
 // shares the parts the patch did not change with resource: treat both as
 // read-only.
 func StrategicMerge(resource map[string]any, patch any) (map[string]any, error) {
-	rn := lazyNode(resource)
+	return strategicMerge(resource, lazyNode(resource), patch, true)
+}
+
+// strategicMerge is StrategicMerge over rn, the resource as nodes. With
+// shortcuts, parts of the resource that kyaml's walk would leave as they
+// are (unchanged) are not walked; rn must then be lazy. Without, every
+// node is walked (the tests compare the two).
+func strategicMerge(resource map[string]any, rn *node, patch any, shortcuts bool) (map[string]any, error) {
 	pn, err := toNode(patch)
 	if err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
@@ -24,7 +31,7 @@ func StrategicMerge(resource map[string]any, patch any) (map[string]any, error) 
 		if !isConditionError(err) && !isGlobalError(err) {
 			return nil, fmt.Errorf("failed to preProcess rule: %w", err)
 		}
-		if unchanged(resource, nil) {
+		if shortcuts && unchanged(resource, nil) {
 			// Merging an empty patch leaves such a resource as it is.
 			return resource, nil
 		}
