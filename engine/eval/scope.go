@@ -50,6 +50,8 @@ type scope struct {
 	// else.
 	buf    [3]*deferred
 	images deferred
+	// envv is env's value, built once: its method values allocate.
+	envv *variables.Env
 }
 
 // deferred is a value that loads on the first query that names it.
@@ -178,7 +180,10 @@ func (s *scope) query(q *jmespath.Query) (any, error) {
 
 // env is the variables.Env of the scope.
 func (s *scope) env() variables.Env {
-	return variables.Env{Resolve: s.query, Delete: s.ev.deleteRequest}
+	if s.envv == nil {
+		s.envv = &variables.Env{Resolve: s.query, Delete: s.ev.deleteRequest}
+	}
+	return *s.envv
 }
 
 // loadContext adds the compiled context entries to the scope, deferred.

@@ -97,6 +97,12 @@ func (r AnyResult) RuleMessage(rule, message string) string {
 // validate.pattern rule named rule whose validate.message, after variable
 // substitution, is message ("" when unset).
 func (r Result) RuleMessage(rule, message string) string {
+	switch r.Status {
+	case Pass:
+		return "validation rule '" + rule + "' passed."
+	case Skip:
+		return r.Message
+	}
 	if message != "" && !strings.HasSuffix(message, ".") {
 		message += "."
 	}
@@ -104,13 +110,8 @@ func (r Result) RuleMessage(rule, message string) string {
 	if message != "" {
 		prefix += message + " "
 	}
-	switch r.Status {
-	case Pass:
-		return fmt.Sprintf("validation rule '%s' passed.", rule)
-	case Skip:
-		return r.Message
-	case Fail:
-		return prefix + fmt.Sprintf("rule %s failed at path %s", rule, r.Path)
+	if r.Status == Fail {
+		return prefix + "rule " + rule + " failed at path " + r.Path
 	}
-	return prefix + fmt.Sprintf("rule %s execution error: %s", rule, r.Message)
+	return prefix + "rule " + rule + " execution error: " + r.Message
 }
