@@ -72,6 +72,12 @@ type Request struct {
 	// rules with generateExisting run, and what they generate carries the
 	// label kyverno.io/background-gen-rule (see generate.go).
 	GenerateExisting bool
+	// MutateExisting replays an existing trigger as Kyverno does when a
+	// policy with mutateExistingOnPolicyUpdate is created or updated: only
+	// mutate rules with targets and mutateExistingOnPolicyUpdate run,
+	// returning their target patches (Response.Targets); the trigger is
+	// not patched and no other rule runs. Mode should be Background.
+	MutateExisting bool
 	// Exceptions are the PolicyExceptions in force (compiled with
 	// policy.CompileException); those that match exempt rules.
 	Exceptions []*policy.Exception

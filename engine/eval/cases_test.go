@@ -58,8 +58,11 @@ type caseRequest struct {
 	ClusterRoles    []string          `json:"clusterRoles,omitempty"`
 	Background      bool              `json:"background,omitempty"`
 	// GenerateExisting replays the resource as an existing trigger.
-	GenerateExisting bool           `json:"generateExisting,omitempty"`
-	Variables        map[string]any `json:"variables,omitempty"`
+	GenerateExisting bool `json:"generateExisting,omitempty"`
+	// MutateExisting replays the resource as an existing trigger of
+	// mutateExistingOnPolicyUpdate rules.
+	MutateExisting bool           `json:"mutateExisting,omitempty"`
+	Variables      map[string]any `json:"variables,omitempty"`
 	// RuleVariables are keyed "policy/rule".
 	RuleVariables map[string]map[string]any `json:"ruleVariables,omitempty"`
 }
@@ -156,6 +159,7 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, er
 			req.Mode = eval.Background
 		}
 		req.GenerateExisting = r.GenerateExisting
+		req.MutateExisting = r.MutateExisting
 	}
 	resp := eng.Evaluate(ctx, pols, req)
 	var got []caseResult

@@ -88,7 +88,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 	ev.mutatePhase(policies, resp)
 	ev.verifyImagesPhase(policies, resp) // verifyimages.go
 	for _, p := range policies {
-		if ctx.Err() != nil || req.GenerateExisting {
+		if ctx.Err() != nil || req.GenerateExisting || req.MutateExisting {
 			break
 		}
 		resp.Results = append(resp.Results, ev.policy(p)...)

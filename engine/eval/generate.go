@@ -55,7 +55,7 @@ type GenerateError struct {
 // Background scans do not generate, except the replay of existing
 // triggers for generateExisting (Request.GenerateExisting).
 func (ev *evaluation) generatePhase(policies []*policy.Policy, resp *Response) {
-	if ev.req.Mode == Background && !ev.req.GenerateExisting {
+	if ev.req.Mode == Background && !ev.req.GenerateExisting || ev.req.MutateExisting {
 		return
 	}
 	for _, p := range policies {

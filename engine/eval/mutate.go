@@ -63,7 +63,7 @@ func errText(err error) string {
 // was mutated when it was admitted), nor do DELETE requests.
 func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 	orig := ev.req.Object
-	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.Mode == Background {
+	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.Mode == Background && !ev.req.MutateExisting {
 		return
 	}
 	obj := orig
@@ -77,6 +77,9 @@ func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 		applied := 0
 		for _, r := range p.Rules {
 			if r.Type != policy.Mutate || r.Mutate == nil || !ev.matches(r, &ev.res) {
+				continue
+			}
+			if ev.req.MutateExisting && (len(r.Mutate.Targets) == 0 || !r.Mutate.ExistingOnPolicyUpdate) {
 				continue
 			}
 			results, patched, targets := ev.mutateRule(p, r, obj)

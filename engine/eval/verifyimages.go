@@ -269,7 +269,7 @@ func matchingImages(images []imageRef, rules *policy.ImageRules) []imageRef {
 // validate phase reads (Kyverno's CLI patches them in the same way).
 func (ev *evaluation) verifyImagesPhase(policies []*policy.Policy, resp *Response) {
 	orig := ev.req.Object
-	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.Mode == Background {
+	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.MutateExisting || ev.req.Mode == Background {
 		return
 	}
 	obj := orig
