@@ -32,6 +32,8 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 		NamespaceLabels: req.GetNamespaceLabels(),
 		Subresource:     req.GetSubresource(),
 		DryRun:          req.GetDryRun(),
+		// generateExisting replay of an existing trigger (the scanner).
+		GenerateExisting: req.GetGenerateExisting(),
 	}
 	if req.GetMode() == verdictv1.Mode_MODE_BACKGROUND {
 		out.Mode = eval.Background
@@ -161,6 +163,7 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 			Namespace:   p.Namespace(),
 			Name:        p.Name(),
 			ContentHash: p.Hash(),
+			Background:  p.Background,
 		})
 	}
 	resp.Results = make([]*verdictv1.RuleResult, 0, len(res.Results))

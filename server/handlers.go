@@ -55,11 +55,14 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	s.metrics.countResults(er, groups)
 	if s.pub != nil {
 		s.pub.publish(Evaluation{
-			Time:      time.Now(),
-			Resource:  resourceRef(er.Object, er.OldObject),
-			Mode:      req.GetMode(),
-			Operation: er.Operation,
-			Response:  resp,
+			Time:        time.Now(),
+			Resource:    resourceRef(er.Object, er.OldObject),
+			Mode:        req.GetMode(),
+			Operation:   er.Operation,
+			DryRun:      er.DryRun,
+			AllPolicies: req.GetPolicies() == nil,
+			Inline:      req.GetInlinePolicies() != nil,
+			Response:    resp,
 		})
 	}
 	return resp, nil
@@ -236,6 +239,7 @@ func resourceRef(obj, old map[string]any) ResourceRef {
 		r.Namespace, _ = meta["namespace"].(string)
 		r.Name, _ = meta["name"].(string)
 		r.UID, _ = meta["uid"].(string)
+		r.ResourceVersion, _ = meta["resourceVersion"].(string)
 	}
 	return r
 }

@@ -232,6 +232,7 @@ func TestBadPolicyFile(t *testing.T) {
 		ContentHash: hash["require-team-label"],
 		Rules:       []string{"check-team", "autogen-check-team", "autogen-cronjob-check-team"},
 		Labels:      map[string]string{"set": "baseline"},
+		Background:  true,
 	}
 	if diff := cmp.Diff(wantInfo, got.GetPolicy(), protocmp.Transform(), protocmp.IgnoreFields(&verdictv1.PolicyInfo{}, "errors")); diff != "" {
 		t.Errorf("GetPolicy(require-team-label) mismatch (-want +got):\n%s", diff)

@@ -283,6 +283,19 @@ func (s *Server) Shutdown(ctx context.Context) {
 	})
 }
 
+// Ready is closed once every policy source has reported its policies
+// (when health turns SERVING).
+func (s *Server) Ready() <-chan struct{} { return s.store.Ready() }
+
+// RegisterService registers another gRPC service on the server, so that it
+// is served on the same listener with the same interceptors (metrics,
+// logging, recovery, authentication), TLS and limits; Server implements
+// grpc.ServiceRegistrar. Call it before Run. `verdict run` serves the
+// report writer this way.
+func (s *Server) RegisterService(desc *grpc.ServiceDesc, impl any) {
+	s.grpc.RegisterService(desc, impl)
+}
+
 // MetricsHandler serves the metrics of the server's registry in the
 // Prometheus format.
 func (s *Server) MetricsHandler() http.Handler {

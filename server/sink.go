@@ -27,6 +27,13 @@ type Evaluation struct {
 	Mode     verdictv1.Mode
 	// Operation is CREATE, UPDATE, DELETE or CONNECT.
 	Operation string
+	// DryRun is the request's dry_run flag.
+	DryRun bool
+	// AllPolicies is true when every policy of the server was evaluated
+	// (no policy selector, no inline policies).
+	AllPolicies bool
+	// Inline is true when the request carried its own policies.
+	Inline bool
 	// Response is the answer sent to the caller. Sinks must not modify
 	// it.
 	Response *verdictv1.EvaluateResponse
@@ -35,6 +42,8 @@ type Evaluation struct {
 // ResourceRef identifies a Kubernetes object.
 type ResourceRef struct {
 	APIVersion, Kind, Namespace, Name, UID string
+	// ResourceVersion is metadata.resourceVersion, when set.
+	ResourceVersion string
 }
 
 // maxSinkBatch bounds the evaluations handed to one Write call.

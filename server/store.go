@@ -483,7 +483,8 @@ func entryLess(a, b *entry) bool {
 // for a nil selector). A name the store does not hold is an error naming
 // the selector field.
 func (set *policySet) selectPolicies(sel *verdictv1.PolicySelector) ([]*policy.Policy, error) {
-	if sel == nil || (len(sel.GetNames()) == 0 && len(sel.GetLabels()) == 0) {
+	fp := sel.GetFailurePolicy()
+	if sel == nil || (len(sel.GetNames()) == 0 && len(sel.GetLabels()) == 0 && fp == verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED) {
 		return set.policies, nil
 	}
 	var picked []*entry
@@ -511,13 +512,31 @@ func (set *policySet) selectPolicies(sel *verdictv1.PolicySelector) ([]*policy.P
 	out := make([]*policy.Policy, 0, len(picked))
 	seen := make(map[*policy.Policy]bool, len(picked))
 	for _, e := range picked {
-		if e.policy == nil || seen[e.policy] || !hasLabels(e.labels, sel.GetLabels()) {
+		if e.policy == nil || seen[e.policy] || !hasLabels(e.labels, sel.GetLabels()) || !hasFailurePolicy(e.policy, fp) {
 			continue
 		}
 		seen[e.policy] = true
 		out = append(out, e.policy)
 	}
 	return out, nil
+}
+
+// hasFailurePolicy reports whether p's failure policy is want (any, when
+// want is unspecified), read as Kyverno's Spec.GetFailurePolicy does:
+// webhookConfiguration.failurePolicy, else failurePolicy, else Fail.
+func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
+	if want == verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
+		return true
+	}
+	spec := p.Document().Spec
+	fp := spec.FailurePolicy
+	if wc := spec.WebhookConfiguration; wc != nil && wc.FailurePolicy != "" {
+		fp = wc.FailurePolicy
+	}
+	if fp == "Ignore" {
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+	}
+	return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
 }
 
 func hasLabels(have, want map[string]string) bool {
@@ -570,6 +589,7 @@ func (e *entry) info() *verdictv1.PolicyInfo {
 		Labels:      e.labels,
 	}
 	if e.policy != nil {
+		pi.Background = e.policy.Background
 		for _, r := range e.policy.Rules {
 			pi.Rules = append(pi.Rules, r.Name)
 		}

@@ -14,19 +14,29 @@
 //     afterwards, and it carries no warnings, so that a warning is shown
 //     once.
 //
-// Read first: Handler (New, Options), RequestFromAdmission and
-// ResponseFromDecision (the translation both ways), Decider (what the
-// handler calls; client.Client satisfies it), NamespaceLabels (labels for
-// namespaceSelector; MapNamespaceLabels is the static implementation, an
-// informer-backed one is to come), CertReloader and SelfSigned (TLS), and
-// Serve.
+// Each has a path per failure policy, as Kyverno registers its webhooks:
+// /validate/fail and /mutate/fail evaluate only the policies whose
+// failurePolicy is Fail (a PolicySelector with failure_policy), and deny
+// when no decision can be made; /validate/ignore and /mutate/ignore the
+// Ignore ones, and allow. /validate and /mutate evaluate every policy and
+// fail as Options.FailOpen says.
 //
-// When the Decider fails (no server answers, the deadline passes, the
-// namespace labels cannot be read) the request is denied or allowed as
-// Options.FailOpen says, always with a message (status message when
-// denied, a warning when allowed) and counted in
+// Read first: Handler (New, Options, the routes), RequestFromAdmission and
+// ResponseFromDecision (the translation both ways), decodeReview (the
+// one-pass AdmissionReview decoder), Decider (what the handler calls;
+// client.Client satisfies it), NamespaceLabels (labels for
+// namespaceSelector: NamespaceCache is the informer-backed one,
+// MapNamespaceLabels the static one), Generator and Applier (generate
+// intents written with server-side apply, after the answer), CertReloader
+// and SelfSigned (TLS), and Serve.
+//
+// When no decision can be made (no server answers, the deadline passes,
+// the namespace cache is not synced) the request is denied or allowed as
+// the path's failure policy says, always with a message (status message
+// when denied, a warning when allowed) and counted in
 // verdict_webhook_decider_failures_total.
 //
-// Depends on proto and client-side types only (gRPC, k8s.io/api admission
-// types, Prometheus); never on server or engine.
+// Depends on proto and client-side types only (gRPC, k8s.io/api, client-go,
+// Prometheus); never on server or engine. It never blocks an admission
+// answer on a write to the cluster.
 package webhookproxy

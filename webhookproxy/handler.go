@@ -14,6 +14,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
 	admissionv1 "k8s.io/api/admission/v1"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
 // Defaults of Options.
@@ -35,8 +37,10 @@ type Options struct {
 	Timeout time.Duration
 
 	// FailOpen allows the request (with a warning) when no decision can
-	// be made; by default it is denied (fail closed, as Kyverno's
-	// failurePolicy Fail).
+	// be made at /validate and /mutate; by default it is denied (fail
+	// closed, as Kyverno's failurePolicy Fail). The paths per failure
+	// policy (/validate/fail, /validate/ignore, ...) do not read it: their
+	// failure policy decides.
 	FailOpen bool
 
 	// MaxBodyBytes limits the size of a review; a larger one gets 413.
@@ -46,6 +50,11 @@ type Options struct {
 	// Namespaces supplies the labels of the request's namespace. Default:
 	// none, namespaces have no labels.
 	Namespaces NamespaceLabels
+
+	// Generator takes the generate intents of the requests that the
+	// validate paths admit (not dry-run). Default: none, intents are
+	// dropped.
+	Generator Generator
 
 	// Logger receives one line per failed decision or bad review.
 	// Default: discard.
@@ -74,8 +83,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// Handler serves /validate and /mutate (and /healthz). It is safe for
-// concurrent use.
+// Handler serves /validate and /mutate, the same per failure policy
+// (/validate/fail, /validate/ignore, /mutate/fail, /mutate/ignore), and
+// /healthz. It is safe for concurrent use.
 type Handler struct {
 	decider Decider
 	opts    Options
@@ -94,8 +104,9 @@ func New(decider Decider, opts Options) (*Handler, error) {
 		return nil, err
 	}
 	h := &Handler{decider: decider, opts: o, mux: http.NewServeMux(), metrics: m}
-	h.mux.HandleFunc("POST /validate", func(w http.ResponseWriter, r *http.Request) { h.review(w, r, Validate) })
-	h.mux.HandleFunc("POST /mutate", func(w http.ResponseWriter, r *http.Request) { h.review(w, r, Mutate) })
+	for _, rt := range routes(o.FailOpen) {
+		h.mux.HandleFunc("POST "+rt.path, func(w http.ResponseWriter, r *http.Request) { h.review(w, r, rt) })
+	}
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	return h, nil
 }
@@ -103,36 +114,69 @@ func New(decider Decider, opts Options) (*Handler, error) {
 // ServeHTTP implements http.Handler.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) { h.mux.ServeHTTP(w, r) }
 
+// route is one webhook path: the endpoint kind, the failure policy of
+// the policies it evaluates (unspecified: all) and whether it fails open.
+type route struct {
+	path     string // also the endpoint label of the metrics, without "/"
+	ep       Endpoint
+	policies verdictv1.FailurePolicy
+	failOpen bool
+}
+
+// routes are the webhook paths: /validate and /mutate evaluate every
+// policy and fail as failOpen says; the paths per failure policy, as
+// Kyverno registers them, evaluate the policies of that failure policy
+// and fail as it says.
+func routes(failOpen bool) []route {
+	const fail, ignore = verdictv1.FailurePolicy_FAILURE_POLICY_FAIL, verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+	return []route{
+		{path: "/validate", ep: Validate, failOpen: failOpen},
+		{path: "/validate/fail", ep: Validate, policies: fail},
+		{path: "/validate/ignore", ep: Validate, policies: ignore, failOpen: true},
+		{path: "/mutate", ep: Mutate, failOpen: failOpen},
+		{path: "/mutate/fail", ep: Mutate, policies: fail},
+		{path: "/mutate/ignore", ep: Mutate, policies: ignore, failOpen: true},
+	}
+}
+
 // review answers one AdmissionReview.
-func (h *Handler) review(w http.ResponseWriter, r *http.Request, ep Endpoint) {
+func (h *Handler) review(w http.ResponseWriter, r *http.Request, rt route) {
 	start := time.Now()
+	label := rt.path[1:]
 	ar, code, err := h.decode(w, r)
 	if err != nil {
-		h.metrics.requests.WithLabelValues(string(ep), "bad_request").Inc()
-		h.opts.Logger.Info("bad admission review", "endpoint", ep, "error", err)
+		h.metrics.requests.WithLabelValues(label, "bad_request").Inc()
+		h.opts.Logger.Info("bad admission review", "endpoint", label, "error", err)
 		http.Error(w, err.Error(), code)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), h.timeout(r))
 	defer cancel()
-	resp, err := h.decide(ctx, ep, ar.Request)
+	resp, dec, err := h.decide(ctx, rt, ar.Request)
 	if err != nil {
 		var bad *badRequest
 		if errors.As(err, &bad) {
-			h.metrics.requests.WithLabelValues(string(ep), "bad_request").Inc()
+			h.metrics.requests.WithLabelValues(label, "bad_request").Inc()
 			http.Error(w, bad.Error(), http.StatusBadRequest)
 			return
 		}
-		h.metrics.failures.WithLabelValues(string(ep), failMode(h.opts.FailOpen)).Inc()
-		h.opts.Logger.Warn("no policy decision", "endpoint", ep, "uid", ar.Request.UID, "fail_open", h.opts.FailOpen, "error", err)
-		resp = failureResponse(ar.Request, h.opts.FailOpen, err)
+		if errors.Is(err, ErrNamespacesNotSynced) {
+			h.metrics.unsynced.Inc()
+		}
+		h.metrics.failures.WithLabelValues(label, failMode(rt.failOpen)).Inc()
+		h.opts.Logger.Warn("no policy decision", "endpoint", label, "uid", ar.Request.UID, "fail_open", rt.failOpen, "error", err)
+		resp = failureResponse(ar.Request, rt.failOpen, err)
 	}
 	outcome := "allowed"
 	if !resp.Allowed {
 		outcome = "denied"
 	}
-	h.metrics.requests.WithLabelValues(string(ep), outcome).Inc()
-	h.metrics.duration.WithLabelValues(string(ep)).Observe(time.Since(start).Seconds())
+	if rt.ep == Validate && resp.Allowed && len(dec.GetGenerates()) > 0 && h.opts.Generator != nil &&
+		(ar.Request.DryRun == nil || !*ar.Request.DryRun) {
+		h.opts.Generator.Generate(string(ar.Request.UID), dec.GetGenerates())
+	}
+	h.metrics.requests.WithLabelValues(label, outcome).Inc()
+	h.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
 	out := admissionv1.AdmissionReview{TypeMeta: ar.TypeMeta, Response: resp}
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(&out); err != nil {
@@ -146,27 +190,39 @@ type badRequest struct{ err error }
 func (b *badRequest) Error() string { return b.err.Error() }
 func (b *badRequest) Unwrap() error { return b.err }
 
-// decide asks the Decider about ar.
-func (h *Handler) decide(ctx context.Context, ep Endpoint, ar *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, error) {
+// decide asks the Decider about ar and returns the answer and the
+// server's decision (nil when the server was not asked).
+func (h *Handler) decide(ctx context.Context, rt route, ar *admissionv1.AdmissionRequest) (*admissionv1.AdmissionResponse, *verdictv1.EvaluateResponse, error) {
+	if rt.ep == Mutate && ar.Operation == admissionv1.Delete {
+		// Kyverno's mutating webhook takes CREATE, UPDATE and CONNECT
+		// only: nothing to mutate on a DELETE.
+		if _, err := RequestFromAdmission(ar, nil); err != nil {
+			return nil, nil, &badRequest{err}
+		}
+		return &admissionv1.AdmissionResponse{UID: ar.UID, Allowed: true}, nil, nil
+	}
 	var labels map[string]string
 	if ar.Namespace != "" && ar.Kind.Kind != "Namespace" {
 		var err error
 		if labels, err = h.opts.Namespaces.NamespaceLabels(ctx, ar.Namespace); err != nil {
-			return nil, fmt.Errorf("labels of namespace %s: %w", ar.Namespace, err)
+			return nil, nil, fmt.Errorf("labels of namespace %s: %w", ar.Namespace, err)
 		}
 	}
 	req, err := RequestFromAdmission(ar, labels)
 	if err != nil {
-		return nil, &badRequest{err}
+		return nil, nil, &badRequest{err}
+	}
+	if rt.policies != verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
+		req.Policies = &verdictv1.EvaluateRequest_PolicySelector{PolicySelector: &verdictv1.PolicySelector{FailurePolicy: rt.policies}}
 	}
 	resp, err := h.decider.Evaluate(ctx, req)
 	if err != nil {
 		if s, ok := status.FromError(err); ok {
-			return nil, fmt.Errorf("decision server: %s: %s", s.Code(), s.Message())
+			return nil, nil, fmt.Errorf("decision server: %s: %s", s.Code(), s.Message())
 		}
-		return nil, fmt.Errorf("decision server: %w", err)
+		return nil, nil, fmt.Errorf("decision server: %w", err)
 	}
-	return ResponseFromDecision(ep, ar, resp), nil
+	return ResponseFromDecision(rt.ep, ar, resp), resp, nil
 }
 
 // timeout is the deadline of one review: Options.Timeout, or four fifths
@@ -195,8 +251,8 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*admissionv1.A
 		}
 		return nil, http.StatusBadRequest, fmt.Errorf("read admission review: %w", err)
 	}
-	var ar admissionv1.AdmissionReview
-	if err := json.Unmarshal(body, &ar); err != nil {
+	ar, err := decodeReview(body)
+	if err != nil {
 		return nil, http.StatusBadRequest, fmt.Errorf("admission review: not valid JSON: %w", err)
 	}
 	if ar.APIVersion != "admission.k8s.io/v1" || ar.Kind != "AdmissionReview" {
@@ -208,7 +264,7 @@ func (h *Handler) decode(w http.ResponseWriter, r *http.Request) (*admissionv1.A
 	if ar.Request.UID == "" {
 		return nil, http.StatusBadRequest, errors.New("admission review: request.uid missing")
 	}
-	return &ar, 0, nil
+	return ar, 0, nil
 }
 
 func failMode(open bool) string {
@@ -222,6 +278,7 @@ func failMode(open bool) string {
 type metrics struct {
 	requests *prometheus.CounterVec
 	failures *prometheus.CounterVec
+	unsynced prometheus.Counter
 	duration *prometheus.HistogramVec
 }
 
@@ -235,13 +292,17 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Name: "verdict_webhook_decider_failures_total",
 			Help: "Admission reviews without a policy decision (decision server or namespace labels failed), by endpoint and failure mode (open, closed).",
 		}, []string{"endpoint", "mode"}),
+		unsynced: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_webhook_namespace_cache_unsynced_total",
+			Help: "Admission reviews that failed because the namespace cache had not synced with the API server (also counted in verdict_webhook_decider_failures_total).",
+		}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name:    "verdict_webhook_request_duration_seconds",
 			Help:    "Time to answer an admission review, by endpoint.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}, []string{"endpoint"}),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.failures, m.duration} {
+	for _, c := range []prometheus.Collector{m.requests, m.failures, m.unsynced, m.duration} {
 		if err := reg.Register(c); err != nil {
 			return nil, fmt.Errorf("register metrics: %w", err)
 		}

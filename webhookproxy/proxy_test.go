@@ -1,7 +1,6 @@
 package webhookproxy_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/ecdsa"
 	"crypto/tls"
@@ -93,13 +92,21 @@ spec:
 // policy files and returns a Client of it, once it serves.
 func startDecisionServer(tb testing.TB, policies ...string) *client.Client {
 	tb.Helper()
+	return startDecisionServerWith(tb, server.Options{}, policies...)
+}
+
+// startDecisionServerWith is startDecisionServer with server options (the
+// policy source is added to opts.Sources).
+func startDecisionServerWith(tb testing.TB, opts server.Options, policies ...string) *client.Client {
+	tb.Helper()
 	dir := tb.TempDir()
 	for i, p := range policies {
 		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("p%d.yaml", i)), []byte(p), 0o644); err != nil {
 			tb.Fatal(err)
 		}
 	}
-	srv, err := server.New(server.Options{Sources: []server.PolicySource{&server.FolderSource{Dir: dir}}})
+	opts.Sources = append(opts.Sources, &server.FolderSource{Dir: dir})
+	srv, err := server.New(opts)
 	if err != nil {
 		tb.Fatalf("server.New: %v", err)
 	}
@@ -491,22 +498,4 @@ func handshake(addr string, ca []byte) error {
 		return err
 	}
 	return conn.Close()
-}
-
-func BenchmarkAdmissionReview(b *testing.B) {
-	c := startDecisionServer(b, nsPolicy, labelPolicy, auditPolicy)
-	p := startProxy(b, c, webhookproxy.Options{}, nil, nil)
-	body := []byte(review("u1", "CREATE", "Namespace", "", nsDevelopment))
-	b.ReportAllocs()
-	for b.Loop() {
-		resp, err := p.client.Post(p.url+"/validate", "application/json", bytes.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			b.Fatalf("status %d", resp.StatusCode)
-		}
-	}
 }

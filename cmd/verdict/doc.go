@@ -5,7 +5,8 @@
 //	verdict apply POLICY... --resource FILE   apply policies to resources
 //	verdict version                           print the version
 //	verdict serve --policies DIR --listen ADDR  the gRPC decision server
-//	verdict run                               the same, on loopback, with examples/policies
+//	verdict run                               the same, on loopback, with examples/policies and the report writer
+//	verdict reports serve|get                 the report writer; PolicyReports like kubectl get polr
 //
 // Each subcommand lives in its own file and only parses flags, calls a
 // library (internal/kyvernotest for test and apply, server for serve and

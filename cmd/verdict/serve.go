@@ -49,6 +49,8 @@ type serveFlags struct {
 	trace        traceFlags
 
 	kube *kubeFlags // serve only: the Kubernetes policy source
+
+	reports reportFlags // the report writer (reports_wire.go)
 }
 
 func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen string) {
@@ -173,6 +175,7 @@ Ctrl-C it reports NOT_SERVING, lets calls in flight finish and exits.`,
 	}
 	f.register(cmd.Flags(), "", ":50051", ":9090")
 	f.kube = registerKubeFlags(cmd.Flags())
+	f.reports.registerServe(cmd.Flags())
 	return cmd
 }
 
@@ -191,12 +194,16 @@ Ctrl-C.`,
 				fmt.Fprintf(w, "Verdict decision server on %s, policies from %s (Ctrl-C to stop).\n\n", addr, f.policies)
 				fmt.Fprintf(w, "Call it with:\n")
 				fmt.Fprintf(w, "  bin/verdict eval --server %s -f examples/resources\n", addr)
+				if !f.reports.noReports {
+					fmt.Fprintf(w, "  bin/verdict reports get -A --server %s        # PolicyReports, kept in %s\n", addr, f.reports.db)
+				}
 				fmt.Fprintf(w, "  grpcurl -plaintext %s list verdict.v1.DecisionService\n", addr)
 				fmt.Fprintf(w, "  grpcurl -plaintext %s verdict.v1.DecisionService/ListPolicies\n", addr)
 			})
 		},
 	}
 	f.register(cmd.Flags(), "examples/policies", "127.0.0.1:50051", "")
+	f.reports.registerRun(cmd.Flags())
 	return cmd
 }
 
@@ -223,12 +230,18 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 		stopTracing(ctx)
 	}()
 	opts.TracerProvider = tp
+	reports, err := f.reports.setup(&opts)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	defer reports.close()
 	srv, err := server.New(opts)
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
+	reports.attach(ctx, srv)
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}

@@ -25,7 +25,7 @@ func TestRunCommand(t *testing.T) {
 	var stderr bytes.Buffer
 	code := make(chan int, 1)
 	go func() {
-		code <- run(ctx, []string{"run", "--policies", "../../examples/policies", "--listen", "127.0.0.1:0", "--log-level", "error"}, outW, &stderr)
+		code <- run(ctx, []string{"run", "--policies", "../../examples/policies", "--listen", "127.0.0.1:0", "--log-level", "error", "--reports-db", filepath.Join(t.TempDir(), "reports.db")}, outW, &stderr)
 		outW.Close()
 	}()
 

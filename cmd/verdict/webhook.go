@@ -33,6 +33,7 @@ func newWebhookCmd() *cobra.Command {
 		failOpen      bool
 		timeout       time.Duration
 		maxBody       int64
+		kube          webhookKubeFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "webhook --server HOST:PORT --listen :9443 (--tls-cert FILE --tls-key FILE | --self-signed)",
@@ -42,8 +43,18 @@ MutatingWebhookConfiguration over HTTPS, asking the decision server of
 --server for each AdmissionReview. The certificate of --tls-cert/--tls-key is
 read again when the files change; --self-signed generates one for local use
 and writes its CA bundle (the caBundle of the webhook configurations) to
---ca-bundle-out, or prints it. Namespace labels are not looked up yet
-(namespaceSelector sees none).`,
+--ca-bundle-out, or prints it.
+
+/validate and /mutate evaluate every policy and fail closed (or open with
+--fail-open) when no decision can be made; /validate/fail, /validate/ignore,
+/mutate/fail and /mutate/ignore evaluate only the policies of that
+failurePolicy and fail as it says, as Kyverno's webhooks do.
+
+With --kubeconfig or --in-cluster, the labels of the request's namespace
+(for namespaceSelector) come from a watch of the cluster's Namespaces, and
+the generate rules' resources are written with server-side apply (field
+manager verdict) after the request is admitted. Without them, namespaces
+have no labels and generate intents are not applied.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			copts, err := fl.clientOptions()
@@ -82,7 +93,13 @@ and writes its CA bundle (the caBundle of the webhook configurations) to
 			defer c.Close()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			reg := prometheus.NewRegistry()
-			h, err := webhookproxy.New(c, webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg})
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+			defer stop()
+			hopts := webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg}
+			if err := kube.setup(ctx, &hopts); err != nil {
+				return err
+			}
+			h, err := webhookproxy.New(c, hopts)
 			if err != nil {
 				return err
 			}
@@ -106,8 +123,6 @@ and writes its CA bundle (the caBundle of the webhook configurations) to
 				}()
 				defer hs.Close()
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
-			defer stop()
 			log.Info("webhook proxy listening", "addr", lis.Addr().String(), "server", fl.server)
 			return webhookproxy.Serve(ctx, lis, cfg, h, log)
 		},
@@ -131,5 +146,6 @@ and writes its CA bundle (the caBundle of the webhook configurations) to
 	f.BoolVar(&failOpen, "fail-open", false, "allow requests (with a warning) when no decision can be made; default: deny")
 	f.DurationVar(&timeout, "timeout", webhookproxy.DefaultTimeout, "deadline of one decision (shorter than the webhook's timeoutSeconds)")
 	f.Int64Var(&maxBody, "max-body-bytes", webhookproxy.DefaultMaxBodyBytes, "largest AdmissionReview accepted")
+	kube.register(f)
 	return cmd
 }

@@ -147,6 +147,60 @@ func (Mode) EnumDescriptor() ([]byte, []int) {
 	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{1}
 }
 
+// FailurePolicy is a policy's failurePolicy: what admission does when the
+// policy cannot be evaluated.
+type FailurePolicy int32
+
+const (
+	// Unset: any failure policy.
+	FailurePolicy_FAILURE_POLICY_UNSPECIFIED FailurePolicy = 0
+	// Fail: the request is denied.
+	FailurePolicy_FAILURE_POLICY_FAIL FailurePolicy = 1
+	// Ignore: the request is allowed.
+	FailurePolicy_FAILURE_POLICY_IGNORE FailurePolicy = 2
+)
+
+// Enum value maps for FailurePolicy.
+var (
+	FailurePolicy_name = map[int32]string{
+		0: "FAILURE_POLICY_UNSPECIFIED",
+		1: "FAILURE_POLICY_FAIL",
+		2: "FAILURE_POLICY_IGNORE",
+	}
+	FailurePolicy_value = map[string]int32{
+		"FAILURE_POLICY_UNSPECIFIED": 0,
+		"FAILURE_POLICY_FAIL":        1,
+		"FAILURE_POLICY_IGNORE":      2,
+	}
+)
+
+func (x FailurePolicy) Enum() *FailurePolicy {
+	p := new(FailurePolicy)
+	*p = x
+	return p
+}
+
+func (x FailurePolicy) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (FailurePolicy) Descriptor() protoreflect.EnumDescriptor {
+	return file_verdict_v1_verdict_proto_enumTypes[2].Descriptor()
+}
+
+func (FailurePolicy) Type() protoreflect.EnumType {
+	return &file_verdict_v1_verdict_proto_enumTypes[2]
+}
+
+func (x FailurePolicy) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use FailurePolicy.Descriptor instead.
+func (FailurePolicy) EnumDescriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{2}
+}
+
 // Result is the result of one rule on one resource (guides/reports.md).
 type Result int32
 
@@ -191,11 +245,11 @@ func (x Result) String() string {
 }
 
 func (Result) Descriptor() protoreflect.EnumDescriptor {
-	return file_verdict_v1_verdict_proto_enumTypes[2].Descriptor()
+	return file_verdict_v1_verdict_proto_enumTypes[3].Descriptor()
 }
 
 func (Result) Type() protoreflect.EnumType {
-	return &file_verdict_v1_verdict_proto_enumTypes[2]
+	return &file_verdict_v1_verdict_proto_enumTypes[3]
 }
 
 func (x Result) Number() protoreflect.EnumNumber {
@@ -204,7 +258,7 @@ func (x Result) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use Result.Descriptor instead.
 func (Result) EnumDescriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{2}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{3}
 }
 
 // RuleType is what a rule does.
@@ -247,11 +301,11 @@ func (x RuleType) String() string {
 }
 
 func (RuleType) Descriptor() protoreflect.EnumDescriptor {
-	return file_verdict_v1_verdict_proto_enumTypes[3].Descriptor()
+	return file_verdict_v1_verdict_proto_enumTypes[4].Descriptor()
 }
 
 func (RuleType) Type() protoreflect.EnumType {
-	return &file_verdict_v1_verdict_proto_enumTypes[3]
+	return &file_verdict_v1_verdict_proto_enumTypes[4]
 }
 
 func (x RuleType) Number() protoreflect.EnumNumber {
@@ -260,7 +314,7 @@ func (x RuleType) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use RuleType.Descriptor instead.
 func (RuleType) EnumDescriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{3}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{4}
 }
 
 // GenerateAction is what a generate intent asks for.
@@ -305,11 +359,11 @@ func (x GenerateAction) String() string {
 }
 
 func (GenerateAction) Descriptor() protoreflect.EnumDescriptor {
-	return file_verdict_v1_verdict_proto_enumTypes[4].Descriptor()
+	return file_verdict_v1_verdict_proto_enumTypes[5].Descriptor()
 }
 
 func (GenerateAction) Type() protoreflect.EnumType {
-	return &file_verdict_v1_verdict_proto_enumTypes[4]
+	return &file_verdict_v1_verdict_proto_enumTypes[5]
 }
 
 func (x GenerateAction) Number() protoreflect.EnumNumber {
@@ -318,7 +372,7 @@ func (x GenerateAction) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use GenerateAction.Descriptor instead.
 func (GenerateAction) EnumDescriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{4}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{5}
 }
 
 // EvaluateRequest is one resource to evaluate, with what admission knows
@@ -360,9 +414,16 @@ type EvaluateRequest struct {
 	// Values for variables of the evaluation scope, keyed by their dotted
 	// name ("request.operation", or the name of a context entry, which is
 	// then not loaded). Each value is JSON. Optional.
-	Variables     map[string][]byte `protobuf:"bytes,13,rep,name=variables,proto3" json:"variables,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Variables map[string][]byte `protobuf:"bytes,13,rep,name=variables,proto3" json:"variables,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// Replays object as an existing trigger of generate rules with
+	// generateExisting, as Kyverno does when such a policy is created or
+	// updated: only those rules run, their results and generate intents are
+	// returned, and what they generate carries the label
+	// kyverno.io/background-gen-rule. For the scanner; mode should be
+	// MODE_BACKGROUND.
+	GenerateExisting bool `protobuf:"varint,14,opt,name=generate_existing,json=generateExisting,proto3" json:"generate_existing,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *EvaluateRequest) Reset() {
@@ -495,6 +556,13 @@ func (x *EvaluateRequest) GetVariables() map[string][]byte {
 		return x.Variables
 	}
 	return nil
+}
+
+func (x *EvaluateRequest) GetGenerateExisting() bool {
+	if x != nil {
+		return x.GenerateExisting
+	}
+	return false
 }
 
 type isEvaluateRequest_Policies interface {
@@ -770,7 +838,12 @@ type PolicySelector struct {
 	// Policy.
 	Names []string `protobuf:"bytes,1,rep,name=names,proto3" json:"names,omitempty"`
 	// Labels the policy must carry.
-	Labels        map[string]string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,2,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// When set, only the policies with this failure policy are picked (the
+	// policy's spec.webhookConfiguration.failurePolicy, else
+	// spec.failurePolicy, else Fail, as Kyverno reads it), for the webhook
+	// paths that Kyverno registers per failure policy.
+	FailurePolicy FailurePolicy `protobuf:"varint,3,opt,name=failure_policy,json=failurePolicy,proto3,enum=verdict.v1.FailurePolicy" json:"failure_policy,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -817,6 +890,13 @@ func (x *PolicySelector) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *PolicySelector) GetFailurePolicy() FailurePolicy {
+	if x != nil {
+		return x.FailurePolicy
+	}
+	return FailurePolicy_FAILURE_POLICY_UNSPECIFIED
 }
 
 // EvaluateResponse is the decision for one request.
@@ -1339,7 +1419,10 @@ type PolicyVersion struct {
 	Name      string `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
 	// SHA-256 of the policy document as loaded, hex encoded. It changes with
 	// every change of the document.
-	ContentHash   string `protobuf:"bytes,4,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	ContentHash string `protobuf:"bytes,4,opt,name=content_hash,json=contentHash,proto3" json:"content_hash,omitempty"`
+	// The policy's spec.background (true unless set to false): whether
+	// background scans evaluate it.
+	Background    bool `protobuf:"varint,5,opt,name=background,proto3" json:"background,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1400,6 +1483,13 @@ func (x *PolicyVersion) GetContentHash() string {
 		return x.ContentHash
 	}
 	return ""
+}
+
+func (x *PolicyVersion) GetBackground() bool {
+	if x != nil {
+		return x.Background
+	}
+	return false
 }
 
 // EvaluateStreamRequest is one batch of requests.
@@ -1894,7 +1984,9 @@ type PolicyInfo struct {
 	// The rule names of the version in use, autogen rules included.
 	Rules []string `protobuf:"bytes,8,rep,name=rules,proto3" json:"rules,omitempty"`
 	// The policy's metadata.labels.
-	Labels        map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The policy's spec.background of the version in use.
+	Background    bool `protobuf:"varint,10,opt,name=background,proto3" json:"background,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1990,6 +2082,13 @@ func (x *PolicyInfo) GetLabels() map[string]string {
 		return x.Labels
 	}
 	return nil
+}
+
+func (x *PolicyInfo) GetBackground() bool {
+	if x != nil {
+		return x.Background
+	}
+	return false
 }
 
 // PolicyError is one problem found in a policy.
@@ -2228,7 +2327,7 @@ var File_verdict_v1_verdict_proto protoreflect.FileDescriptor
 const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"\x18verdict/v1/verdict.proto\x12\n" +
-	"verdict.v1\"\xa4\x06\n" +
+	"verdict.v1\"\xd1\x06\n" +
 	"\x0fEvaluateRequest\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1d\n" +
 	"\n" +
@@ -2244,7 +2343,8 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	" \x01(\v2\x1c.verdict.v1.GroupVersionKindR\x04kind\x12E\n" +
 	"\x0finline_policies\x18\v \x01(\v2\x1a.verdict.v1.InlinePoliciesH\x00R\x0einlinePolicies\x12E\n" +
 	"\x0fpolicy_selector\x18\f \x01(\v2\x1a.verdict.v1.PolicySelectorH\x00R\x0epolicySelector\x12H\n" +
-	"\tvariables\x18\r \x03(\v2*.verdict.v1.EvaluateRequest.VariablesEntryR\tvariables\x1aB\n" +
+	"\tvariables\x18\r \x03(\v2*.verdict.v1.EvaluateRequest.VariablesEntryR\tvariables\x12+\n" +
+	"\x11generate_existing\x18\x0e \x01(\bR\x10generateExisting\x1aB\n" +
 	"\x14NamespaceLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -2272,10 +2372,11 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
 	"\x04kind\x18\x03 \x01(\tR\x04kind\".\n" +
 	"\x0eInlinePolicies\x12\x1c\n" +
-	"\tdocuments\x18\x01 \x03(\fR\tdocuments\"\xa1\x01\n" +
+	"\tdocuments\x18\x01 \x03(\fR\tdocuments\"\xe3\x01\n" +
 	"\x0ePolicySelector\x12\x14\n" +
 	"\x05names\x18\x01 \x03(\tR\x05names\x12>\n" +
-	"\x06labels\x18\x02 \x03(\v2&.verdict.v1.PolicySelector.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\x02 \x03(\v2&.verdict.v1.PolicySelector.LabelsEntryR\x06labels\x12@\n" +
+	"\x0efailure_policy\x18\x03 \x01(\x0e2\x19.verdict.v1.FailurePolicyR\rfailurePolicy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x03\n" +
@@ -2328,12 +2429,15 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x04rule\x18\x03 \x01(\tR\x04rule\x12\x16\n" +
 	"\x06target\x18\x04 \x01(\fR\x06target\x12\x1d\n" +
 	"\n" +
-	"json_patch\x18\x05 \x01(\fR\tjsonPatch\"x\n" +
+	"json_patch\x18\x05 \x01(\fR\tjsonPatch\"\x98\x01\n" +
 	"\rPolicyVersion\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
 	"\tnamespace\x18\x02 \x01(\tR\tnamespace\x12\x12\n" +
 	"\x04name\x18\x03 \x01(\tR\x04name\x12!\n" +
-	"\fcontent_hash\x18\x04 \x01(\tR\vcontentHash\"M\n" +
+	"\fcontent_hash\x18\x04 \x01(\tR\vcontentHash\x12\x1e\n" +
+	"\n" +
+	"background\x18\x05 \x01(\bR\n" +
+	"background\"M\n" +
 	"\x15EvaluateStreamRequest\x124\n" +
 	"\x05items\x18\x01 \x03(\v2\x1e.verdict.v1.EvaluateStreamItemR\x05items\"[\n" +
 	"\x12EvaluateStreamItem\x12\x0e\n" +
@@ -2357,7 +2461,7 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x13ListPoliciesRequest\"\x88\x01\n" +
 	"\x14ListPoliciesResponse\x122\n" +
 	"\bpolicies\x18\x01 \x03(\v2\x16.verdict.v1.PolicyInfoR\bpolicies\x12<\n" +
-	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\xe1\x02\n" +
+	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\x81\x03\n" +
 	"\n" +
 	"PolicyInfo\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
@@ -2368,7 +2472,11 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\fcontent_hash\x18\x06 \x01(\tR\vcontentHash\x12/\n" +
 	"\x06errors\x18\a \x03(\v2\x17.verdict.v1.PolicyErrorR\x06errors\x12\x14\n" +
 	"\x05rules\x18\b \x03(\tR\x05rules\x12:\n" +
-	"\x06labels\x18\t \x03(\v2\".verdict.v1.PolicyInfo.LabelsEntryR\x06labels\x1a9\n" +
+	"\x06labels\x18\t \x03(\v2\".verdict.v1.PolicyInfo.LabelsEntryR\x06labels\x12\x1e\n" +
+	"\n" +
+	"background\x18\n" +
+	" \x01(\bR\n" +
+	"background\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"O\n" +
@@ -2394,7 +2502,11 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x04Mode\x12\x14\n" +
 	"\x10MODE_UNSPECIFIED\x10\x00\x12\x12\n" +
 	"\x0eMODE_ADMISSION\x10\x01\x12\x13\n" +
-	"\x0fMODE_BACKGROUND\x10\x02*v\n" +
+	"\x0fMODE_BACKGROUND\x10\x02*c\n" +
+	"\rFailurePolicy\x12\x1e\n" +
+	"\x1aFAILURE_POLICY_UNSPECIFIED\x10\x00\x12\x17\n" +
+	"\x13FAILURE_POLICY_FAIL\x10\x01\x12\x19\n" +
+	"\x15FAILURE_POLICY_IGNORE\x10\x02*v\n" +
 	"\x06Result\x12\x16\n" +
 	"\x12RESULT_UNSPECIFIED\x10\x00\x12\x0f\n" +
 	"\vRESULT_PASS\x10\x01\x12\x0f\n" +
@@ -2431,92 +2543,94 @@ func file_verdict_v1_verdict_proto_rawDescGZIP() []byte {
 	return file_verdict_v1_verdict_proto_rawDescData
 }
 
-var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 5)
+var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
 var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_verdict_v1_verdict_proto_goTypes = []any{
 	(Operation)(0),                 // 0: verdict.v1.Operation
 	(Mode)(0),                      // 1: verdict.v1.Mode
-	(Result)(0),                    // 2: verdict.v1.Result
-	(RuleType)(0),                  // 3: verdict.v1.RuleType
-	(GenerateAction)(0),            // 4: verdict.v1.GenerateAction
-	(*EvaluateRequest)(nil),        // 5: verdict.v1.EvaluateRequest
-	(*UserInfo)(nil),               // 6: verdict.v1.UserInfo
-	(*ExtraValue)(nil),             // 7: verdict.v1.ExtraValue
-	(*GroupVersionKind)(nil),       // 8: verdict.v1.GroupVersionKind
-	(*InlinePolicies)(nil),         // 9: verdict.v1.InlinePolicies
-	(*PolicySelector)(nil),         // 10: verdict.v1.PolicySelector
-	(*EvaluateResponse)(nil),       // 11: verdict.v1.EvaluateResponse
-	(*RuleResult)(nil),             // 12: verdict.v1.RuleResult
-	(*GenerateIntent)(nil),         // 13: verdict.v1.GenerateIntent
-	(*GenerateFailure)(nil),        // 14: verdict.v1.GenerateFailure
-	(*TargetPatch)(nil),            // 15: verdict.v1.TargetPatch
-	(*PolicyVersion)(nil),          // 16: verdict.v1.PolicyVersion
-	(*EvaluateStreamRequest)(nil),  // 17: verdict.v1.EvaluateStreamRequest
-	(*EvaluateStreamItem)(nil),     // 18: verdict.v1.EvaluateStreamItem
-	(*EvaluateStreamResponse)(nil), // 19: verdict.v1.EvaluateStreamResponse
-	(*EvaluateStreamResult)(nil),   // 20: verdict.v1.EvaluateStreamResult
-	(*ItemError)(nil),              // 21: verdict.v1.ItemError
-	(*FieldViolation)(nil),         // 22: verdict.v1.FieldViolation
-	(*ListPoliciesRequest)(nil),    // 23: verdict.v1.ListPoliciesRequest
-	(*ListPoliciesResponse)(nil),   // 24: verdict.v1.ListPoliciesResponse
-	(*PolicyInfo)(nil),             // 25: verdict.v1.PolicyInfo
-	(*PolicyError)(nil),            // 26: verdict.v1.PolicyError
-	(*SourceError)(nil),            // 27: verdict.v1.SourceError
-	(*GetPolicyRequest)(nil),       // 28: verdict.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),      // 29: verdict.v1.GetPolicyResponse
-	nil,                            // 30: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	nil,                            // 31: verdict.v1.EvaluateRequest.VariablesEntry
-	nil,                            // 32: verdict.v1.UserInfo.ExtraEntry
-	nil,                            // 33: verdict.v1.PolicySelector.LabelsEntry
-	nil,                            // 34: verdict.v1.RuleResult.PropertiesEntry
-	nil,                            // 35: verdict.v1.PolicyInfo.LabelsEntry
+	(FailurePolicy)(0),             // 2: verdict.v1.FailurePolicy
+	(Result)(0),                    // 3: verdict.v1.Result
+	(RuleType)(0),                  // 4: verdict.v1.RuleType
+	(GenerateAction)(0),            // 5: verdict.v1.GenerateAction
+	(*EvaluateRequest)(nil),        // 6: verdict.v1.EvaluateRequest
+	(*UserInfo)(nil),               // 7: verdict.v1.UserInfo
+	(*ExtraValue)(nil),             // 8: verdict.v1.ExtraValue
+	(*GroupVersionKind)(nil),       // 9: verdict.v1.GroupVersionKind
+	(*InlinePolicies)(nil),         // 10: verdict.v1.InlinePolicies
+	(*PolicySelector)(nil),         // 11: verdict.v1.PolicySelector
+	(*EvaluateResponse)(nil),       // 12: verdict.v1.EvaluateResponse
+	(*RuleResult)(nil),             // 13: verdict.v1.RuleResult
+	(*GenerateIntent)(nil),         // 14: verdict.v1.GenerateIntent
+	(*GenerateFailure)(nil),        // 15: verdict.v1.GenerateFailure
+	(*TargetPatch)(nil),            // 16: verdict.v1.TargetPatch
+	(*PolicyVersion)(nil),          // 17: verdict.v1.PolicyVersion
+	(*EvaluateStreamRequest)(nil),  // 18: verdict.v1.EvaluateStreamRequest
+	(*EvaluateStreamItem)(nil),     // 19: verdict.v1.EvaluateStreamItem
+	(*EvaluateStreamResponse)(nil), // 20: verdict.v1.EvaluateStreamResponse
+	(*EvaluateStreamResult)(nil),   // 21: verdict.v1.EvaluateStreamResult
+	(*ItemError)(nil),              // 22: verdict.v1.ItemError
+	(*FieldViolation)(nil),         // 23: verdict.v1.FieldViolation
+	(*ListPoliciesRequest)(nil),    // 24: verdict.v1.ListPoliciesRequest
+	(*ListPoliciesResponse)(nil),   // 25: verdict.v1.ListPoliciesResponse
+	(*PolicyInfo)(nil),             // 26: verdict.v1.PolicyInfo
+	(*PolicyError)(nil),            // 27: verdict.v1.PolicyError
+	(*SourceError)(nil),            // 28: verdict.v1.SourceError
+	(*GetPolicyRequest)(nil),       // 29: verdict.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),      // 30: verdict.v1.GetPolicyResponse
+	nil,                            // 31: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	nil,                            // 32: verdict.v1.EvaluateRequest.VariablesEntry
+	nil,                            // 33: verdict.v1.UserInfo.ExtraEntry
+	nil,                            // 34: verdict.v1.PolicySelector.LabelsEntry
+	nil,                            // 35: verdict.v1.RuleResult.PropertiesEntry
+	nil,                            // 36: verdict.v1.PolicyInfo.LabelsEntry
 }
 var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	0,  // 0: verdict.v1.EvaluateRequest.operation:type_name -> verdict.v1.Operation
-	30, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	6,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
+	31, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	7,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
 	1,  // 3: verdict.v1.EvaluateRequest.mode:type_name -> verdict.v1.Mode
-	8,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
-	9,  // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
-	10, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
-	31, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
-	32, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
-	33, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
-	12, // 10: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
-	13, // 11: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
-	16, // 12: verdict.v1.EvaluateResponse.policies:type_name -> verdict.v1.PolicyVersion
-	14, // 13: verdict.v1.EvaluateResponse.generate_failures:type_name -> verdict.v1.GenerateFailure
-	15, // 14: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
-	3,  // 15: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
-	2,  // 16: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
-	34, // 17: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
-	4,  // 18: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
-	18, // 19: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
-	5,  // 20: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
-	20, // 21: verdict.v1.EvaluateStreamResponse.results:type_name -> verdict.v1.EvaluateStreamResult
-	11, // 22: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
-	21, // 23: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
-	22, // 24: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
-	25, // 25: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
-	27, // 26: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
-	26, // 27: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	35, // 28: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
-	26, // 29: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
-	25, // 30: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	7,  // 31: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	5,  // 32: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	17, // 33: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	23, // 34: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	28, // 35: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	11, // 36: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	19, // 37: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	24, // 38: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	29, // 39: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	36, // [36:40] is the sub-list for method output_type
-	32, // [32:36] is the sub-list for method input_type
-	32, // [32:32] is the sub-list for extension type_name
-	32, // [32:32] is the sub-list for extension extendee
-	0,  // [0:32] is the sub-list for field type_name
+	9,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
+	10, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
+	11, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
+	32, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
+	33, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
+	34, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
+	2,  // 10: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
+	13, // 11: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
+	14, // 12: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
+	17, // 13: verdict.v1.EvaluateResponse.policies:type_name -> verdict.v1.PolicyVersion
+	15, // 14: verdict.v1.EvaluateResponse.generate_failures:type_name -> verdict.v1.GenerateFailure
+	16, // 15: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
+	4,  // 16: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
+	3,  // 17: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
+	35, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
+	5,  // 19: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
+	19, // 20: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
+	6,  // 21: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
+	21, // 22: verdict.v1.EvaluateStreamResponse.results:type_name -> verdict.v1.EvaluateStreamResult
+	12, // 23: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
+	22, // 24: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
+	23, // 25: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
+	26, // 26: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
+	28, // 27: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
+	27, // 28: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
+	36, // 29: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	27, // 30: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
+	26, // 31: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
+	8,  // 32: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 33: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	18, // 34: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	24, // 35: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	29, // 36: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	12, // 37: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	20, // 38: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	25, // 39: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	30, // 40: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	37, // [37:41] is the sub-list for method output_type
+	33, // [33:37] is the sub-list for method input_type
+	33, // [33:33] is the sub-list for extension type_name
+	33, // [33:33] is the sub-list for extension extendee
+	0,  // [0:33] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
@@ -2537,7 +2651,7 @@ func file_verdict_v1_verdict_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_verdict_v1_verdict_proto_rawDesc), len(file_verdict_v1_verdict_proto_rawDesc)),
-			NumEnums:      5,
+			NumEnums:      6,
 			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,

@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+	"google.golang.org/grpc/status"
+	"k8s.io/apimachinery/pkg/util/duration"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/client"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/reportwriter"
+	"github.com/verdict-policy/verdict/reportwriter/boltstore"
+)
+
+func newReportsCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "reports",
+		Short: "The report writer: serve it, read its PolicyReports",
+		Long: `The report writer keeps Kyverno PolicyReports and ClusterPolicyReports
+(wgpolicyk8s.io/v1alpha2), one per policy and namespace, from the results
+of decision servers (verdict serve --report-writer) and scanners
+(verdict scan --report-writer). verdict run serves it on its own address.`,
+	}
+	cmd.AddCommand(newReportsServeCmd(), newReportsGetCmd())
+	return cmd
+}
+
+type reportsServeFlags struct {
+	listen, metricsListen, store string
+	maxMessageBytes              int
+	maxBatchItems, maxUnacked    int
+	maxFlushItems                int
+	flushDelay, tombstoneTTL     time.Duration
+	shutdownTimeout              time.Duration
+	logLevel                     string
+}
+
+func newReportsServeCmd() *cobra.Command {
+	var f reportsServeFlags
+	cmd := &cobra.Command{
+		Use:   "serve --listen HOST:PORT --store FILE",
+		Short: "Run the report writer (verdict.v1.ReportService) on an embedded store",
+		Long: `Run the report writer as its own process: the gRPC service
+verdict.v1.ReportService (Publish, ListReports, GetReport) with its state in
+one bbolt file (--store), kept across restarts. On SIGTERM or Ctrl-C it ends
+the Publish streams (senders send again what was not acknowledged) and
+writes what it holds.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return reportsServe(cmd, f)
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.listen, "listen", ":50052", "gRPC address")
+	fs.StringVar(&f.metricsListen, "metrics-listen", ":9091", "address of the Prometheus /metrics endpoint (empty: none)")
+	fs.StringVar(&f.store, "store", "verdict-reports.db", "the bbolt file of the reports (created when missing)")
+	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", reportwriter.DefaultMaxMessageBytes, "largest Publish batch in bytes")
+	fs.IntVar(&f.maxBatchItems, "max-batch-items", reportwriter.DefaultMaxBatchItems, "most items of one Publish batch")
+	fs.IntVar(&f.maxUnacked, "max-unacked", reportwriter.DefaultMaxUnacked, "most unacknowledged batches per Publish stream")
+	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
+	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
+	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
+	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long streams may finish after a stop signal")
+	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	return cmd
+}
+
+func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	st, err := boltstore.Open(f.store, boltstore.Options{})
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}
+	}
+	defer st.Close()
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	w, err := reportwriter.New(reportwriter.Options{
+		Store: st, Logger: log, Registry: reg,
+		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
+		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
+	})
+	if err != nil {
+		return err
+	}
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+	}
+	// The transport limit leaves room for the writer's own check, which
+	// names the limit.
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10))
+	verdictv1.RegisterReportServiceServer(srv, w)
+	hs := health.NewServer()
+	healthpb.RegisterHealthServer(srv, hs)
+	reflection.Register(srv)
+	if f.metricsListen != "" {
+		mlis, err := net.Listen("tcp", f.metricsListen)
+		if err != nil {
+			lis.Close()
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
+		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go ms.Serve(mlis)
+		defer ms.Close()
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
+	defer stop()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- srv.Serve(lis) }()
+	log.Info("report writer serving", "address", lis.Addr().String(), "store", f.store, "reports", len(w.Reports("", "")))
+	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, store %s (Ctrl-C to stop).\n", lis.Addr(), f.store)
+	select {
+	case <-ctx.Done():
+	case err = <-serveErr:
+	}
+	hs.Shutdown()
+	w.Drain()
+	stopped := make(chan struct{})
+	go func() { srv.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(f.shutdownTimeout):
+		srv.Stop()
+	}
+	cctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	defer cancel()
+	if cerr := w.Close(cctx); cerr != nil && err == nil {
+		err = cerr
+	}
+	return err
+}
+
+type reportsGetFlags struct {
+	conn          evalFlags // connection flags only
+	allNamespaces bool
+	namespace     string
+	output        string
+	timeout       time.Duration
+}
+
+func newReportsGetCmd() *cobra.Command {
+	var f reportsGetFlags
+	cmd := &cobra.Command{
+		Use:   "get [polr|cpolr] [NAME] --server HOST:PORT [-A] [-n NS] [-o yaml|json]",
+		Short: "Print PolicyReports (polr) or ClusterPolicyReports (cpolr) like kubectl get",
+		Long: `Print the final reports of a report writer (verdict run, or verdict
+reports serve) like kubectl get polr: NAMESPACE NAME PASS FAIL WARN ERROR
+SKIP AGE, one line per report (cpolr: without NAMESPACE). -o yaml or -o json
+prints the reports themselves, with their results. Without -A and -n, the
+namespace is "default".`,
+		Args: cobra.MaximumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return reportsGet(cmd.Context(), f, args, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	fs := cmd.Flags()
+	fs.StringVar(&f.conn.server, "server", defaultEvalServer, "address of the report writer (verdict run's address, or verdict reports serve's)")
+	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "PolicyReports of every namespace")
+	fs.StringVarP(&f.namespace, "namespace", "n", "", "PolicyReports of this namespace (default \"default\")")
+	fs.StringVarP(&f.output, "output", "o", "", "yaml or json: print the reports")
+	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of the call")
+	fs.BoolVar(&f.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs")
+	fs.StringVar(&f.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
+	fs.StringVar(&f.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
+	fs.StringVar(&f.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
+	fs.StringVar(&f.conn.serverName, "server-name", "", "name expected in the server's certificate")
+	fs.StringVar(&f.conn.tokenFile, "token-file", "", "file holding the bearer token (or $VERDICT_TOKEN)")
+	return cmd
+}
+
+// reportKinds maps the kind argument of reports get to a report kind.
+var reportKinds = map[string]string{
+	"polr": reportwriter.KindPolicyReport, "policyreport": reportwriter.KindPolicyReport, "policyreports": reportwriter.KindPolicyReport,
+	"cpolr": reportwriter.KindClusterPolicyReport, "clusterpolicyreport": reportwriter.KindClusterPolicyReport, "clusterpolicyreports": reportwriter.KindClusterPolicyReport,
+}
+
+func reportsGet(ctx context.Context, f reportsGetFlags, args []string, stdout, stderr io.Writer) error {
+	kind := reportwriter.KindPolicyReport
+	if len(args) > 0 {
+		k, ok := reportKinds[strings.ToLower(args[0])]
+		if !ok {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("reports get %s: want polr or cpolr", args[0])}
+		}
+		kind = k
+	}
+	if f.output != "" && f.output != "yaml" && f.output != "json" {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--output %q: want yaml or json", f.output)}
+	}
+	ns := f.namespace
+	switch {
+	case kind == reportwriter.KindClusterPolicyReport:
+		ns = ""
+	case f.allNamespaces:
+		ns = ""
+	case ns == "":
+		ns = "default"
+	}
+	copts, err := f.conn.clientOptions()
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	c, err := client.Dial(f.conn.server, copts)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("--server %s: %v", f.conn.server, err)}
+	}
+	defer c.Close()
+	api := verdictv1.NewReportServiceClient(c.Conn())
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+
+	var infos []*verdictv1.ReportInfo
+	if len(args) == 2 {
+		resp, err := api.GetReport(ctx, &verdictv1.GetReportRequest{Kind: kind, Namespace: ns, Name: args[1]})
+		if err != nil {
+			return callError(f.conn.server, err)
+		}
+		infos = []*verdictv1.ReportInfo{resp.GetInfo()}
+	} else {
+		resp, err := api.ListReports(ctx, &verdictv1.ListReportsRequest{Kind: kind, Namespace: ns})
+		if err != nil {
+			return callError(f.conn.server, err)
+		}
+		infos = resp.GetReports()
+	}
+	if f.output != "" {
+		return printReports(ctx, api, infos, len(args) == 2, f.output, stdout)
+	}
+	if len(infos) == 0 {
+		if ns == "" {
+			fmt.Fprintln(stderr, "No resources found")
+		} else {
+			fmt.Fprintf(stderr, "No resources found in %s namespace.\n", ns)
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 8, 3, ' ', 0)
+	withNS := kind == reportwriter.KindPolicyReport && f.allNamespaces
+	if withNS {
+		fmt.Fprint(tw, "NAMESPACE\t")
+	}
+	fmt.Fprintln(tw, "NAME\tPASS\tFAIL\tWARN\tERROR\tSKIP\tAGE")
+	now := time.Now()
+	for _, r := range infos {
+		if withNS {
+			fmt.Fprintf(tw, "%s\t", r.GetNamespace())
+		}
+		s := r.GetSummary()
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%s\n", r.GetName(), s.GetPass(), s.GetFail(), s.GetWarn(), s.GetError(), s.GetSkip(),
+			duration.HumanDuration(now.Sub(r.GetCreated().AsTime())))
+	}
+	return tw.Flush()
+}
+
+func callError(server string, err error) error {
+	if status.Code(err) == codes.NotFound || status.Code(err) == codes.InvalidArgument {
+		return &exitError{code: 1, msg: "Error: " + status.Convert(err).Message()}
+	}
+	if status.Code(err) == codes.Unimplemented {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("%s serves no report writer (start it with verdict run or verdict reports serve)", server)}
+	}
+	return &exitError{code: exitUsage, msg: fmt.Sprintf("%s: %v", server, err)}
+}
+
+// printReports prints the reports as one object (a name was given) or a
+// List, like kubectl get -o.
+func printReports(ctx context.Context, api verdictv1.ReportServiceClient, infos []*verdictv1.ReportInfo, one bool, format string, w io.Writer) error {
+	items := make([]json.RawMessage, 0, len(infos))
+	for _, info := range infos {
+		resp, err := api.GetReport(ctx, &verdictv1.GetReportRequest{Kind: info.GetKind(), Namespace: info.GetNamespace(), Name: info.GetName()})
+		if err != nil {
+			if status.Code(err) == codes.NotFound {
+				continue // deleted since the list
+			}
+			return callError("", err)
+		}
+		items = append(items, resp.GetReport())
+	}
+	var doc any = map[string]any{"apiVersion": "v1", "kind": "List", "items": items, "metadata": map[string]any{}}
+	if one && len(items) == 1 {
+		doc = items[0]
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return err
+	}
+	if format == "json" {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, b, "", "    "); err != nil {
+			return err
+		}
+		buf.WriteByte('\n')
+		_, err = w.Write(buf.Bytes())
+		return err
+	}
+	y, err := yaml.JSONToYAML(b)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(y)
+	return err
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/verdict-policy/verdict/client"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/reportwriter"
+	"github.com/verdict-policy/verdict/reportwriter/boltstore"
+	"github.com/verdict-policy/verdict/reportwriter/publish"
+	"github.com/verdict-policy/verdict/server"
+)
+
+// reportFlags connect a decision server to a report writer: a remote one
+// (verdict serve --report-writer) or one in the same process (verdict run).
+type reportFlags struct {
+	writer         string // --report-writer ADDR
+	db             string // --reports-db FILE (run)
+	embedded       bool   // run: the writer lives in the process
+	noReports      bool   // run: --no-reports
+	policyInterval time.Duration
+}
+
+func (r *reportFlags) registerServe(fs *pflag.FlagSet) {
+	fs.StringVar(&r.writer, "report-writer", "", "send every evaluation to this report writer (host:port of verdict reports serve)")
+	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
+}
+
+func (r *reportFlags) registerRun(fs *pflag.FlagSet) {
+	r.embedded = true
+	fs.StringVar(&r.db, "reports-db", defaultReportsDB(), "the report writer's bbolt file")
+	fs.BoolVar(&r.noReports, "no-reports", false, "run without the report writer")
+	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
+}
+
+// defaultReportsDB is $XDG_STATE_HOME/verdict/reports.db, or
+// ~/.local/state/verdict/reports.db.
+func defaultReportsDB() string {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "verdict-reports.db"
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "verdict", "reports.db")
+}
+
+// reportWiring is a report writer connected to a decision server.
+type reportWiring struct {
+	flags  *reportFlags
+	log    *slog.Logger
+	store  *boltstore.Store
+	writer *reportwriter.Writer
+	pub    *publish.Publisher
+	conn   *client.Client
+	stop   context.CancelFunc
+	done   chan struct{}
+}
+
+// setup creates the writer (run) or the publisher (serve
+// --report-writer) and makes it the server's ResultSink. It returns nil
+// when reports are off.
+func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
+	w := &reportWiring{flags: r, log: opts.Logger, done: make(chan struct{})}
+	switch {
+	case r.embedded && !r.noReports:
+		if err := os.MkdirAll(filepath.Dir(r.db), 0o755); err != nil {
+			return nil, fmt.Errorf("--reports-db: %w", err)
+		}
+		st, err := boltstore.Open(r.db, boltstore.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--reports-db: %w", err)
+		}
+		rw, err := reportwriter.New(reportwriter.Options{Store: st, Logger: opts.Logger, Registry: opts.Registry})
+		if err != nil {
+			st.Close()
+			return nil, err
+		}
+		w.store, w.writer = st, rw
+		opts.ResultSink = publish.Local{Writer: rw}
+	case r.writer != "":
+		c, err := client.Dial(r.writer, client.Options{})
+		if err != nil {
+			return nil, fmt.Errorf("--report-writer %s: %w", r.writer, err)
+		}
+		p, err := publish.New(c.Conn(), publish.Options{Logger: opts.Logger, Registry: opts.Registry})
+		if err != nil {
+			c.Close()
+			return nil, err
+		}
+		w.conn, w.pub = c, p
+		opts.ResultSink = p
+	default:
+		return nil, nil
+	}
+	return w, nil
+}
+
+// attach serves the writer on the decision server's listener (run) and
+// starts telling the writer which policies are in use. When ctx ends, the
+// writer's Publish streams end so that the server can stop.
+func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
+	if w == nil {
+		return
+	}
+	send := publish.PublishItem(w.pub)
+	if w.writer != nil {
+		srv.RegisterService(&verdictv1.ReportService_ServiceDesc, w.writer)
+		send = publish.ApplyItem(w.writer)
+		go func() {
+			<-ctx.Done()
+			w.writer.Drain()
+		}()
+	}
+	wctx, stop := context.WithCancel(ctx)
+	w.stop = stop
+	go func() {
+		defer close(w.done)
+		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, w.flags.policyInterval, send, w.log)
+	}()
+}
+
+// close runs after the server stopped (and handed its last results to the
+// sink): it writes or delivers what is left.
+func (w *reportWiring) close() {
+	if w == nil {
+		return
+	}
+	if w.stop != nil {
+		w.stop()
+		<-w.done
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if w.writer != nil {
+		if err := w.writer.Close(ctx); err != nil {
+			w.log.Error("report writer", "error", err)
+		}
+		w.store.Close()
+	}
+	if w.pub != nil {
+		if err := w.pub.Close(ctx); err != nil {
+			w.log.Error("report writer", "error", err)
+		}
+		w.conn.Close()
+	}
+}

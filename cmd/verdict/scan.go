@@ -1,0 +1,527 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/types/known/timestamppb"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/client"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/reportwriter/publish"
+	"github.com/verdict-policy/verdict/scanner"
+)
+
+// scanFlags are the flags of `verdict scan`.
+type scanFlags struct {
+	conn evalFlags // --server and the connection flags
+
+	files       []string
+	kubeconfig  string
+	kubeContext string
+	inCluster   bool
+
+	shard           string
+	interval        time.Duration
+	policyPoll      time.Duration
+	batchSize       int
+	maxInFlight     int
+	pageSize        int64
+	output          string
+	failOnViolation bool
+	reportWriter    string
+	generate        bool
+	progress        string
+	logLevel        string
+}
+
+func newScanCmd() *cobra.Command {
+	var fl scanFlags
+	cmd := &cobra.Command{
+		Use:   "scan --server HOST:PORT (-f PATH... | --kubeconfig FILE | --in-cluster)",
+		Short: "Scan stored resources in background mode on a decision server",
+		Long: `Send existing resources to a decision server (verdict serve or verdict run)
+in background mode, in batches over one stream, as Kyverno's background scan
+evaluates them: policies with background: false and rules that need
+admission data (userInfo, roles, subjects) are skipped.
+
+Resources come from files and folders (-f: YAML or JSON, multi-document,
+folders read recursively) or from a cluster (--kubeconfig, --in-cluster):
+the kinds the server's policies match are listed page by page, with the
+labels of their namespace.
+
+Without --report-writer the results are printed like verdict apply: the
+failed rules of each resource, then "pass: N, fail: N, warn: N, error: N,
+skip: N" (-o yaml or -o json: every result). With --report-writer they go
+to the report writer instead.
+
+--shard i/n scans the namespaces whose FNV-1a hash modulo n is i (the
+cluster-scoped resources belong to the shard of the namespace ""), so n
+scanners, such as the pods of an Indexed Job, split a cluster.
+
+In a cluster, policies with generateExisting are replayed for the existing
+triggers they match, and what they generate is written by server-side apply
+(field manager verdict, label kyverno.io/background-gen-rule), once per
+trigger and policy version (--generate-existing=false turns it off).
+
+--interval repeats the scan; between scans, a policy whose version changes
+is rescanned alone (checked every --policy-poll).
+
+Progress (resources done of total, resources per second) is shown on
+stderr when it is a terminal. The exit code is 2 when the scan could not
+run or a resource could not be evaluated, and, with --fail-on-violation, 1
+when a rule failed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runScan(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.conn.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
+	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders to scan")
+	f.StringSliceVar(&fl.files, "files", nil, "same as -f")
+	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "scan the cluster of this kubeconfig file")
+	f.StringVar(&fl.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
+	f.BoolVar(&fl.inCluster, "in-cluster", false, "scan the cluster the scanner runs in (its service account)")
+	f.StringVar(&fl.shard, "shard", "", "scan shard i of n (i/n, such as 0/4; default: everything)")
+	f.DurationVar(&fl.interval, "interval", 0, "repeat the scan at this interval (default: scan once)")
+	f.DurationVar(&fl.policyPoll, "policy-poll", scanner.DefaultPolicyPoll, "with --interval, how often policy versions are checked for a rescan of the changed policies")
+	f.IntVar(&fl.batchSize, "batch-size", scanner.DefaultBatchSize, "resources per batch (at most the server's --max-batch-size)")
+	f.IntVar(&fl.maxInFlight, "max-in-flight", scanner.DefaultMaxInFlight, "batches sent and not answered yet")
+	f.Int64Var(&fl.pageSize, "page-size", scanner.DefaultPageSize, "objects per list call in a cluster")
+	f.StringVarP(&fl.output, "output", "o", "table", "output format: table, yaml or json")
+	f.BoolVar(&fl.failOnViolation, "fail-on-violation", false, "exit with 1 when a rule failed")
+	f.StringVar(&fl.reportWriter, "report-writer", "", "send the results to this report writer (host:port) instead of printing them")
+	f.BoolVar(&fl.generate, "generate-existing", true, "in a cluster, apply what generateExisting rules generate for existing triggers")
+	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
+	f.StringVar(&fl.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	f.BoolVar(&fl.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
+	f.StringVar(&fl.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
+	f.StringVar(&fl.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
+	f.StringVar(&fl.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
+	f.StringVar(&fl.conn.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
+	f.StringVar(&fl.conn.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
+	f.StringVar(&fl.conn.tokenFile, "token-file", "", "file holding the bearer token")
+	return cmd
+}
+
+func usageError(format string, args ...any) error {
+	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
+}
+
+func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error {
+	modes := 0
+	for _, on := range []bool{len(fl.files) > 0, fl.kubeconfig != "", fl.inCluster} {
+		if on {
+			modes++
+		}
+	}
+	if modes != 1 {
+		return usageError("give one of -f/--files, --kubeconfig or --in-cluster")
+	}
+	switch fl.output {
+	case "table", "yaml", "json":
+	default:
+		return usageError("invalid output format %q: want table, yaml or json", fl.output)
+	}
+	shard, err := scanner.ParseShard(fl.shard)
+	if err != nil {
+		return usageError("--shard: %v", err)
+	}
+	if fl.batchSize <= 0 || fl.maxInFlight <= 0 || fl.pageSize <= 0 {
+		return usageError("--batch-size, --max-in-flight and --page-size must be positive")
+	}
+	if fl.interval < 0 || fl.policyPoll <= 0 {
+		return usageError("--interval must not be negative, --policy-poll must be positive")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
+		return usageError("--log-level: %v", err)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	var progress io.Writer
+	switch fl.progress {
+	case "auto":
+		if isTerminal(stderr) {
+			progress = stderr
+		}
+	case "always":
+		progress = stderr
+	case "never":
+	default:
+		return usageError("--progress %q: want auto, always or never", fl.progress)
+	}
+	copts, err := fl.conn.clientOptions()
+	if err != nil {
+		return usageError("%v", err)
+	}
+
+	opts := scanner.Options{
+		Shard:       shard,
+		BatchSize:   fl.batchSize,
+		MaxInFlight: fl.maxInFlight,
+		Progress:    progress,
+		Logger:      log,
+	}
+	var source func(*scanner.PolicySet) scanner.Source
+	if len(fl.files) > 0 {
+		fs, err := scanner.NewFileSource(fl.files)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		src := &fileSource{paths: fl.files, first: fs}
+		source = func(*scanner.PolicySet) scanner.Source { return src }
+	} else {
+		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		dyn, err := dynamic.NewForConfig(cfg)
+		if err != nil {
+			return usageError("kubernetes client: %v", err)
+		}
+		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+		if err != nil {
+			return usageError("kubernetes discovery client: %v", err)
+		}
+		cached := memory.NewMemCacheClient(disc)
+		cluster, err := scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: cached, PageSize: fl.pageSize, Logger: log})
+		if err != nil {
+			return usageError("%v", err)
+		}
+		source = func(set *scanner.PolicySet) scanner.Source {
+			for _, p := range set.Wildcard {
+				log.Warn("policy matches kind *: a cluster scan lists only the kinds named in policies", "policy", p)
+			}
+			cached.Invalidate() // CRDs may have come or gone
+			return cluster.Source(set.Kinds())
+		}
+		if fl.generate {
+			mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
+			if opts.Generator, err = scanner.NewGenerator(dyn, mapper, scanner.GeneratorOptions{Logger: log}); err != nil {
+				return usageError("%v", err)
+			}
+		}
+	}
+
+	var printer *printSink
+	if fl.reportWriter != "" {
+		sink, closeSink, err := dialReportWriter(fl.reportWriter, copts, log)
+		if err != nil {
+			return usageError("%v", err)
+		}
+		defer closeSink()
+		opts.Sink = sink
+	} else {
+		printer = &printSink{}
+		opts.Sink = printer
+	}
+
+	c, err := client.Dial(fl.conn.server, copts)
+	if err != nil {
+		return usageError("%v", err)
+	}
+	defer c.Close()
+	s, err := scanner.New(c, opts)
+	if err != nil {
+		return usageError("%v", err)
+	}
+
+	var (
+		total  scanner.Counts
+		failed int
+	)
+	runOpts := scanner.RunOptions{
+		Interval:   fl.interval,
+		PolicyPoll: fl.policyPoll,
+		Scanned: func(sum scanner.Summary, rescanned []string, err error) {
+			total = sum.Counts
+			failed = sum.Failed
+			if err != nil {
+				return
+			}
+			if printer != nil {
+				results := printer.take()
+				if werr := writeScan(stdout, fl.output, sum, rescanned, results); werr != nil {
+					log.Error("write results", "error", werr)
+				}
+				return
+			}
+			fmt.Fprintf(stderr, "scanned %d resources of shard %s in %s: %s\n", sum.Resources, sum.Shard, sum.Duration.Round(time.Millisecond), sum.Counts)
+		},
+	}
+	if err := s.Run(ctx, source, runOpts); err != nil {
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("scan on %s: %s", fl.conn.server, describe(err))}
+	}
+	switch {
+	case failed > 0:
+		return &exitError{code: exitUsage, msg: fmt.Sprintf("exit as %d resource(s) could not be evaluated", failed)}
+	case fl.failOnViolation && total.Fail > 0:
+		return &exitError{code: 1, msg: fmt.Sprintf("exit as %d rule(s) failed", total.Fail)}
+	}
+	return nil
+}
+
+// fileSource reads the files again for every scan after the first, so
+// that a periodic scan sees their changes.
+type fileSource struct {
+	paths []string
+	first *scanner.FileSource
+}
+
+func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Visitor) error {
+	fs := f.first
+	f.first = nil
+	if fs == nil {
+		var err error
+		if fs, err = scanner.NewFileSource(f.paths); err != nil {
+			return err
+		}
+	}
+	return fs.List(ctx, shard, v)
+}
+
+// restConfig is the client configuration of --kubeconfig or --in-cluster.
+func restConfig(kubeconfig, kubeContext string, inCluster bool) (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	if inCluster {
+		cfg, err = rest.InClusterConfig()
+	} else {
+		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: kubeContext},
+		).ClientConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
+	}
+	cfg.UserAgent = "verdict-scan"
+	return cfg, nil
+}
+
+// printSink keeps the results of a scan for printing.
+type printSink struct {
+	mu      sync.Mutex
+	results []scanner.Result
+}
+
+func (p *printSink) Write(_ context.Context, rs []scanner.Result) error {
+	p.mu.Lock()
+	p.results = append(p.results, rs...)
+	p.mu.Unlock()
+	return nil
+}
+
+func (p *printSink) ScanDone(context.Context, scanner.ScanDone) error { return nil }
+
+func (p *printSink) take() []scanner.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	rs := p.results
+	p.results = nil
+	return rs
+}
+
+// writeScan prints the results of one scan.
+func writeScan(w io.Writer, format string, sum scanner.Summary, rescanned []string, results []scanner.Result) error {
+	if format != "table" {
+		return writeScanRaw(w, format, results)
+	}
+	bw := bufio.NewWriter(w)
+	what := "resource(s)"
+	if len(rescanned) > 0 {
+		what = fmt.Sprintf("resource(s) for the changed policies %v", rescanned)
+	}
+	fmt.Fprintf(bw, "\nScanned %d %s in background mode (shard %s)...\n", sum.Resources, what, sum.Shard)
+	var notEvaluated []string
+	for _, r := range results {
+		if r.Err != nil {
+			src := r.Source
+			if src == "" {
+				src = r.Resource.String()
+			}
+			notEvaluated = append(notEvaluated, fmt.Sprintf("%s (%s): %s", r.Resource, src, describe(r.Err)))
+			continue
+		}
+		var policy string
+		n := 0
+		for _, rr := range r.Response.GetResults() {
+			if rr.GetResult() != verdictv1.Result_RESULT_FAIL {
+				continue
+			}
+			if name := rr.GetPolicy(); name != policy {
+				policy, n = name, 0
+				fmt.Fprintf(bw, "policy %s -> resource %s failed:\n", name, r.Resource)
+			}
+			n++
+			msg := rr.GetMessage()
+			if msg == "" {
+				msg = "validation failed"
+			}
+			fmt.Fprintf(bw, "%d - %s %s\n", n, rr.GetRule(), msg)
+		}
+	}
+	if len(notEvaluated) > 0 {
+		fmt.Fprintf(bw, "\nnot evaluated: %d resource(s)\n", len(notEvaluated))
+		for _, s := range notEvaluated {
+			fmt.Fprintf(bw, "- %s\n", s)
+		}
+	}
+	if sum.Generated > 0 {
+		fmt.Fprintf(bw, "\ngenerateExisting: %d resource(s) applied for %d trigger(s)\n", sum.Generated, sum.Triggers)
+	}
+	fmt.Fprintf(bw, "\n%s\n", sum.Counts)
+	return bw.Flush()
+}
+
+// scanRaw is one entry of -o json / -o yaml.
+type scanRaw struct {
+	Resource   string          `json:"resource"`
+	APIVersion string          `json:"apiVersion"`
+	UID        string          `json:"uid,omitempty"`
+	Source     string          `json:"source,omitempty"`
+	Response   json.RawMessage `json:"response,omitempty"`
+	Error      string          `json:"error,omitempty"`
+}
+
+func writeScanRaw(w io.Writer, format string, results []scanner.Result) error {
+	list := make([]scanRaw, 0, len(results))
+	for _, r := range results {
+		e := scanRaw{Resource: r.Resource.String(), APIVersion: r.Resource.APIVersion, UID: r.Resource.UID, Source: r.Source}
+		if r.Err != nil {
+			e.Error = describe(r.Err)
+		} else {
+			b, err := protojson.Marshal(r.Response)
+			if err != nil {
+				return fmt.Errorf("encode response: %w", err)
+			}
+			e.Response = b
+		}
+		list = append(list, e)
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode results: %w", err)
+	}
+	if format == "yaml" {
+		if b, err = yaml.JSONToYAML(b); err != nil {
+			return fmt.Errorf("encode results: %w", err)
+		}
+	} else {
+		b = append(b, '\n')
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// dialReportWriter returns the sink that publishes to the report writer
+// at addr (verdict.v1.ReportService), with the TLS and token options of
+// the decision server's connection, and the function that flushes and
+// closes it.
+func dialReportWriter(addr string, o client.Options, log *slog.Logger) (scanner.ResultSink, func(), error) {
+	creds := insecure.NewCredentials()
+	if o.TLS != nil {
+		creds = credentials.NewTLS(o.TLS)
+	}
+	dopts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	if o.BearerToken != "" {
+		dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{token: o.BearerToken, secure: o.TLS != nil}))
+	}
+	conn, err := grpc.NewClient(addr, dopts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
+	}
+	p, err := publish.New(conn, publish.Options{Logger: log})
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
+	}
+	closeFn := func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := p.Close(ctx); err != nil {
+			log.Error("report writer: results not delivered", "error", err)
+		}
+		conn.Close()
+	}
+	return publishSink{p: p}, closeFn, nil
+}
+
+// bearer sends a bearer token with every call.
+type bearer struct {
+	token  string
+	secure bool
+}
+
+func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
+	return map[string]string{"authorization": "bearer " + b.token}, nil
+}
+
+func (b bearer) RequireTransportSecurity() bool { return b.secure }
+
+// publishSink hands scan results to a report writer's Publisher: an
+// evaluation per resource (source background), then the shard's scan
+// marker, and waits until the writer acknowledged them.
+type publishSink struct {
+	p *publish.Publisher
+}
+
+func objectRef(r scanner.ResourceRef) *verdictv1.ObjectReference {
+	return &verdictv1.ObjectReference{ApiVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Uid: r.UID}
+}
+
+func (s publishSink) Write(ctx context.Context, rs []scanner.Result) error {
+	items := make([]*verdictv1.PublishItem, 0, len(rs))
+	for _, r := range rs {
+		if r.Err != nil || r.Response == nil {
+			continue // counted by the scan; nothing to report
+		}
+		items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
+			Resource:        objectRef(r.Resource),
+			ResourceVersion: r.Resource.ResourceVersion,
+			Source:          verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
+			Time:            timestamppb.New(r.Time),
+			Policies:        r.Response.GetPolicies(),
+			Results:         r.Response.GetResults(),
+			Complete:        r.AllPolicies,
+		}}})
+	}
+	return s.p.Publish(ctx, items...)
+}
+
+func (s publishSink) ScanDone(ctx context.Context, d scanner.ScanDone) error {
+	done := &verdictv1.BackgroundScanDone{
+		Started:    timestamppb.New(d.Started),
+		ShardIndex: uint32(d.Shard.Index),
+		ShardCount: uint32(d.Shard.Count),
+		Kinds:      d.Kinds,
+	}
+	for _, r := range d.Seen {
+		done.Seen = append(done.Seen, objectRef(r))
+	}
+	if err := s.p.Publish(ctx, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_ScanDone{ScanDone: done}}); err != nil {
+		return err
+	}
+	return s.p.Flush(ctx)
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/discovery/cached/memory"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/restmapper"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/verdict-policy/verdict/webhookproxy"
+)
+
+// webhookKubeFlags are the cluster flags of `verdict webhook`: namespace
+// labels from an informer, and the generate applier.
+type webhookKubeFlags struct {
+	kubeconfig  string
+	kubeContext string
+	inCluster   bool
+	syncWait    time.Duration
+	noGenerate  bool
+	applier     webhookproxy.ApplierOptions
+}
+
+func (k *webhookKubeFlags) register(f *pflag.FlagSet) {
+	f.StringVar(&k.kubeconfig, "kubeconfig", "", "read namespace labels from, and apply generated resources to, the cluster of this kubeconfig file")
+	f.StringVar(&k.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
+	f.BoolVar(&k.inCluster, "in-cluster", false, "read namespace labels from, and apply generated resources to, the cluster the webhook runs in (its service account)")
+	f.DurationVar(&k.syncWait, "namespace-sync-wait", webhookproxy.DefaultNamespaceSyncWait, "how long a review waits for the namespace cache's first sync before it fails by its failure policy")
+	f.BoolVar(&k.noGenerate, "disable-generate", false, "with --kubeconfig or --in-cluster, do not apply the resources of generate rules")
+	f.IntVar(&k.applier.Workers, "generate-workers", webhookproxy.DefaultGenerateWorkers, "generated resources applied concurrently")
+	f.IntVar(&k.applier.QueueSize, "generate-queue", webhookproxy.DefaultGenerateQueue, "generate intents waiting to be applied; more are dropped and counted")
+	f.IntVar(&k.applier.Attempts, "generate-attempts", webhookproxy.DefaultGenerateAttempts, "tries per generated resource")
+}
+
+// setup adds the namespace cache and the generate applier to opts when a
+// cluster is configured, and starts them until ctx ends.
+func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options) error {
+	if k.kubeconfig == "" && !k.inCluster {
+		if k.kubeContext != "" {
+			return &exitError{code: exitUsage, msg: "--context needs --kubeconfig"}
+		}
+		return nil
+	}
+	cfg, err := k.restConfig()
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("kubernetes client: %w", err)
+	}
+	nc, err := webhookproxy.NewNamespaceCache(cs, webhookproxy.NamespaceCacheOptions{SyncWait: k.syncWait})
+	if err != nil {
+		return err
+	}
+	nc.Start(ctx)
+	opts.Namespaces = nc
+	go func() {
+		select {
+		case <-nc.Synced():
+			opts.Logger.Info("namespace cache synced")
+		case <-ctx.Done():
+		}
+	}()
+	if k.noGenerate {
+		return nil
+	}
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("discovery client: %w", err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return fmt.Errorf("dynamic client: %w", err)
+	}
+	ao := k.applier
+	ao.Logger, ao.Registry = opts.Logger, opts.Registry
+	a, err := webhookproxy.NewApplier(dyn, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), ao)
+	if err != nil {
+		return err
+	}
+	go a.Run(ctx)
+	opts.Generator = a
+	return nil
+}
+
+func (k *webhookKubeFlags) restConfig() (*rest.Config, error) {
+	var (
+		cfg *rest.Config
+		err error
+	)
+	switch {
+	case k.kubeconfig != "" && k.inCluster:
+		return nil, errors.New("--kubeconfig and --in-cluster exclude each other")
+	case k.inCluster:
+		cfg, err = rest.InClusterConfig()
+	default:
+		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+			&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig},
+			&clientcmd.ConfigOverrides{CurrentContext: k.kubeContext},
+		).ClientConfig()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
+	}
+	cfg.UserAgent = "verdict-webhook"
+	return cfg, nil
+}

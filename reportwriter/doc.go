@@ -1,0 +1,57 @@
+// Package reportwriter keeps Kyverno policy reports: it consumes the
+// results of evaluations (admission requests from decision servers,
+// background scans from scanners), keeps intermediary reports per resource
+// and source, and aggregates them into final wgpolicyk8s.io/v1alpha2
+// PolicyReports and ClusterPolicyReports.
+//
+// Read first: Writer (New, Apply, and the verdict.v1.ReportService it
+// implements: Publish, ListReports, GetReport), Intermediary (the content
+// of Kyverno's AdmissionReport / BackgroundScanReport), PolicyReport (a
+// final report) and Store (where state is kept; the embedded bbolt store is
+// reportwriter/boltstore, the publisher that feeds a writer is
+// reportwriter/publish).
+//
+// # Model
+//
+// Each resource (keyed by UID, or by apiVersion/kind/namespace/name when it
+// has none) has up to two intermediary reports: admission and background.
+// An evaluation replaces, in the intermediary of its source, the entries of
+// each policy it lists, when it is newer than the evaluation that gave
+// them; an evaluation that covered every policy of its sender (complete)
+// also removes the older entries of the policies it does not list. Older
+// evaluations and evaluations applied twice change nothing, so delivery
+// may be at least once.
+//
+// The final report of a policy in a namespace, "cpol-<name>" (ClusterPolicy)
+// or "pol-<name>" (Policy), holds, for each resource, the entries of the
+// policy from whichever source evaluated it last (admission or background:
+// the later one wins). Cluster-scoped resources go to ClusterPolicyReports.
+//
+// # What is reported (guides/reports.md)
+//
+//   - A denied admission request, a dry run and CONNECT change nothing: the
+//     resource was not created or changed. So an Enforce policy reports
+//     only what passes for new resources; Audit reports everything.
+//   - Background scans report every policy with background: true; results of
+//     a policy with background: false from a background scan are dropped,
+//     so such a policy reports only from admission.
+//   - An admission DELETE removes every entry of the resource; a finished
+//     background scan (BackgroundScanDone) removes the resources of its
+//     scope that it did not see. A tombstone keeps resent older
+//     evaluations from bringing them back (TombstoneTTL).
+//   - A PolicySet from a decision server removes the entries of deleted
+//     policies, of rules a changed policy no longer has, and the background
+//     entries of a policy now background: false; the other entries of a
+//     changed policy stay until the resource is evaluated again.
+//
+// # Writes
+//
+// One goroutine applies batches and writes their changes in one store
+// transaction per flush (bounded by MaxFlushItems), then acknowledges
+// them. Limits (MaxBatchItems, MaxMessageBytes, MaxUnacked) end a Publish
+// stream with RESOURCE_EXHAUSTED naming the limit; invalid items are
+// rejected by index and field in the acknowledgement.
+//
+// The package must not import server, client or scanner; it knows the
+// decision server only through the verdict.v1 messages.
+package reportwriter

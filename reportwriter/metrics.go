@@ -1,0 +1,64 @@
+package reportwriter
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// metrics are the writer's Prometheus metrics.
+type metrics struct {
+	batches      prometheus.Counter
+	entries      prometheus.Counter
+	duplicates   prometheus.Counter
+	rejected     prometheus.Counter
+	exhausted    *prometheus.CounterVec
+	storeWrites  prometheus.Counter
+	storeErrors  prometheus.Counter
+	reports      prometheus.Gauge
+	streams      prometheus.Gauge
+	flushSeconds prometheus.Histogram
+}
+
+func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	m := &metrics{
+		batches: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_batches_total", Help: "Batches received (Publish and in-process)."}),
+		entries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_entries_total", Help: "Rule results received."}),
+		duplicates: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_duplicates_total", Help: "Items that changed nothing: already applied, or older than the state held."}),
+		rejected: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_rejected_total", Help: "Items not applied because they are not valid."}),
+		exhausted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_limit_exceeded_total", Help: "Publish streams ended because a limit was exceeded, by limit."}, []string{"limit"}),
+		storeWrites: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_store_writes_total", Help: "Store transactions (one per flush)."}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_store_write_errors_total", Help: "Store transactions that failed."}),
+		reports: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_reports_final_reports", Help: "Final reports (PolicyReports and ClusterPolicyReports) held."}),
+		streams: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_reports_publish_streams", Help: "Publish streams open."}),
+		flushSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "verdict_reports_flush_seconds", Help: "Time to render the changed reports and write one flush to the store.",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+	}
+	for _, c := range []prometheus.Collector{m.batches, m.entries, m.duplicates, m.rejected, m.exhausted, m.storeWrites, m.storeErrors, m.reports, m.streams, m.flushSeconds} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func sortReports(rs []*StoredReport) {
+	slices.SortFunc(rs, func(a, b *StoredReport) int {
+		return cmp.Or(
+			cmp.Compare(a.Key.Kind(), b.Key.Kind()),
+			cmp.Compare(a.Key.Namespace, b.Key.Namespace),
+			cmp.Compare(a.Key.Name, b.Key.Name),
+		)
+	})
+}

@@ -1,0 +1,377 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server"
+)
+
+// Defaults of Options.
+const (
+	DefaultWindow        = 8
+	DefaultMaxBatchItems = 500
+	DefaultBuffer        = 10000
+	DefaultBackoffMin    = 100 * time.Millisecond
+	DefaultBackoffMax    = 10 * time.Second
+)
+
+// Options configure a Publisher. Every field has a default.
+type Options struct {
+	// Window is the most batches sent and not yet acknowledged (the
+	// resend window); keep it at most the writer's MaxUnacked. Default 8.
+	Window int
+	// MaxBatchItems is the most items of one batch; keep it at most the
+	// writer's MaxBatchItems. Default 500.
+	MaxBatchItems int
+	// Buffer is the most items waiting to be sent. Write drops (and
+	// counts) what does not fit; Publish waits for room. Default 10000.
+	Buffer int
+	// BackoffMin and BackoffMax bound the wait before reconnecting after
+	// a broken stream; it doubles from min to max, and is reset by an
+	// acknowledgement. Defaults 100ms and 10s.
+	BackoffMin, BackoffMax time.Duration
+	// Logger receives the publisher's logs. Default: discard.
+	Logger *slog.Logger
+	// Registry receives the publisher's metrics. Default: a new registry.
+	Registry *prometheus.Registry
+}
+
+func (o Options) withDefaults() Options {
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.MaxBatchItems <= 0 {
+		o.MaxBatchItems = DefaultMaxBatchItems
+	}
+	if o.Buffer <= 0 {
+		o.Buffer = DefaultBuffer
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = DefaultBackoffMin
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = max(DefaultBackoffMax, o.BackoffMin)
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	return o
+}
+
+// ErrClosed is returned by Publish after Close.
+var ErrClosed = errors.New("publisher closed")
+
+// Publisher streams items to a ReportService over Publish: it batches
+// them, keeps up to Window batches unacknowledged, sends them again on a
+// new stream after a broken one (with backoff), and counts what it could
+// not deliver. It is a server.ResultSink (Write, non-blocking) and takes
+// items directly (Publish, which waits for room), for scanners.
+type Publisher struct {
+	client  verdictv1.ReportServiceClient
+	opts    Options
+	log     *slog.Logger
+	metrics *pubMetrics
+
+	mu       sync.Mutex
+	queue    []*verdictv1.PublishItem // not in a batch yet
+	inflight []*verdictv1.PublishRequest
+	nextSeq  uint64
+	closed   bool
+	changed  chan struct{} // closed and replaced on every change of the state
+	wake     chan struct{} // cap 1: the stream loop has something to do
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+var _ server.ResultSink = (*Publisher)(nil)
+
+// New starts a Publisher on conn. Close stops it.
+func New(conn grpc.ClientConnInterface, opts Options) (*Publisher, error) {
+	opts = opts.withDefaults()
+	m, err := newPubMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	p := &Publisher{
+		client:  verdictv1.NewReportServiceClient(conn),
+		opts:    opts,
+		log:     opts.Logger,
+		metrics: m,
+		nextSeq: 1,
+		changed: make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		cancel:  cancel,
+		done:    make(chan struct{}),
+	}
+	go p.run(ctx)
+	return p, nil
+}
+
+// Write implements server.ResultSink: it queues the evaluations without
+// waiting. What does not fit the buffer is dropped, counted
+// (verdict_report_publisher_undelivered_total) and returned as an error.
+func (p *Publisher) Write(_ context.Context, batch []server.Evaluation) error {
+	items := Items(batch)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		p.metrics.undelivered.Add(float64(len(items)))
+		return ErrClosed
+	}
+	room := p.opts.Buffer - len(p.queue)
+	dropped := 0
+	if len(items) > room {
+		dropped = len(items) - max(room, 0)
+		items = items[:max(room, 0)]
+	}
+	p.queue = append(p.queue, items...)
+	p.signalLocked()
+	p.mu.Unlock()
+	p.metrics.queued.Add(float64(len(items)))
+	if dropped > 0 {
+		p.metrics.undelivered.Add(float64(dropped))
+		return fmt.Errorf("report publisher buffer full (%d items): %d evaluations dropped", p.opts.Buffer, dropped)
+	}
+	return nil
+}
+
+// Publish queues items, waiting while the buffer is full, until ctx is
+// done. The items are delivered in order; Flush waits until they are
+// acknowledged.
+func (p *Publisher) Publish(ctx context.Context, items ...*verdictv1.PublishItem) error {
+	for len(items) > 0 {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return ErrClosed
+		}
+		room := p.opts.Buffer - len(p.queue)
+		if room > 0 {
+			n := min(room, len(items))
+			p.queue = append(p.queue, items[:n]...)
+			items = items[n:]
+			p.signalLocked()
+			p.metrics.queued.Add(float64(n))
+			p.mu.Unlock()
+			continue
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// Flush waits until every item queued so far is acknowledged, or ctx is
+// done.
+func (p *Publisher) Flush(ctx context.Context) error {
+	for {
+		p.mu.Lock()
+		empty := len(p.queue) == 0 && len(p.inflight) == 0
+		ch := p.changed
+		p.mu.Unlock()
+		if empty {
+			return nil
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// Close delivers what is queued (waiting until ctx is done), then stops.
+// Items still not acknowledged are counted as undelivered and returned as
+// an error.
+func (p *Publisher) Close(ctx context.Context) error {
+	err := p.Flush(ctx)
+	p.mu.Lock()
+	p.closed = true
+	lost := len(p.queue)
+	for _, b := range p.inflight {
+		lost += len(b.GetItems())
+	}
+	p.queue, p.inflight = nil, nil
+	p.signalLocked()
+	p.mu.Unlock()
+	p.cancel()
+	<-p.done
+	if lost > 0 {
+		p.metrics.undelivered.Add(float64(lost))
+		return fmt.Errorf("report publisher closed with %d items not delivered: %w", lost, err)
+	}
+	return nil
+}
+
+// signalLocked wakes the stream loop and the waiters. p.mu is held.
+func (p *Publisher) signalLocked() {
+	close(p.changed)
+	p.changed = make(chan struct{})
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run keeps a stream open while the publisher lives.
+func (p *Publisher) run(ctx context.Context) {
+	defer close(p.done)
+	backoff := p.opts.BackoffMin
+	for ctx.Err() == nil {
+		acked, err := p.stream(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if acked {
+			backoff = p.opts.BackoffMin
+		}
+		p.metrics.reconnects.Inc()
+		p.log.Warn("report stream broken", "error", err, "retry_in", backoff)
+		t := time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		backoff = min(2*backoff, p.opts.BackoffMax)
+	}
+}
+
+// stream runs one Publish stream until it breaks: it sends again the
+// batches not acknowledged, then new batches within the window. acked
+// reports whether an acknowledgement arrived.
+func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
+	// Wait for something to send before opening a stream.
+	for {
+		p.mu.Lock()
+		idle := len(p.queue) == 0 && len(p.inflight) == 0
+		p.mu.Unlock()
+		if !idle {
+			break
+		}
+		select {
+		case <-p.wake:
+		case <-ctx.Done():
+			return false, ctx.Err()
+		}
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := p.client.Publish(sctx)
+	if err != nil {
+		return false, err
+	}
+	acks := make(chan *verdictv1.PublishResponse)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			a, err := st.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			select {
+			case acks <- a:
+			case <-sctx.Done():
+				return
+			}
+		}
+	}()
+	sent := 0 // batches of inflight sent on this stream
+	p.mu.Lock()
+	p.metrics.resent.Add(float64(len(p.inflight))) // not acknowledged on the previous stream
+	p.mu.Unlock()
+	for {
+		// Send what the window allows.
+		p.mu.Lock()
+		for len(p.inflight) < p.opts.Window && len(p.queue) > 0 {
+			n := min(len(p.queue), p.opts.MaxBatchItems)
+			b := &verdictv1.PublishRequest{Sequence: p.nextSeq, Items: p.queue[:n:n]}
+			p.nextSeq++
+			p.queue = p.queue[n:]
+			p.inflight = append(p.inflight, b)
+		}
+		toSend := append([]*verdictv1.PublishRequest(nil), p.inflight[sent:]...)
+		p.mu.Unlock()
+		for _, b := range toSend {
+			if err := st.Send(b); err != nil {
+				return acked, err
+			}
+			sent++
+			p.metrics.batches.Inc()
+		}
+		select {
+		case a := <-acks:
+			p.mu.Lock()
+			if len(p.inflight) == 0 || p.inflight[0].GetSequence() != a.GetSequence() {
+				p.mu.Unlock()
+				return acked, fmt.Errorf("acknowledgement of batch %d out of order", a.GetSequence())
+			}
+			b := p.inflight[0]
+			p.inflight = p.inflight[1:]
+			sent--
+			p.signalLocked()
+			p.mu.Unlock()
+			acked = true
+			p.metrics.acked.Add(float64(len(b.GetItems()) - len(a.GetRejected())))
+			p.metrics.rejected.Add(float64(len(a.GetRejected())))
+			p.metrics.duplicates.Add(float64(a.GetDuplicates()))
+			for _, r := range a.GetRejected() {
+				p.log.Error("report item rejected", "batch", a.GetSequence(), "field", r.GetViolation().GetField(), "error", r.GetViolation().GetDescription())
+			}
+		case err := <-recvErr:
+			return acked, err
+		case <-p.wake:
+		case <-ctx.Done():
+			return acked, ctx.Err()
+		}
+	}
+}
+
+type pubMetrics struct {
+	queued, acked, undelivered, rejected, duplicates prometheus.Counter
+	batches, resent, reconnects                      prometheus.Counter
+}
+
+func newPubMetrics(reg *prometheus.Registry) (*pubMetrics, error) {
+	c := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: "verdict_report_publisher_" + name, Help: help})
+	}
+	m := &pubMetrics{
+		queued:      c("items_queued_total", "Items queued for the report writer."),
+		acked:       c("items_acknowledged_total", "Items the report writer acknowledged as durable."),
+		undelivered: c("undelivered_total", "Items that could not be delivered: buffer full, or not acknowledged when the publisher closed."),
+		rejected:    c("items_rejected_total", "Items the report writer rejected as not valid."),
+		duplicates:  c("items_duplicate_total", "Items the report writer already held."),
+		batches:     c("batches_sent_total", "Batches sent, resent ones included."),
+		resent:      c("batches_resent_total", "Batches sent again on a new stream after a broken one."),
+		reconnects:  c("reconnects_total", "Streams that broke and were opened again."),
+	}
+	for _, x := range []prometheus.Collector{m.queued, m.acked, m.undelivered, m.rejected, m.duplicates, m.batches, m.resent, m.reconnects} {
+		if err := reg.Register(x); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,258 @@
+package reportwriter
+
+import (
+	"cmp"
+	"encoding/json"
+	"maps"
+	"slices"
+	"time"
+)
+
+// Report API version and kinds.
+const (
+	APIVersion              = "wgpolicyk8s.io/v1alpha2"
+	KindPolicyReport        = "PolicyReport"
+	KindClusterPolicyReport = "ClusterPolicyReport"
+)
+
+// Labels of final reports.
+const (
+	// LabelManagedBy is set to ManagedBy on every final report.
+	LabelManagedBy = "app.kubernetes.io/managed-by"
+	ManagedBy      = "verdict"
+	// Kyverno's policy labels: "cpol.kyverno.io/<name>" (ClusterPolicy) or
+	// "pol.kyverno.io/<name>" (Policy), valued with the first characters of
+	// the policy's content hash.
+	labelPrefixClusterPolicy = "cpol.kyverno.io/"
+	labelPrefixPolicy        = "pol.kyverno.io/"
+)
+
+// ReportKey names a final report: a PolicyReport in Namespace, or a
+// ClusterPolicyReport when Namespace is empty.
+type ReportKey struct {
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+// Kind is PolicyReport or ClusterPolicyReport.
+func (k ReportKey) Kind() string {
+	if k.Namespace == "" {
+		return KindClusterPolicyReport
+	}
+	return KindPolicyReport
+}
+
+// reportKeyOf names the final report that holds the results of policy p
+// for owner: "cpol-<name>" for a ClusterPolicy, "pol-<name>" for a Policy,
+// in the owner's namespace.
+func reportKeyOf(p PolicyVersion, owner Resource) ReportKey {
+	prefix := "cpol-"
+	if p.Kind == "Policy" {
+		prefix = "pol-"
+	}
+	return ReportKey{Namespace: owner.Namespace, Name: prefix + p.Name}
+}
+
+// PolicyReport is a wgpolicyk8s.io/v1alpha2 PolicyReport or
+// ClusterPolicyReport.
+type PolicyReport struct {
+	APIVersion string         `json:"apiVersion"`
+	Kind       string         `json:"kind"`
+	Metadata   ReportMetadata `json:"metadata"`
+	Results    []ReportResult `json:"results,omitempty"`
+	Summary    Summary        `json:"summary"`
+}
+
+// ReportMetadata is the metadata of a report.
+type ReportMetadata struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	CreationTimestamp string            `json:"creationTimestamp,omitempty"`
+}
+
+// ReportResult is one result of a report.
+type ReportResult struct {
+	Source     string            `json:"source"`
+	Policy     string            `json:"policy"`
+	Rule       string            `json:"rule,omitempty"`
+	Category   string            `json:"category,omitempty"`
+	Severity   string            `json:"severity,omitempty"`
+	Timestamp  Timestamp         `json:"timestamp"`
+	Result     string            `json:"result"`
+	Scored     bool              `json:"scored"`
+	Resources  []ObjectReference `json:"resources,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+}
+
+// ObjectReference is the corev1.ObjectReference of a result's resource.
+type ObjectReference struct {
+	APIVersion string `json:"apiVersion,omitempty"`
+	Kind       string `json:"kind,omitempty"`
+	Namespace  string `json:"namespace,omitempty"`
+	Name       string `json:"name,omitempty"`
+	UID        string `json:"uid,omitempty"`
+}
+
+// Timestamp is a protobuf timestamp, as reports write it.
+type Timestamp struct {
+	Seconds int64 `json:"seconds"`
+	Nanos   int32 `json:"nanos"`
+}
+
+// row is one result of a final report, before rendering.
+type row struct {
+	entry    Entry
+	policy   PolicyVersion
+	resource Resource
+}
+
+// finalReport is a final report in the making: its rows per resource.
+type finalReport struct {
+	key              ReportKey
+	rows             map[string][]row // by resource key
+	created, updated time.Time
+	// the latest rendering
+	stored *StoredReport
+}
+
+// messageOverrides are the reportProperties that replace a result's
+// message, by result (Kyverno's ToPolicyReportResult).
+var messageOverrides = map[string]string{"pass": "passMessage", "fail": "failMessage", "warn": "warnMessage", "error": "errorMessage", "skip": "skipMessage"}
+
+// result renders a row as Kyverno's ToPolicyReportResult does.
+func (r row) result() ReportResult {
+	e := r.entry
+	out := ReportResult{
+		Source:    "kyverno",
+		Policy:    e.Policy,
+		Rule:      e.Rule,
+		Category:  e.Category,
+		Severity:  e.Severity,
+		Timestamp: Timestamp{Seconds: r.policy.Time.Unix()},
+		Result:    e.Result,
+		Scored:    e.Scored,
+		Message:   e.Message,
+		Resources: []ObjectReference{{
+			APIVersion: r.resource.APIVersion,
+			Kind:       r.resource.Kind,
+			Namespace:  r.resource.Namespace,
+			Name:       r.resource.Name,
+			UID:        r.resource.UID,
+		}},
+	}
+	props := maps.Clone(e.Properties)
+	if props == nil {
+		props = map[string]string{}
+	}
+	if msg := props[messageOverrides[out.Result]]; msg != "" {
+		out.Message = msg
+	}
+	if msg := props["message"]; msg != "" {
+		out.Message = msg
+	}
+	// Kyverno names the process from the policy's settings, not from the
+	// source of the result.
+	if r.policy.Background {
+		props["process"] = "background scan"
+	} else {
+		props["process"] = "admission review"
+	}
+	out.Properties = props
+	if out.Result == "fail" && !out.Scored {
+		out.Result = "warn"
+	}
+	return out
+}
+
+// render builds the report object of fr; nil when it has no rows.
+func (fr *finalReport) render() *PolicyReport {
+	var results []ReportResult
+	var newest PolicyVersion
+	for _, rows := range fr.rows {
+		for _, r := range rows {
+			results = append(results, r.result())
+			if r.policy.Time.After(newest.Time) {
+				newest = r.policy
+			}
+		}
+	}
+	if len(results) == 0 {
+		return nil
+	}
+	slices.SortFunc(results, func(a, b ReportResult) int {
+		return cmp.Or(
+			cmp.Compare(a.Policy, b.Policy),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Resources[0].Namespace, b.Resources[0].Namespace),
+			cmp.Compare(a.Resources[0].Name, b.Resources[0].Name),
+			cmp.Compare(a.Resources[0].Kind, b.Resources[0].Kind),
+			cmp.Compare(a.Resources[0].UID, b.Resources[0].UID),
+		)
+	})
+	rep := &PolicyReport{
+		APIVersion: APIVersion,
+		Kind:       fr.key.Kind(),
+		Metadata: ReportMetadata{
+			Name:              fr.key.Name,
+			Namespace:         fr.key.Namespace,
+			Labels:            map[string]string{LabelManagedBy: ManagedBy},
+			CreationTimestamp: fr.created.UTC().Format(time.RFC3339),
+		},
+		Results: results,
+	}
+	prefix := labelPrefixClusterPolicy
+	if newest.Kind == "Policy" {
+		prefix = labelPrefixPolicy
+	}
+	if len(newest.Name) <= 63 {
+		v := newest.Hash
+		if len(v) > 12 {
+			v = v[:12]
+		}
+		rep.Metadata.Labels[prefix+newest.Name] = v
+	}
+	for _, r := range results {
+		rep.Summary.add(r.Result)
+	}
+	return rep
+}
+
+// StoredReport is a final report as stored: the report object as JSON and
+// what tables need.
+type StoredReport struct {
+	Key     ReportKey `json:"key"`
+	Policy  string    `json:"policy"`
+	Summary Summary   `json:"summary"`
+	Created time.Time `json:"created"`
+	Updated time.Time `json:"updated"`
+	// Report is the PolicyReport or ClusterPolicyReport, as JSON. Stores
+	// keep it apart from the rest (not encoded again).
+	Report []byte `json:"-"`
+}
+
+// store renders fr for the store at time now; nil when the report has no
+// rows left.
+func (fr *finalReport) store(now time.Time) (*StoredReport, error) {
+	if fr.created.IsZero() {
+		fr.created = now
+	}
+	rep := fr.render()
+	if rep == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	fr.updated = now
+	return &StoredReport{
+		Key:     fr.key,
+		Policy:  rep.Results[0].Policy,
+		Summary: rep.Summary,
+		Created: fr.created,
+		Updated: now,
+		Report:  b,
+	}, nil
+}

@@ -1,0 +1,204 @@
+package reportwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/types/known/timestamppb"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// ServiceName is the gRPC name of the report service.
+var ServiceName = verdictv1.ReportService_ServiceDesc.ServiceName
+
+// Publish implements verdictv1.ReportServiceServer: it applies the batches
+// of a stream in order and acknowledges each once durable. A reader
+// goroutine receives ahead; the batches it holds count as unacknowledged.
+func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
+	w.metrics.streams.Inc()
+	defer w.metrics.streams.Dec()
+	ctx, cancel := context.WithCancel(stream.Context())
+	defer cancel()
+	// A limit exceeded while a batch is being applied ends the stream at
+	// once: fatal holds the status, applyCtx cancels the batch in progress.
+	applyCtx, cancelApply := context.WithCancel(ctx)
+	defer cancelApply()
+	var fatal atomic.Pointer[error]
+	var unacked atomic.Int64
+	batches := make(chan *verdictv1.PublishRequest, w.opts.MaxUnacked)
+	recvErr := make(chan error, 1)
+	go func() {
+		for {
+			req, err := stream.Recv()
+			if err != nil {
+				recvErr <- err
+				return
+			}
+			if err := w.checkBatch(req, unacked.Add(1)); err != nil {
+				fatal.Store(&err)
+				cancelApply()
+				recvErr <- err
+				return
+			}
+			select {
+			case batches <- req:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	for {
+		select {
+		case <-w.draining:
+			return status.Error(codes.Unavailable, "report writer shutting down")
+		default:
+		}
+		var req *verdictv1.PublishRequest
+		select {
+		case req = <-batches:
+		case err := <-recvErr:
+			// Batches received before the error are still applied.
+			select {
+			case req = <-batches:
+				recvErr <- err
+			default:
+				if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+					return nil
+				}
+				return err
+			}
+		case <-w.draining:
+			return status.Error(codes.Unavailable, "report writer shutting down")
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
+		}
+		res, err := w.Apply(applyCtx, req.GetItems())
+		if f := fatal.Load(); f != nil {
+			return *f
+		}
+		if err != nil {
+			if errors.Is(err, ErrClosed) {
+				return status.Error(codes.Unavailable, "report writer shutting down")
+			}
+			if ctx.Err() != nil {
+				return status.FromContextError(ctx.Err()).Err()
+			}
+			return status.Errorf(codes.Unavailable, "batch %d: %v", req.GetSequence(), err)
+		}
+		ack := &verdictv1.PublishResponse{Sequence: req.GetSequence(), Rejected: res.Rejected, Duplicates: uint32(res.Duplicates)}
+		if err := stream.Send(ack); err != nil {
+			return err
+		}
+		unacked.Add(-1)
+	}
+}
+
+// checkBatch enforces the stream limits on a received batch; n is the
+// number of unacknowledged batches including it.
+func (w *Writer) checkBatch(req *verdictv1.PublishRequest, n int64) error {
+	o := w.opts
+	switch {
+	case n > int64(o.MaxUnacked):
+		w.metrics.exhausted.WithLabelValues("max_unacked").Inc()
+		return status.Errorf(codes.ResourceExhausted, "batch %d: more than %d unacknowledged batches (max unacknowledged batches per stream)", req.GetSequence(), o.MaxUnacked)
+	case len(req.GetItems()) > o.MaxBatchItems:
+		w.metrics.exhausted.WithLabelValues("max_batch_items").Inc()
+		return status.Errorf(codes.ResourceExhausted, "batch %d: %d items, more than the max batch size %d", req.GetSequence(), len(req.GetItems()), o.MaxBatchItems)
+	case req.GetSequence() == 0:
+		return status.Error(codes.InvalidArgument, "sequence: required (not 0)")
+	}
+	if size := proto.Size(req); size > o.MaxMessageBytes {
+		w.metrics.exhausted.WithLabelValues("max_message_bytes").Inc()
+		return status.Errorf(codes.ResourceExhausted, "batch %d: %d bytes, more than the max message size %d bytes", req.GetSequence(), size, o.MaxMessageBytes)
+	}
+	return nil
+}
+
+// ListReports implements verdictv1.ReportServiceServer.
+// Reads see every batch acknowledged before them: the changed reports are
+// written first.
+func (w *Writer) ListReports(ctx context.Context, req *verdictv1.ListReportsRequest) (*verdictv1.ListReportsResponse, error) {
+	switch req.GetKind() {
+	case "", KindPolicyReport, KindClusterPolicyReport:
+	default:
+		return nil, status.Errorf(codes.InvalidArgument, "kind: %q: want PolicyReport or ClusterPolicyReport", req.GetKind())
+	}
+	if err := w.syncRead(ctx); err != nil {
+		return nil, err
+	}
+	kind := req.GetKind()
+	if req.GetNamespace() != "" && kind == "" {
+		kind = KindPolicyReport
+	}
+	resp := &verdictv1.ListReportsResponse{}
+	for _, sr := range w.Reports(kind, req.GetNamespace()) {
+		resp.Reports = append(resp.Reports, reportInfo(sr))
+	}
+	return resp, nil
+}
+
+// GetReport implements verdictv1.ReportServiceServer.
+func (w *Writer) GetReport(ctx context.Context, req *verdictv1.GetReportRequest) (*verdictv1.GetReportResponse, error) {
+	switch {
+	case req.GetKind() != KindPolicyReport && req.GetKind() != KindClusterPolicyReport:
+		return nil, status.Errorf(codes.InvalidArgument, "kind: %q: want PolicyReport or ClusterPolicyReport", req.GetKind())
+	case req.GetName() == "":
+		return nil, status.Error(codes.InvalidArgument, "name: required")
+	case req.GetKind() == KindPolicyReport && req.GetNamespace() == "":
+		return nil, status.Error(codes.InvalidArgument, "namespace: required for a PolicyReport")
+	case req.GetKind() == KindClusterPolicyReport && req.GetNamespace() != "":
+		return nil, status.Error(codes.InvalidArgument, "namespace: must be empty for a ClusterPolicyReport")
+	}
+	if err := w.syncRead(ctx); err != nil {
+		return nil, err
+	}
+	sr := w.Report(ReportKey{Namespace: req.GetNamespace(), Name: req.GetName()})
+	if sr == nil {
+		return nil, status.Error(codes.NotFound, fmt.Sprintf("%s %q not found", req.GetKind(), name(req.GetNamespace(), req.GetName())))
+	}
+	return &verdictv1.GetReportResponse{Info: reportInfo(sr), Report: sr.Report}, nil
+}
+
+// syncRead writes the changed reports before a read.
+func (w *Writer) syncRead(ctx context.Context) error {
+	switch err := w.Sync(ctx); {
+	case err == nil:
+		return nil
+	case errors.Is(err, ErrClosed):
+		return status.Error(codes.Unavailable, "report writer shutting down")
+	default:
+		return status.FromContextError(err).Err()
+	}
+}
+
+func name(namespace, n string) string {
+	if namespace == "" {
+		return n
+	}
+	return namespace + "/" + n
+}
+
+func reportInfo(sr *StoredReport) *verdictv1.ReportInfo {
+	return &verdictv1.ReportInfo{
+		Kind:      sr.Key.Kind(),
+		Namespace: sr.Key.Namespace,
+		Name:      sr.Key.Name,
+		Policy:    sr.Policy,
+		Summary: &verdictv1.ReportSummary{
+			Pass:  int32(sr.Summary.Pass),
+			Fail:  int32(sr.Summary.Fail),
+			Warn:  int32(sr.Summary.Warn),
+			Error: int32(sr.Summary.Error),
+			Skip:  int32(sr.Summary.Skip),
+		},
+		Created: timestamppb.New(sr.Created),
+		Updated: timestamppb.New(sr.Updated),
+	}
+}

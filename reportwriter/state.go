@@ -1,0 +1,502 @@
+package reportwriter
+
+import (
+	"bytes"
+	"reflect"
+	"time"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// resourceState holds the two intermediary reports of one resource.
+type resourceState struct {
+	admission, background *Intermediary
+	// reports are the final reports holding rows of the resource.
+	reports map[ReportKey]bool
+}
+
+func (rs *resourceState) get(s Source) *Intermediary {
+	if s == SourceBackground {
+		return rs.background
+	}
+	return rs.admission
+}
+
+func (rs *resourceState) set(s Source, in *Intermediary) {
+	if s == SourceBackground {
+		rs.background = in
+	} else {
+		rs.admission = in
+	}
+}
+
+func (rs *resourceState) owner() Resource {
+	if rs.admission != nil && rs.background != nil {
+		if rs.admission.latest().After(rs.background.latest()) {
+			return rs.admission.Owner
+		}
+		return rs.background.Owner
+	}
+	if rs.admission != nil {
+		return rs.admission.Owner
+	}
+	return rs.background.Owner
+}
+
+func (rs *resourceState) latest() time.Time {
+	var t time.Time
+	for _, in := range []*Intermediary{rs.admission, rs.background} {
+		if in != nil && in.latest().After(t) {
+			t = in.latest()
+		}
+	}
+	return t
+}
+
+// model is the writer's state: intermediary reports per resource and
+// source, the final reports built from them, tombstones of deleted
+// resources and the latest policy set. It is owned by one goroutine.
+//
+// Applying an item records what changed (dirty resources, intermediaries,
+// tombstones, the policy set); changes() turns that into a Changes for the
+// store and clears it.
+type model struct {
+	resources  map[string]*resourceState
+	tombstones map[string]time.Time
+	policies   *PolicySet
+	reports    map[ReportKey]*finalReport
+
+	// pending changes since the last changes() call
+	dirtyInter   map[interKey]bool
+	dirtyReports map[ReportKey]bool
+	dirtyTombs   map[string]bool
+	dirtyPolicy  bool
+}
+
+type interKey struct {
+	source Source
+	key    string
+}
+
+func newModel() *model {
+	return &model{
+		resources:    map[string]*resourceState{},
+		tombstones:   map[string]time.Time{},
+		reports:      map[ReportKey]*finalReport{},
+		dirtyInter:   map[interKey]bool{},
+		dirtyReports: map[ReportKey]bool{},
+		dirtyTombs:   map[string]bool{},
+	}
+}
+
+// applyOutcome tells what an item did.
+type applyOutcome int
+
+const (
+	applied   applyOutcome = iota // the state changed
+	unchanged                     // a duplicate, or older than the state
+	ignored                       // nothing to record (dry run, denied, CONNECT)
+)
+
+func (m *model) apply(it item) applyOutcome {
+	switch {
+	case it.eval != nil:
+		return m.applyEvaluation(it.eval)
+	case it.scan != nil:
+		return m.applyScanDone(it.scan)
+	default:
+		return m.applyPolicySet(it.policy)
+	}
+}
+
+// applyEvaluation applies the seed's reporting rules (see doc.go) to one
+// evaluation.
+func (m *model) applyEvaluation(ev *evaluation) applyOutcome {
+	key := ev.resource.Key()
+	if ev.source == SourceAdmission {
+		if ev.dryRun || ev.denied || ev.operation == verdictv1.Operation_OPERATION_CONNECT {
+			return ignored
+		}
+		if ev.operation == verdictv1.Operation_OPERATION_DELETE {
+			return m.deleteResource(key, ev.time)
+		}
+	}
+	if ts, ok := m.tombstones[key]; ok && !ev.time.After(ts) {
+		return unchanged
+	}
+	rs := m.resources[key]
+	var old *Intermediary
+	if rs != nil {
+		old = rs.get(ev.source)
+	}
+	next := m.merge(old, ev)
+	if old == nil && len(next.Policies) == 0 {
+		return unchanged
+	}
+	if reflect.DeepEqual(old, next) {
+		return unchanged
+	}
+	if rs == nil {
+		rs = &resourceState{}
+		m.resources[key] = rs
+	}
+	rs.set(ev.source, next)
+	m.dirtyInter[interKey{ev.source, key}] = true
+	m.refresh(key)
+	return applied
+}
+
+// merge returns old updated with ev: the entries of a policy come from the
+// newest evaluation that covered it.
+func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
+	next := old.clone()
+	if next == nil {
+		next = &Intermediary{Source: ev.source, Owner: ev.resource}
+	}
+	newest := !ev.time.Before(next.latest())
+	accept := map[string]*PolicyState{} // nil value: every rule
+	var takes []PolicyVersion
+	for _, p := range ev.policies {
+		if ev.source == SourceBackground && !p.Background {
+			// background: false — never reported from a background scan.
+			continue
+		}
+		var filter *PolicyState
+		if m.policies != nil && m.policies.Time.After(ev.time) {
+			// A newer policy set: a policy it does not hold was deleted, a
+			// changed policy keeps the rules it still has.
+			st, ok := m.policies.get(p.Key())
+			if !ok {
+				continue
+			}
+			if st.Version.Hash != p.Hash {
+				filter = st
+			}
+		}
+		floor := next.Complete
+		if cur, ok := next.policy(p.Key()); ok && cur.Time.After(floor) {
+			floor = cur.Time
+		}
+		if !ev.time.After(floor) {
+			continue
+		}
+		accept[p.Key()] = filter
+		takes = append(takes, p)
+	}
+	next.drop(func(p PolicyVersion) bool {
+		if _, ok := accept[p.Key()]; ok {
+			return false
+		}
+		if ev.complete && ev.time.After(next.Complete) && p.Time.Before(ev.time) {
+			return false
+		}
+		return true
+	})
+	if ev.complete && ev.time.After(next.Complete) {
+		next.Complete = ev.time
+	}
+	next.Policies = append(next.Policies, takes...)
+	for _, e := range ev.results {
+		filter, ok := accept[e.Policy]
+		if !ok || (filter != nil && !filter.hasRule(e.Rule)) {
+			continue
+		}
+		next.Results = append(next.Results, e)
+	}
+	if newest {
+		next.Owner = ev.resource
+		next.ResourceVersion = ev.resourceVersion
+		next.Hash = ev.hash
+	}
+	next.normalize()
+	return next
+}
+
+// deleteResource removes the entries of a resource older than t and
+// remembers the deletion, so that an older evaluation sent again does not
+// bring them back.
+func (m *model) deleteResource(key string, t time.Time) applyOutcome {
+	out := unchanged
+	if ts, ok := m.tombstones[key]; !ok || t.After(ts) {
+		m.tombstones[key] = t
+		m.dirtyTombs[key] = true
+		out = applied
+	}
+	rs := m.resources[key]
+	if rs == nil {
+		return out
+	}
+	for _, s := range []Source{SourceAdmission, SourceBackground} {
+		in := rs.get(s)
+		if in == nil {
+			continue
+		}
+		next := in.clone()
+		next.drop(func(p PolicyVersion) bool { return p.Time.After(t) })
+		if len(next.Policies) == 0 {
+			next = nil
+		} else {
+			next.normalize()
+		}
+		if !reflect.DeepEqual(in, next) {
+			rs.set(s, next)
+			m.dirtyInter[interKey{s, key}] = true
+			out = applied
+		}
+	}
+	m.refresh(key)
+	return out
+}
+
+// applyScanDone removes the resources of the scan's scope that it did not
+// see and that were not evaluated since it started.
+func (m *model) applyScanDone(s *scanDone) applyOutcome {
+	out := unchanged
+	for key, rs := range m.resources {
+		if s.seen[key] || !s.inScope(rs.owner()) || !rs.latest().Before(s.started) {
+			continue
+		}
+		if m.deleteResource(key, s.started) == applied {
+			out = applied
+		}
+	}
+	return out
+}
+
+// applyPolicySet records the sender's policies and removes the entries of
+// deleted policies, of rules a changed policy no longer has, and the
+// background entries of a policy whose background is now false.
+func (m *model) applyPolicySet(ps *PolicySet) applyOutcome {
+	if m.policies != nil && !ps.Time.After(m.policies.Time) {
+		return unchanged
+	}
+	m.policies = ps
+	m.dirtyPolicy = true
+	for key, rs := range m.resources {
+		for _, s := range []Source{SourceAdmission, SourceBackground} {
+			in := rs.get(s)
+			if in == nil {
+				continue
+			}
+			next := in.clone()
+			next.drop(func(p PolicyVersion) bool {
+				if !p.Time.Before(ps.Time) {
+					return true
+				}
+				st, ok := ps.get(p.Key())
+				return ok && (s == SourceAdmission || st.Version.Background)
+			})
+			next.Results = dropRemovedRules(next, ps)
+			next.normalize()
+			if !reflect.DeepEqual(in, next) {
+				rs.set(s, next)
+				m.dirtyInter[interKey{s, key}] = true
+				m.refresh(key)
+			}
+		}
+	}
+	return applied
+}
+
+// dropRemovedRules returns the results of in without the rules that a
+// changed policy of ps no longer has.
+func dropRemovedRules(in *Intermediary, ps *PolicySet) []Entry {
+	out := in.Results[:0]
+	for _, e := range in.Results {
+		p, _ := in.policy(e.Policy)
+		if st, ok := ps.get(e.Policy); ok && p.Time.Before(ps.Time) && st.Version.Hash != p.Hash && !st.hasRule(e.Rule) {
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// refresh recomputes the rows of resource key in the final reports.
+func (m *model) refresh(key string) {
+	rs := m.resources[key]
+	var rows map[ReportKey][]row
+	if rs != nil {
+		rows = finalRows(rs)
+	}
+	var old map[ReportKey]bool
+	if rs != nil {
+		old = rs.reports
+	}
+	for rk := range old {
+		if _, ok := rows[rk]; !ok {
+			m.setRows(rk, key, nil, nil)
+		}
+	}
+	next := make(map[ReportKey]bool, len(rows))
+	for rk, rr := range rows {
+		m.setRows(rk, key, rr, rs)
+		next[rk] = true
+	}
+	if rs == nil {
+		return
+	}
+	rs.reports = next
+	if rs.admission == nil && rs.background == nil {
+		delete(m.resources, key)
+	}
+}
+
+func (m *model) setRows(rk ReportKey, key string, rows []row, rs *resourceState) {
+	fr := m.reports[rk]
+	if fr == nil {
+		if len(rows) == 0 {
+			return
+		}
+		fr = &finalReport{key: rk, rows: map[string][]row{}}
+		m.reports[rk] = fr
+	}
+	if len(rows) == 0 {
+		if _, ok := fr.rows[key]; !ok {
+			return
+		}
+		delete(fr.rows, key)
+	} else {
+		if reflect.DeepEqual(fr.rows[key], rows) {
+			return
+		}
+		fr.rows[key] = rows
+	}
+	m.dirtyReports[rk] = true
+}
+
+// finalRows picks, for each policy of a resource, the entries of the
+// source whose evaluation is newer (Kyverno merges admission and
+// background results the same way: the later one wins), and groups them by
+// final report.
+func finalRows(rs *resourceState) map[ReportKey][]row {
+	out := map[ReportKey][]row{}
+	add := func(in, other *Intermediary) {
+		if in == nil {
+			return
+		}
+		for _, p := range in.Policies {
+			if q, ok := other.policy(p.Key()); ok && (q.Time.After(p.Time) || (q.Time.Equal(p.Time) && other.Source == SourceBackground)) {
+				continue
+			}
+			rk := reportKeyOf(p, in.Owner)
+			for _, e := range in.Results {
+				if e.Policy == p.Key() {
+					out[rk] = append(out[rk], row{entry: e, policy: p, resource: in.Owner})
+				}
+			}
+		}
+	}
+	add(rs.admission, rs.background)
+	add(rs.background, rs.admission)
+	return out
+}
+
+// changes collects the writes of the changes applied since the last call,
+// renders the changed final reports at time now, and forgets tombstones
+// older than now - tombstoneTTL when gc is set.
+func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, reports bool) (*Changes, error) {
+	c := &Changes{}
+	for k := range m.dirtyInter {
+		var in *Intermediary
+		if rs := m.resources[k.key]; rs != nil {
+			in = rs.get(k.source)
+		}
+		if in == nil {
+			c.DeleteIntermediaries = append(c.DeleteIntermediaries, IntermediaryKey{Source: k.source, Resource: k.key})
+		} else {
+			c.PutIntermediaries = append(c.PutIntermediaries, in)
+		}
+	}
+	for rk := range m.dirtyReports {
+		if !reports {
+			break
+		}
+		fr := m.reports[rk]
+		st, err := fr.store(now)
+		if err != nil {
+			return nil, err
+		}
+		if st == nil {
+			delete(m.reports, rk)
+			if fr.stored != nil {
+				c.DeleteReports = append(c.DeleteReports, rk)
+			}
+			continue
+		}
+		if fr.stored != nil && bytes.Equal(fr.stored.Report, st.Report) {
+			continue // rendered the same: nothing to write
+		}
+		fr.stored = st
+		c.PutReports = append(c.PutReports, st)
+	}
+	if len(m.dirtyTombs) > 0 {
+		c.PutTombstones = make(map[string]time.Time, len(m.dirtyTombs))
+		for k := range m.dirtyTombs {
+			c.PutTombstones[k] = m.tombstones[k]
+		}
+	}
+	if gc {
+		for k, t := range m.tombstones {
+			if t.Before(now.Add(-tombstoneTTL)) {
+				delete(m.tombstones, k)
+				delete(c.PutTombstones, k)
+				c.DeleteTombstones = append(c.DeleteTombstones, k)
+			}
+		}
+	}
+	if m.dirtyPolicy {
+		c.Policies = m.policies
+	}
+	clear(m.dirtyInter)
+	if reports {
+		clear(m.dirtyReports)
+	}
+	clear(m.dirtyTombs)
+	m.dirtyPolicy = false
+	return c, nil
+}
+
+// load builds a model from a store's content.
+func load(st *State) *model {
+	m := newModel()
+	for _, in := range st.Intermediaries {
+		key := in.Owner.Key()
+		rs := m.resources[key]
+		if rs == nil {
+			rs = &resourceState{}
+			m.resources[key] = rs
+		}
+		rs.set(in.Source, in)
+	}
+	for k, t := range st.Tombstones {
+		m.tombstones[k] = t
+	}
+	if st.Policies != nil {
+		m.policies = st.Policies
+		m.policies.index()
+	}
+	for key := range m.resources {
+		m.refresh(key)
+	}
+	stored := make(map[ReportKey]*StoredReport, len(st.Reports))
+	for _, sr := range st.Reports {
+		stored[sr.Key] = sr
+	}
+	for rk, fr := range m.reports {
+		if sr := stored[rk]; sr != nil {
+			// Rendered again at the first report flush; written only if
+			// it differs (the writer stopped before writing it).
+			fr.created, fr.updated, fr.stored = sr.Created, sr.Updated, sr
+		}
+	}
+	for rk := range stored {
+		if m.reports[rk] == nil {
+			// A stored report without rows: remove it at the next flush.
+			m.reports[rk] = &finalReport{key: rk, rows: map[string][]row{}, stored: stored[rk]}
+			m.dirtyReports[rk] = true
+		}
+	}
+	clear(m.dirtyInter)
+	return m
+}

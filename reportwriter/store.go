@@ -1,0 +1,72 @@
+package reportwriter
+
+import (
+	"context"
+	"hash/fnv"
+	"time"
+)
+
+// Store keeps the writer's state durably. The writer calls Load once at
+// start, then Write from one goroutine, once per flush: a Write is one
+// transaction, applied entirely or not at all.
+//
+// The embedded store (package reportwriter/boltstore) keeps everything in
+// one bbolt file. A Kubernetes store writes the final reports as
+// wgpolicyk8s.io objects and keeps the rest elsewhere.
+type Store interface {
+	// Load returns everything written so far.
+	Load(ctx context.Context) (*State, error)
+	// Write applies c in one transaction.
+	Write(ctx context.Context, c *Changes) error
+	// Close releases the store.
+	Close() error
+}
+
+// State is the content of a store.
+type State struct {
+	Intermediaries []*Intermediary
+	Reports        []*StoredReport
+	Tombstones     map[string]time.Time // by resource key
+	Policies       *PolicySet           // nil when none was received
+}
+
+// Changes are the writes of one flush.
+type Changes struct {
+	// Intermediaries to write, and to delete (by source and resource key).
+	PutIntermediaries    []*Intermediary
+	DeleteIntermediaries []IntermediaryKey
+	// Final reports to write, and to delete.
+	PutReports    []*StoredReport
+	DeleteReports []ReportKey
+	// Tombstones of deleted resources to write, and to forget.
+	PutTombstones    map[string]time.Time
+	DeleteTombstones []string
+	// Policies replaces the stored policy set when not nil.
+	Policies *PolicySet
+}
+
+// IntermediaryKey names an intermediary report.
+type IntermediaryKey struct {
+	Source   Source
+	Resource string // Resource.Key()
+}
+
+// Empty reports whether c writes nothing.
+func (c *Changes) Empty() bool {
+	return len(c.PutIntermediaries) == 0 && len(c.DeleteIntermediaries) == 0 &&
+		len(c.PutReports) == 0 && len(c.DeleteReports) == 0 &&
+		len(c.PutTombstones) == 0 && len(c.DeleteTombstones) == 0 && c.Policies == nil
+}
+
+// ShardOf is the shard of a namespace among n shards: the FNV-1a 32-bit
+// hash of the namespace name modulo n (cluster-scoped resources have the
+// namespace ""). Scanners and writers shard by it; BackgroundScanDone
+// scopes use it.
+func ShardOf(namespace string, n uint32) uint32 {
+	if n == 0 {
+		return 0
+	}
+	h := fnv.New32a()
+	h.Write([]byte(namespace))
+	return h.Sum32() % n
+}

@@ -1,0 +1,465 @@
+package reportwriter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBatchItems   = 1000
+	DefaultMaxMessageBytes = 4 << 20
+	DefaultMaxUnacked      = 64
+	DefaultMaxFlushItems   = 10000
+	DefaultTombstoneTTL    = time.Hour
+	DefaultQueueBatches    = 256
+	DefaultReportInterval  = time.Second
+)
+
+// Options configure a Writer. Only Store is required; every other field has
+// a default, filled by withDefaults at the top of New.
+type Options struct {
+	// Store keeps the state durably. Required.
+	Store Store
+
+	// Logger receives the writer's logs. Default: discard.
+	Logger *slog.Logger
+	// Registry receives the writer's metrics. Default: a new registry.
+	Registry *prometheus.Registry
+
+	// MaxBatchItems limits the items of one Publish batch; a larger batch
+	// ends the stream with RESOURCE_EXHAUSTED. Default 1000.
+	MaxBatchItems int
+	// MaxMessageBytes limits the size of one Publish batch (the gRPC
+	// server's receive limit should not be lower); a larger batch ends the
+	// stream with RESOURCE_EXHAUSTED. Default 4 MiB.
+	MaxMessageBytes int
+	// MaxUnacked limits the batches a sender may have without an
+	// acknowledgement on one stream; one more ends the stream with
+	// RESOURCE_EXHAUSTED. Default 64.
+	MaxUnacked int
+
+	// MaxFlushItems bounds the items applied in one store transaction:
+	// batches that arrive while a flush is running are applied together
+	// in the next one, up to this many items. Default 10000.
+	MaxFlushItems int
+	// FlushDelay is how long the writer waits for more batches before a
+	// flush, to write fewer, larger transactions. Default 0: flush as soon
+	// as the previous flush is done.
+	FlushDelay time.Duration
+	// QueueBatches bounds the batches waiting for a flush, over every
+	// stream; a sender waits when it is full. Default 256.
+	QueueBatches int
+
+	// ReportInterval is how often changed final reports are rendered and
+	// written: a report changed by many batches is written once per
+	// interval. Acknowledgements wait only for the intermediary reports,
+	// from which final reports are rebuilt at start. Reads (ListReports,
+	// GetReport) write the changed reports first, so they see every batch
+	// acknowledged before them. Default 1s.
+	ReportInterval time.Duration
+
+	// TombstoneTTL is how long a deleted resource is remembered, so that
+	// an evaluation of it sent again does not bring its entries back.
+	// Default 1h.
+	TombstoneTTL time.Duration
+
+	// Now is the clock (report timestamps, tombstone expiry). Default
+	// time.Now.
+	Now func() time.Time
+}
+
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	if o.MaxBatchItems <= 0 {
+		o.MaxBatchItems = DefaultMaxBatchItems
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = DefaultMaxMessageBytes
+	}
+	if o.MaxUnacked <= 0 {
+		o.MaxUnacked = DefaultMaxUnacked
+	}
+	if o.MaxFlushItems <= 0 {
+		o.MaxFlushItems = DefaultMaxFlushItems
+	}
+	if o.QueueBatches <= 0 {
+		o.QueueBatches = DefaultQueueBatches
+	}
+	if o.ReportInterval <= 0 {
+		o.ReportInterval = DefaultReportInterval
+	}
+	if o.TombstoneTTL <= 0 {
+		o.TombstoneTTL = DefaultTombstoneTTL
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	return o
+}
+
+// ErrClosed is returned by Apply after Close.
+var ErrClosed = errors.New("report writer closed")
+
+// Writer keeps intermediary and final reports. Batches reach it through
+// Apply (in process) or the ReportService it implements (gRPC); one
+// goroutine applies them to the model and writes the changes, one store
+// transaction per flush, before it acknowledges them.
+type Writer struct {
+	verdictv1.UnimplementedReportServiceServer
+
+	opts    Options
+	log     *slog.Logger
+	metrics *metrics
+
+	queue chan *request
+	stop  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+
+	// draining is closed by Drain: Publish streams end.
+	draining  chan struct{}
+	drainOnce sync.Once
+
+	// the durable final reports, for reads
+	mu   sync.RWMutex
+	view map[ReportKey]*StoredReport
+}
+
+// request is one batch waiting to be applied.
+type request struct {
+	sync     bool // write the changed final reports now
+	items    []item
+	rejected []*verdictv1.PublishRejection
+	done     chan Result
+}
+
+// Result is what applying a batch did.
+type Result struct {
+	// Rejected lists the items that were not valid and not applied.
+	Rejected []*verdictv1.PublishRejection
+	// Duplicates counts the items that changed nothing because the writer
+	// already held them or newer state.
+	Duplicates int
+	// Err is set when the batch could not be made durable; nothing of it
+	// may be assumed applied.
+	Err error
+}
+
+// New loads the store and starts the writer. Close stops it.
+func New(opts Options) (*Writer, error) {
+	opts = opts.withDefaults()
+	if opts.Store == nil {
+		return nil, errors.New("report writer: no store")
+	}
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	st, err := opts.Store.Load(context.Background())
+	if err != nil {
+		return nil, fmt.Errorf("load reports: %w", err)
+	}
+	w := &Writer{
+		opts:     opts,
+		log:      opts.Logger,
+		metrics:  m,
+		queue:    make(chan *request, opts.QueueBatches),
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		draining: make(chan struct{}),
+		view:     map[ReportKey]*StoredReport{},
+	}
+	for _, sr := range st.Reports {
+		w.view[sr.Key] = sr
+	}
+	md := load(st)
+	// Remove the stored reports that have no rows any more.
+	c, err := md.changes(opts.Now(), false, opts.TombstoneTTL, true)
+	if err != nil {
+		return nil, fmt.Errorf("load reports: %w", err)
+	}
+	if !c.Empty() {
+		if err := opts.Store.Write(context.Background(), c); err != nil {
+			return nil, fmt.Errorf("write reports: %w", err)
+		}
+	}
+	w.publishView(c)
+	w.metrics.reports.Set(float64(len(w.view)))
+	go w.loop(md)
+	return w, nil
+}
+
+// Apply applies a batch of items and returns once its effect is durable.
+// Items that are not valid are listed in Result.Rejected; the others are
+// applied. The error is set when the batch could not be applied (ctx done,
+// writer closed, store failure).
+func (w *Writer) Apply(ctx context.Context, items []*verdictv1.PublishItem) (Result, error) {
+	checked, rejected := checkItems(items)
+	w.metrics.batches.Inc()
+	w.metrics.rejected.Add(float64(len(rejected)))
+	for _, it := range checked {
+		if it.eval != nil {
+			w.metrics.entries.Add(float64(len(it.eval.results)))
+		}
+	}
+	req := &request{items: checked, rejected: rejected, done: make(chan Result, 1)}
+	select {
+	case w.queue <- req:
+	case <-w.stop:
+		return Result{}, ErrClosed
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	select {
+	case res := <-req.done:
+		return res, res.Err
+	case <-ctx.Done():
+		// The batch may still be applied; the sender sends it again.
+		return Result{}, ctx.Err()
+	}
+}
+
+// Sync writes the changed final reports now instead of at the end of the
+// ReportInterval, and returns when they are readable.
+func (w *Writer) Sync(ctx context.Context) error {
+	req := &request{sync: true, done: make(chan Result, 1)}
+	select {
+	case w.queue <- req:
+	case <-w.stop:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	select {
+	case res := <-req.done:
+		return res.Err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close stops the writer after the batches queued so far and writes the
+// changed reports; it waits until they are written or ctx is done. It does
+// not close the store.
+func (w *Writer) Close(ctx context.Context) error {
+	w.Drain()
+	w.once.Do(func() { close(w.stop) })
+	select {
+	case <-w.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Drain ends the Publish streams after the batch each is applying (with
+// UNAVAILABLE, so that senders send the rest again elsewhere or later);
+// Apply keeps working until Close.
+func (w *Writer) Drain() {
+	w.drainOnce.Do(func() { close(w.draining) })
+}
+
+func (w *Writer) loop(m *model) {
+	defer close(w.done)
+	var lastGC time.Time
+	var reportTimer <-chan time.Time // set while final reports wait to be written
+	for {
+		var first *request
+		select {
+		case first = <-w.queue:
+			if first.sync {
+				reportTimer = nil
+				m = w.flushReports(m)
+				first.done <- Result{}
+				continue
+			}
+		case <-reportTimer:
+			reportTimer = nil
+			m = w.flushReports(m)
+			continue
+		case <-w.stop:
+			// Apply what is queued, write the reports, then stop.
+			select {
+			case first = <-w.queue:
+				if first.sync {
+					m = w.flushReports(m)
+					first.done <- Result{}
+					continue
+				}
+			default:
+				w.flushReports(m)
+				return
+			}
+		}
+		if d := w.opts.FlushDelay; d > 0 {
+			t := time.NewTimer(d)
+			select {
+			case <-t.C:
+			case <-w.stop:
+			}
+			t.Stop()
+		}
+		batch := []*request{first}
+		n := len(first.items)
+		var sync *request // a Sync that arrived while gathering
+	gather:
+		for n < w.opts.MaxFlushItems {
+			select {
+			case r := <-w.queue:
+				if r.sync {
+					sync = r
+					break gather
+				}
+				batch = append(batch, r)
+				n += len(r.items)
+			default:
+				break gather
+			}
+		}
+		now := w.opts.Now()
+		gc := now.Sub(lastGC) > time.Minute
+		if gc {
+			lastGC = now
+		}
+		m = w.flush(m, batch, now, gc)
+		if sync != nil {
+			reportTimer = nil
+			m = w.flushReports(m)
+			sync.done <- Result{}
+			continue
+		}
+		if len(m.dirtyReports) > 0 && reportTimer == nil {
+			reportTimer = time.After(w.opts.ReportInterval)
+		}
+	}
+}
+
+// flush applies a group of batches and writes their changes (without the
+// final reports) in one store transaction. When the store fails, the model
+// is loaded again from the store and every batch of the group fails.
+func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *model {
+	results := make([]Result, len(batch))
+	for i, r := range batch {
+		results[i].Rejected = r.rejected
+		for _, it := range r.items {
+			if m.apply(it) == unchanged {
+				results[i].Duplicates++
+			}
+		}
+		w.metrics.duplicates.Add(float64(results[i].Duplicates))
+	}
+	c, err := m.changes(now, gc, w.opts.TombstoneTTL, false)
+	if err == nil {
+		err = w.write(c)
+	}
+	if err != nil {
+		m = w.reload(m)
+		for _, r := range batch {
+			r.done <- Result{Err: fmt.Errorf("write reports: %w", err)}
+		}
+		return m
+	}
+	for i, r := range batch {
+		r.done <- results[i]
+	}
+	return m
+}
+
+// flushReports renders the changed final reports and writes them in one
+// store transaction.
+func (w *Writer) flushReports(m *model) *model {
+	c, err := m.changes(w.opts.Now(), false, w.opts.TombstoneTTL, true)
+	if err == nil {
+		err = w.write(c)
+	}
+	if err != nil {
+		return w.reload(m)
+	}
+	w.publishView(c)
+	return m
+}
+
+// write writes c in one store transaction, timed.
+func (w *Writer) write(c *Changes) error {
+	if c.Empty() {
+		return nil
+	}
+	start := time.Now()
+	err := w.opts.Store.Write(context.Background(), c)
+	w.metrics.storeWrites.Inc()
+	w.metrics.flushSeconds.Observe(time.Since(start).Seconds())
+	if err != nil {
+		w.metrics.storeErrors.Inc()
+		w.log.Error("write reports", "error", err)
+	}
+	return err
+}
+
+// reload loads the model again from the store after a failed write.
+func (w *Writer) reload(m *model) *model {
+	st, err := w.opts.Store.Load(context.Background())
+	if err != nil {
+		w.log.Error("reload reports", "error", err)
+		return m
+	}
+	return load(st)
+}
+
+// publishView makes the written reports visible to readers.
+func (w *Writer) publishView(c *Changes) {
+	if len(c.PutReports) == 0 && len(c.DeleteReports) == 0 {
+		return
+	}
+	w.mu.Lock()
+	for _, sr := range c.PutReports {
+		w.view[sr.Key] = sr
+	}
+	for _, k := range c.DeleteReports {
+		delete(w.view, k)
+	}
+	n := len(w.view)
+	w.mu.Unlock()
+	w.metrics.reports.Set(float64(n))
+}
+
+// Reports returns the final reports of kind (PolicyReport,
+// ClusterPolicyReport, or "" for both) in namespace ("" for every
+// namespace), sorted by kind, namespace and name.
+func (w *Writer) Reports(kind, namespace string) []*StoredReport {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	var out []*StoredReport
+	for k, sr := range w.view {
+		if kind != "" && k.Kind() != kind {
+			continue
+		}
+		if namespace != "" && k.Namespace != namespace {
+			continue
+		}
+		out = append(out, sr)
+	}
+	sortReports(out)
+	return out
+}
+
+// Report returns one final report, or nil.
+func (w *Writer) Report(k ReportKey) *StoredReport {
+	w.mu.RLock()
+	defer w.mu.RUnlock()
+	return w.view[k]
+}

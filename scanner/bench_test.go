@@ -1,0 +1,98 @@
+package scanner_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/verdict-policy/verdict/scanner"
+)
+
+// benchPolicies reads the ClusterPolicy files below dir (hidden folders
+// skipped; files holding one ClusterPolicy).
+func benchPolicies(b *testing.B, dir string) []string {
+	b.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) && !bytes.Contains(data, []byte("\n---")) {
+			out = append(out, string(data))
+		}
+		return nil
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return out
+}
+
+// BenchmarkScanFiles scans a file of Pods (the engine benchmark's Pod, in
+// 50 namespaces) against a decision server on loopback, and reports
+// resources/s. The policies are the repository's examples, or the
+// ClusterPolicies below $VERDICT_SCAN_BENCH_POLICIES.
+func BenchmarkScanFiles(b *testing.B) {
+	dir := os.Getenv("VERDICT_SCAN_BENCH_POLICIES")
+	if dir == "" {
+		dir = "../examples/policies"
+	}
+	policies := benchPolicies(b, dir)
+	ts := startServer(b, policies...)
+	pod, err := os.ReadFile("../engine/testdata/bench/pod.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	const pods = 2000
+	var file bytes.Buffer
+	for i := range pods {
+		doc := strings.Replace(string(pod), "name: web\n  namespace: shop", fmt.Sprintf("name: web-%d\n  namespace: shop-%d", i, i%50), 1)
+		file.WriteString(doc)
+		file.WriteString("\n---\n")
+	}
+	src, err := scanner.NewFileSource([]string{writeFiles(b, map[string]string{"pods.yaml": file.String()})})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if src.Len() != pods {
+		b.Fatalf("read %d pods, want %d", src.Len(), pods)
+	}
+	for _, batch := range []int{10, 100, 500} {
+		b.Run(fmt.Sprintf("batch=%d", batch), func(b *testing.B) {
+			s, err := scanner.New(ts.client, scanner.Options{BatchSize: batch})
+			if err != nil {
+				b.Fatal(err)
+			}
+			var results int
+			b.ReportAllocs()
+			for b.Loop() {
+				sum, err := s.Scan(context.Background(), src, nil, scanner.ScanOptions{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if sum.Resources != pods || sum.Failed != 0 {
+					b.Fatalf("scanned %d, %d failed", sum.Resources, sum.Failed)
+				}
+				c := sum.Counts
+				results = c.Pass + c.Fail + c.Warn + c.Error + c.Skip
+			}
+			b.ReportMetric(float64(pods*b.N)/b.Elapsed().Seconds(), "resources/s")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(pods*b.N), "ns/resource")
+			b.Logf("%d policies, %d results per scan", len(policies), results)
+		})
+	}
+}

@@ -1,0 +1,28 @@
+// Package scanner is Verdict's background scanner: it sends stored
+// resources (from a cluster, or from files) to a decision server in
+// background mode, in batches over EvaluateStream, and hands the results
+// to a ResultSink (the report writer, or a printer). It also replays
+// generateExisting policies for the triggers that already exist and
+// writes what they generate.
+//
+// Read first: Scanner (New, Options, Scan, Run), Source and Visitor (where
+// resources come from: FileSource for files, Cluster.Source for a cluster
+// listed through client-go), ResultSink and ScanDone (where results go, and
+// the per-shard "scan finished" marker that tells which resources are
+// gone), Shard (the split of a cluster between scanners by namespace
+// hash), PolicySet and LoadPolicies (what the server's policies match,
+// learnt by compiling their documents with the engine), and Generator
+// (server-side apply of generateExisting intents, recorded on the
+// trigger so that they are applied once per policy version).
+//
+// Background semantics are the server's: a request in MODE_BACKGROUND
+// skips policies with background: false and rules that read userInfo,
+// roles or subjects, and never denies. The scanner supplies what a stored
+// resource gives: the object, its namespace and that namespace's labels.
+//
+// This package uses the client (never the server package), the engine
+// (to read policies) and client-go; it must not import server,
+// reportwriter or webhookproxy: the wiring to the report writer lives in
+// cmd/verdict. It keeps no global state and writes to a cluster only
+// through a Generator.
+package scanner

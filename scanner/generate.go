@@ -1,0 +1,237 @@
+package scanner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// DefaultFieldManager is the server-side apply field manager of the
+// resources generateExisting creates.
+const DefaultFieldManager = "verdict"
+
+// RecordPrefix starts the annotation the scanner puts on a trigger once
+// generateExisting was applied for it; the value is the policy's content
+// hash. A trigger that carries the annotation with the policy's current
+// hash is not replayed again.
+const RecordPrefix = "generate-existing.verdict.io/"
+
+// RecordKey is the annotation that records on a trigger the version of p
+// applied for it: RecordPrefix followed by the policy name (namespace_name
+// for a Policy), shortened with a hash when longer than the 63 characters
+// an annotation name may have.
+func RecordKey(p *PolicyRef) string {
+	name := p.Name
+	if p.Namespace != "" {
+		name = p.Namespace + "_" + p.Name
+	}
+	if len(name) > 63 {
+		sum := sha256.Sum256([]byte(name))
+		name = name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
+	}
+	return RecordPrefix + name
+}
+
+// Generator applies what generateExisting rules generate for existing
+// triggers: each resource by server-side apply (field manager "verdict",
+// conflicts forced, as Kyverno's background controller overwrites what it
+// generates), a clone source's label by a merge patch, a delete intent by
+// a delete. Generated resources carry the labels the server put on them:
+// Kyverno's app.kubernetes.io/managed-by and generate.kyverno.io/*, and
+// kyverno.io/background-gen-rule: <rule>, so that
+//
+//	kubectl delete <kind> -A -l kyverno.io/background-gen-rule=<rule>
+//
+// removes them. Once every resource of a trigger and policy is written,
+// the trigger is annotated with the policy's version (RecordKey), so that
+// later scans do not apply it again until the policy changes; a trigger
+// whose generation failed is not annotated and is tried again by the next
+// scan.
+type Generator struct {
+	client       dynamic.Interface
+	mapper       meta.RESTMapper
+	fieldManager string
+	log          *slog.Logger
+}
+
+// GeneratorOptions configure a Generator.
+type GeneratorOptions struct {
+	// FieldManager of the server-side applies. Default "verdict".
+	FieldManager string
+	// Logger. Default: discard.
+	Logger *slog.Logger
+}
+
+// NewGenerator returns a Generator that writes through c, mapping kinds to
+// resources with mapper.
+func NewGenerator(c dynamic.Interface, mapper meta.RESTMapper, opts GeneratorOptions) (*Generator, error) {
+	if c == nil || mapper == nil {
+		return nil, errors.New("generator: no client or REST mapper")
+	}
+	if opts.FieldManager == "" {
+		opts.FieldManager = DefaultFieldManager
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Generator{client: c, mapper: mapper, fieldManager: opts.FieldManager, log: opts.Logger}, nil
+}
+
+// Applied reports whether trigger r was replayed for p's current version.
+func (g *Generator) Applied(r *Resource, p *PolicyRef) bool {
+	return p.Hash != "" && objectAnnotations(r.Object)[RecordKey(p)] == p.Hash
+}
+
+// resourceClient returns the client of apiVersion/kind in namespace.
+func (g *Generator) resourceClient(apiVersion, kind, namespace string) (dynamic.ResourceInterface, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
+	m, err := g.mapper.RESTMapping(gv.WithKind(kind).GroupKind(), gv.Version)
+	if err != nil {
+		return nil, fmt.Errorf("%s %s: %w", apiVersion, kind, err)
+	}
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
+		return g.client.Resource(m.Resource).Namespace(namespace), nil
+	}
+	return g.client.Resource(m.Resource), nil
+}
+
+// Apply writes the generate intents of resp, the answer to a
+// generateExisting replay of trigger for policies, then records on
+// trigger the policies whose resources were all written. It returns the
+// number of resources created or updated.
+func (g *Generator) Apply(ctx context.Context, trigger *Resource, policies []*PolicyRef, resp *verdictv1.EvaluateResponse) (int, error) {
+	failed := map[string]bool{}
+	var errs []error
+	for _, f := range resp.GetGenerateFailures() {
+		key := policyKey(f.GetPolicyNamespace(), f.GetPolicy())
+		failed[key] = true
+		errs = append(errs, fmt.Errorf("policy %s rule %s: %s", key, f.GetRule(), f.GetMessage()))
+	}
+	n := 0
+	for _, in := range resp.GetGenerates() {
+		key := policyKey(in.GetPolicyNamespace(), in.GetPolicy())
+		wrote, err := g.write(ctx, in)
+		if err != nil {
+			failed[key] = true
+			errs = append(errs, fmt.Errorf("policy %s rule %s: %w", key, in.GetRule(), err))
+			continue
+		}
+		if wrote {
+			n++
+		}
+	}
+	// Record the policies that generated for the trigger (a pass result
+	// of a generate rule) and did not fail, at the version the server
+	// used.
+	passed := map[string]bool{}
+	for _, r := range resp.GetResults() {
+		if r.GetType() == verdictv1.RuleType_RULE_TYPE_GENERATION && r.GetResult() == verdictv1.Result_RESULT_PASS {
+			passed[policyKey(r.GetPolicyNamespace(), r.GetPolicy())] = true
+		}
+	}
+	versions := map[string]string{}
+	for _, v := range resp.GetPolicies() {
+		versions[policyKey(v.GetNamespace(), v.GetName())] = v.GetContentHash()
+	}
+	record := map[string]any{}
+	for _, p := range policies {
+		key := p.Key()
+		if !passed[key] || failed[key] {
+			continue
+		}
+		hash := versions[key]
+		if hash == "" {
+			hash = p.Hash
+		}
+		record[RecordKey(p)] = hash
+	}
+	if len(record) > 0 {
+		if err := g.record(ctx, trigger, record); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+func policyKey(namespace, name string) string {
+	if namespace != "" {
+		return namespace + "/" + name
+	}
+	return name
+}
+
+// write carries out one generate intent.
+func (g *Generator) write(ctx context.Context, in *verdictv1.GenerateIntent) (bool, error) {
+	var obj map[string]any
+	if err := json.Unmarshal(in.GetResource(), &obj); err != nil {
+		return false, fmt.Errorf("generated resource: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: obj}
+	rc, err := g.resourceClient(u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+	if err != nil {
+		return false, err
+	}
+	name := u.GetName()
+	switch {
+	case in.GetCloneSource():
+		// Only the clone-source label: the source belongs to others.
+		patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"labels": u.GetLabels()}})
+		if err != nil {
+			return false, err
+		}
+		if _, err := rc.Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: g.fieldManager}); err != nil {
+			return false, fmt.Errorf("label clone source %s: %w", name, err)
+		}
+		return false, nil
+	case in.GetAction() == verdictv1.GenerateAction_GENERATE_ACTION_DELETE:
+		err := rc.Delete(ctx, name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("delete %s %s: %w", u.GetKind(), name, err)
+		}
+		return false, nil
+	}
+	// Fields the API server owns are not part of an apply configuration.
+	for _, f := range []string{"resourceVersion", "uid", "creationTimestamp", "managedFields", "generation", "selfLink"} {
+		unstructured.RemoveNestedField(obj, "metadata", f)
+	}
+	delete(obj, "status")
+	if _, err := rc.Apply(ctx, name, u, metav1.ApplyOptions{FieldManager: g.fieldManager, Force: true}); err != nil {
+		return false, fmt.Errorf("apply %s %s/%s: %w", u.GetKind(), u.GetNamespace(), name, err)
+	}
+	g.log.Info("generated", "kind", u.GetKind(), "namespace", u.GetNamespace(), "name", name, "policy", in.GetPolicy(), "rule", in.GetRule())
+	return true, nil
+}
+
+// record annotates trigger with the applied policy versions (a merge
+// patch: other annotations stay as they are).
+func (g *Generator) record(ctx context.Context, trigger *Resource, annotations map[string]any) error {
+	rc, err := g.resourceClient(trigger.APIVersion, trigger.Kind, trigger.Namespace)
+	if err != nil {
+		return err
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": annotations}})
+	if err != nil {
+		return err
+	}
+	if _, err := rc.Patch(ctx, trigger.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: g.fieldManager}); err != nil {
+		return fmt.Errorf("record on %s: %w", trigger.Ref(), err)
+	}
+	return nil
+}

@@ -1,0 +1,310 @@
+//go:build unix
+
+package webhookproxy_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	admissionv1 "k8s.io/api/admission/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/client"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server"
+	"github.com/verdict-policy/verdict/webhookproxy"
+)
+
+// podSecurityDir holds Kyverno's pod-security ClusterPolicies in the
+// kyverno/policies corpus, next to the repository in development and CI.
+const podSecurityDir = "../../shared/conformance/kyverno-policies/pod-security"
+
+// benchPolicies returns the pod-security policies of the corpus (one
+// ClusterPolicy per policy file, test folders starting with a dot
+// skipped), or the repository's example policies when the corpus is
+// absent, and what they are.
+func benchPolicies(b *testing.B) ([]string, string) {
+	b.Helper()
+	var out []string
+	err := filepath.WalkDir(podSecurityDir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || filepath.Ext(path) != ".yaml" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		var doc map[string]any
+		if !bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) || yaml.Unmarshal(data, &doc) != nil || doc["kind"] != "ClusterPolicy" {
+			return nil
+		}
+		out = append(out, string(data))
+		return nil
+	})
+	if err == nil && len(out) > 0 {
+		return out, fmt.Sprintf("%d pod-security policies of the corpus", len(out))
+	}
+	files, _ := filepath.Glob("../examples/policies/*.yaml")
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, string(data))
+	}
+	if len(out) == 0 {
+		b.Skip("neither the corpus nor the example policies are present")
+	}
+	return out, fmt.Sprintf("%d example policies (corpus absent)", len(out))
+}
+
+// benchReview is the AdmissionReview of a CREATE of the engine
+// benchmark's Pod, as the API server sends it.
+func benchReview(b *testing.B) []byte {
+	b.Helper()
+	data, err := os.ReadFile("../engine/testdata/bench/pod.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pod, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return []byte(`{"kind":"AdmissionReview","apiVersion":"admission.k8s.io/v1","request":{` +
+		`"uid":"705ab4f5-6393-11e8-b7cc-42010a800002",` +
+		`"kind":{"group":"","version":"v1","kind":"Pod"},"resource":{"group":"","version":"v1","resource":"pods"},` +
+		`"requestKind":{"group":"","version":"v1","kind":"Pod"},"requestResource":{"group":"","version":"v1","resource":"pods"},` +
+		`"name":"web","namespace":"shop","operation":"CREATE",` +
+		`"userInfo":{"username":"system:serviceaccount:kube-system:replicaset-controller","uid":"3c5f6f4e-2c5c-4b8e-9d5e-1f2f0e6c6d0a","groups":["system:serviceaccounts","system:serviceaccounts:kube-system","system:authenticated"]},` +
+		`"object":` + string(pod) + `,"oldObject":null,"dryRun":false,` +
+		`"options":{"kind":"CreateOptions","apiVersion":"meta.k8s.io/v1"}}}`)
+}
+
+// benchSetup starts a decision server with the benchmark policies and a
+// proxy of it on loopback HTTPS, and returns the client of each.
+func benchSetup(b *testing.B) (*client.Client, *proxy, []byte) {
+	b.Helper()
+	// The collector's target of verdict serve (--gc-percent 400), unless
+	// GOGC is set; server and proxy share this process.
+	if os.Getenv("GOGC") == "" {
+		prev := debug.SetGCPercent(400)
+		b.Cleanup(func() { debug.SetGCPercent(prev) })
+	}
+	policies, what := benchPolicies(b)
+	c := startDecisionServerWith(b, server.Options{}, policies...)
+	p := startProxy(b, c, webhookproxy.Options{}, nil, nil)
+	p.client = http2Client(b, p)
+	body := benchReview(b)
+	code, resp, raw := p.post(b, "/validate", string(body))
+	if code != http.StatusOK {
+		b.Fatalf("POST /validate = %d %s", code, raw)
+	}
+	b.Logf("%s; the Pod is allowed: %v", what, responseOf(resp)["allowed"])
+	return c, p, body
+}
+
+// http2Client is a client of p over HTTP/2 (one connection, multiplexed,
+// as the API server calls webhooks).
+func http2Client(b *testing.B, p *proxy) *http.Client {
+	b.Helper()
+	base := p.client.Transport.(*http.Transport)
+	tr := &http.Transport{TLSClientConfig: base.TLSClientConfig.Clone(), ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 512}
+	b.Cleanup(tr.CloseIdleConnections)
+	return &http.Client{Transport: tr, Timeout: 30 * time.Second}
+}
+
+// postReview sends one review and reads the answer.
+func postReview(ctx context.Context, p *proxy, body []byte) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.url+"/validate", bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := p.client.Do(req)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return err
+}
+
+// BenchmarkProxyAddedLatency measures what the proxy adds to a decision:
+// one caller alternates a direct gRPC Evaluate of the Pod with an HTTPS
+// AdmissionReview of the same Pod through the proxy (which makes the same
+// Evaluate call), and reports the percentiles of both and their
+// difference.
+func BenchmarkProxyAddedLatency(b *testing.B) {
+	c, p, body := benchSetup(b)
+	var ar admissionv1.AdmissionReview
+	if err := json.Unmarshal(body, &ar); err != nil {
+		b.Fatal(err)
+	}
+	req, err := webhookproxy.RequestFromAdmission(ar.Request, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := b.Context()
+	direct := make([]time.Duration, 0, b.N)
+	proxied := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for b.Loop() {
+		t0 := time.Now()
+		if _, err := c.Evaluate(ctx, req); err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		if err := postReview(ctx, p, body); err != nil {
+			b.Fatal(err)
+		}
+		direct = append(direct, t1.Sub(t0))
+		proxied = append(proxied, time.Since(t1))
+	}
+	b.StopTimer()
+	slices.Sort(direct)
+	slices.Sort(proxied)
+	for _, q := range []int{50, 99} {
+		d, pr := percentile(direct, q), percentile(proxied, q)
+		b.ReportMetric(us(d), fmt.Sprintf("direct-p%d-µs", q))
+		b.ReportMetric(us(pr), fmt.Sprintf("proxy-p%d-µs", q))
+		b.ReportMetric(us(pr-d), fmt.Sprintf("added-p%d-µs", q))
+	}
+}
+
+// BenchmarkAdmissionReview measures end-to-end AdmissionReviews through
+// the proxy and the decision server over loopback HTTPS (HTTP/2) and gRPC
+// at several concurrencies: throughput, latency percentiles and CPU per
+// review (proxy and server together).
+func BenchmarkAdmissionReview(b *testing.B) {
+	_, p, body := benchSetup(b)
+	for _, conc := range []int{16, 500} {
+		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
+			lat := make([]time.Duration, b.N)
+			var next atomic.Int64
+			var failed atomic.Pointer[error]
+			var wg sync.WaitGroup
+			ctx := b.Context()
+			// Warm up: open the connections conc callers need (the API
+			// server keeps its webhook connections too), so that TLS
+			// handshakes are not measured.
+			var warm sync.WaitGroup
+			for range conc {
+				warm.Go(func() {
+					if err := postReview(ctx, p, body); err != nil {
+						failed.Store(&err)
+					}
+				})
+			}
+			warm.Wait()
+			b.ResetTimer()
+			cpu0 := cpuTime(b)
+			start := time.Now()
+			for range min(conc, b.N) {
+				wg.Go(func() {
+					for {
+						i := int(next.Add(1) - 1)
+						if i >= len(lat) {
+							return
+						}
+						t0 := time.Now()
+						err := postReview(ctx, p, body)
+						lat[i] = time.Since(t0)
+						if err != nil {
+							failed.Store(&err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err := failed.Load(); err != nil {
+				b.Fatalf("POST /validate = %v", *err)
+			}
+			slices.Sort(lat)
+			b.ReportMetric(us(percentile(lat, 50)), "p50-µs")
+			b.ReportMetric(us(percentile(lat, 99)), "p99-µs")
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+		})
+	}
+}
+
+// cannedDecider answers every request with the same response, at once.
+type cannedDecider struct{ resp *verdictv1.EvaluateResponse }
+
+func (d cannedDecider) Evaluate(context.Context, *verdictv1.EvaluateRequest, ...grpc.CallOption) (*verdictv1.EvaluateResponse, error) {
+	return d.resp, nil
+}
+
+// BenchmarkHandler measures the proxy's own work on one review, without
+// network or decision server: reading and decoding the AdmissionReview,
+// building the EvaluateRequest, building and encoding the answer (the
+// canned decision carries two warnings, as an Audit policy gives).
+func BenchmarkHandler(b *testing.B) {
+	body := benchReview(b)
+	h, err := webhookproxy.New(cannedDecider{&verdictv1.EvaluateResponse{Allowed: true, Warnings: []string{
+		"policy disallow-host-path.host-path: validation error: HostPath volumes are forbidden. rule host-path failed at path /spec/volumes/0/hostPath/",
+		"policy require-requests-limits.validate-resources: validation error: CPU and memory resource requests and limits are required.",
+	}}}, webhookproxy.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.SetBytes(int64(len(body)))
+	for b.Loop() {
+		r := httptest.NewRequest(http.MethodPost, "/validate", bytes.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != http.StatusOK {
+			b.Fatalf("status %d: %s", w.Code, w.Body)
+		}
+	}
+}
+
+func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+
+// cpuTime is the CPU time (user and system) of the process so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// percentile returns the p-th percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := (len(sorted)*p+99)/100 - 1
+	return sorted[max(0, min(i, len(sorted)-1))]
+}
