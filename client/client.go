@@ -317,6 +317,12 @@ func (c *Client) GetPolicy(ctx context.Context, namespace, name string) (*verdic
 	return c.api.GetPolicy(ctx, &verdictv1.GetPolicyRequest{Namespace: namespace, Name: name})
 }
 
+// ValidatePolicies compiles policy documents (YAML or JSON) on the server
+// without serving them and returns the problems of each document.
+func (c *Client) ValidatePolicies(ctx context.Context, req *verdictv1.ValidatePoliciesRequest, opts ...grpc.CallOption) (*verdictv1.ValidatePoliciesResponse, error) {
+	return c.api.ValidatePolicies(ctx, req, opts...)
+}
+
 // CheckHealth asks the server (one of the addresses of the target) whether
 // the decision service is SERVING. It returns nil when it is, and an error
 // naming the status otherwise.

@@ -107,6 +107,9 @@ func New(decider Decider, opts Options) (*Handler, error) {
 	for _, rt := range routes(o.FailOpen) {
 		h.mux.HandleFunc("POST "+rt.path, func(w http.ResponseWriter, r *http.Request) { h.review(w, r, rt) })
 	}
+	if pv, ok := decider.(PolicyValidator); ok {
+		h.mux.HandleFunc("POST "+policyValidatePath, func(w http.ResponseWriter, r *http.Request) { h.validatePolicy(w, r, pv) })
+	}
 	h.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { io.WriteString(w, "ok\n") })
 	return h, nil
 }

@@ -2322,6 +2322,154 @@ func (x *GetPolicyResponse) GetDocument() []byte {
 	return nil
 }
 
+type ValidatePoliciesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// YAML or JSON documents of ClusterPolicies, Policies and
+	// PolicyExceptions; a document may hold several (YAML "---").
+	Documents     [][]byte `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidatePoliciesRequest) Reset() {
+	*x = ValidatePoliciesRequest{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidatePoliciesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidatePoliciesRequest) ProtoMessage() {}
+
+func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidatePoliciesRequest.ProtoReflect.Descriptor instead.
+func (*ValidatePoliciesRequest) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
+}
+
+func (x *ValidatePoliciesRequest) GetDocuments() [][]byte {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+type ValidatePoliciesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// One entry per document, in order.
+	Documents     []*PolicyValidation `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ValidatePoliciesResponse) Reset() {
+	*x = ValidatePoliciesResponse{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ValidatePoliciesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ValidatePoliciesResponse) ProtoMessage() {}
+
+func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ValidatePoliciesResponse.ProtoReflect.Descriptor instead.
+func (*ValidatePoliciesResponse) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *ValidatePoliciesResponse) GetDocuments() []*PolicyValidation {
+	if x != nil {
+		return x.Documents
+	}
+	return nil
+}
+
+// PolicyValidation is the outcome of one document of a
+// ValidatePoliciesRequest.
+type PolicyValidation struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The kinds and names of the policies the document holds, when it
+	// could be decoded ("ClusterPolicy/name", "Policy/ns/name").
+	Policies []string `protobuf:"bytes,1,rep,name=policies,proto3" json:"policies,omitempty"`
+	// Empty when every policy of the document is valid.
+	Errors        []*PolicyError `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PolicyValidation) Reset() {
+	*x = PolicyValidation{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PolicyValidation) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PolicyValidation) ProtoMessage() {}
+
+func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PolicyValidation.ProtoReflect.Descriptor instead.
+func (*PolicyValidation) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *PolicyValidation) GetPolicies() []string {
+	if x != nil {
+		return x.Policies
+	}
+	return nil
+}
+
+func (x *PolicyValidation) GetErrors() []*PolicyError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
 var File_verdict_v1_verdict_proto protoreflect.FileDescriptor
 
 const file_verdict_v1_verdict_proto_rawDesc = "" +
@@ -2492,7 +2640,14 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x04name\x18\x02 \x01(\tR\x04name\"_\n" +
 	"\x11GetPolicyResponse\x12.\n" +
 	"\x06policy\x18\x01 \x01(\v2\x16.verdict.v1.PolicyInfoR\x06policy\x12\x1a\n" +
-	"\bdocument\x18\x02 \x01(\fR\bdocument*\x7f\n" +
+	"\bdocument\x18\x02 \x01(\fR\bdocument\"7\n" +
+	"\x17ValidatePoliciesRequest\x12\x1c\n" +
+	"\tdocuments\x18\x01 \x03(\fR\tdocuments\"V\n" +
+	"\x18ValidatePoliciesResponse\x12:\n" +
+	"\tdocuments\x18\x01 \x03(\v2\x1c.verdict.v1.PolicyValidationR\tdocuments\"_\n" +
+	"\x10PolicyValidation\x12\x1a\n" +
+	"\bpolicies\x18\x01 \x03(\tR\bpolicies\x12/\n" +
+	"\x06errors\x18\x02 \x03(\v2\x17.verdict.v1.PolicyErrorR\x06errors*\x7f\n" +
 	"\tOperation\x12\x19\n" +
 	"\x15OPERATION_UNSPECIFIED\x10\x00\x12\x14\n" +
 	"\x10OPERATION_CREATE\x10\x01\x12\x14\n" +
@@ -2524,12 +2679,13 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x1bGENERATE_ACTION_UNSPECIFIED\x10\x00\x12\x1a\n" +
 	"\x16GENERATE_ACTION_CREATE\x10\x01\x12\x1a\n" +
 	"\x16GENERATE_ACTION_UPDATE\x10\x02\x12\x1a\n" +
-	"\x16GENERATE_ACTION_DELETE\x10\x032\xd2\x02\n" +
+	"\x16GENERATE_ACTION_DELETE\x10\x032\xb1\x03\n" +
 	"\x0fDecisionService\x12E\n" +
 	"\bEvaluate\x12\x1b.verdict.v1.EvaluateRequest\x1a\x1c.verdict.v1.EvaluateResponse\x12[\n" +
 	"\x0eEvaluateStream\x12!.verdict.v1.EvaluateStreamRequest\x1a\".verdict.v1.EvaluateStreamResponse(\x010\x01\x12Q\n" +
 	"\fListPolicies\x12\x1f.verdict.v1.ListPoliciesRequest\x1a .verdict.v1.ListPoliciesResponse\x12H\n" +
-	"\tGetPolicy\x12\x1c.verdict.v1.GetPolicyRequest\x1a\x1d.verdict.v1.GetPolicyResponseB>Z<github.com/verdict-policy/verdict/proto/verdict/v1;verdictv1b\x06proto3"
+	"\tGetPolicy\x12\x1c.verdict.v1.GetPolicyRequest\x1a\x1d.verdict.v1.GetPolicyResponse\x12]\n" +
+	"\x10ValidatePolicies\x12#.verdict.v1.ValidatePoliciesRequest\x1a$.verdict.v1.ValidatePoliciesResponseB>Z<github.com/verdict-policy/verdict/proto/verdict/v1;verdictv1b\x06proto3"
 
 var (
 	file_verdict_v1_verdict_proto_rawDescOnce sync.Once
@@ -2544,57 +2700,60 @@ func file_verdict_v1_verdict_proto_rawDescGZIP() []byte {
 }
 
 var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_verdict_v1_verdict_proto_goTypes = []any{
-	(Operation)(0),                 // 0: verdict.v1.Operation
-	(Mode)(0),                      // 1: verdict.v1.Mode
-	(FailurePolicy)(0),             // 2: verdict.v1.FailurePolicy
-	(Result)(0),                    // 3: verdict.v1.Result
-	(RuleType)(0),                  // 4: verdict.v1.RuleType
-	(GenerateAction)(0),            // 5: verdict.v1.GenerateAction
-	(*EvaluateRequest)(nil),        // 6: verdict.v1.EvaluateRequest
-	(*UserInfo)(nil),               // 7: verdict.v1.UserInfo
-	(*ExtraValue)(nil),             // 8: verdict.v1.ExtraValue
-	(*GroupVersionKind)(nil),       // 9: verdict.v1.GroupVersionKind
-	(*InlinePolicies)(nil),         // 10: verdict.v1.InlinePolicies
-	(*PolicySelector)(nil),         // 11: verdict.v1.PolicySelector
-	(*EvaluateResponse)(nil),       // 12: verdict.v1.EvaluateResponse
-	(*RuleResult)(nil),             // 13: verdict.v1.RuleResult
-	(*GenerateIntent)(nil),         // 14: verdict.v1.GenerateIntent
-	(*GenerateFailure)(nil),        // 15: verdict.v1.GenerateFailure
-	(*TargetPatch)(nil),            // 16: verdict.v1.TargetPatch
-	(*PolicyVersion)(nil),          // 17: verdict.v1.PolicyVersion
-	(*EvaluateStreamRequest)(nil),  // 18: verdict.v1.EvaluateStreamRequest
-	(*EvaluateStreamItem)(nil),     // 19: verdict.v1.EvaluateStreamItem
-	(*EvaluateStreamResponse)(nil), // 20: verdict.v1.EvaluateStreamResponse
-	(*EvaluateStreamResult)(nil),   // 21: verdict.v1.EvaluateStreamResult
-	(*ItemError)(nil),              // 22: verdict.v1.ItemError
-	(*FieldViolation)(nil),         // 23: verdict.v1.FieldViolation
-	(*ListPoliciesRequest)(nil),    // 24: verdict.v1.ListPoliciesRequest
-	(*ListPoliciesResponse)(nil),   // 25: verdict.v1.ListPoliciesResponse
-	(*PolicyInfo)(nil),             // 26: verdict.v1.PolicyInfo
-	(*PolicyError)(nil),            // 27: verdict.v1.PolicyError
-	(*SourceError)(nil),            // 28: verdict.v1.SourceError
-	(*GetPolicyRequest)(nil),       // 29: verdict.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),      // 30: verdict.v1.GetPolicyResponse
-	nil,                            // 31: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	nil,                            // 32: verdict.v1.EvaluateRequest.VariablesEntry
-	nil,                            // 33: verdict.v1.UserInfo.ExtraEntry
-	nil,                            // 34: verdict.v1.PolicySelector.LabelsEntry
-	nil,                            // 35: verdict.v1.RuleResult.PropertiesEntry
-	nil,                            // 36: verdict.v1.PolicyInfo.LabelsEntry
+	(Operation)(0),                   // 0: verdict.v1.Operation
+	(Mode)(0),                        // 1: verdict.v1.Mode
+	(FailurePolicy)(0),               // 2: verdict.v1.FailurePolicy
+	(Result)(0),                      // 3: verdict.v1.Result
+	(RuleType)(0),                    // 4: verdict.v1.RuleType
+	(GenerateAction)(0),              // 5: verdict.v1.GenerateAction
+	(*EvaluateRequest)(nil),          // 6: verdict.v1.EvaluateRequest
+	(*UserInfo)(nil),                 // 7: verdict.v1.UserInfo
+	(*ExtraValue)(nil),               // 8: verdict.v1.ExtraValue
+	(*GroupVersionKind)(nil),         // 9: verdict.v1.GroupVersionKind
+	(*InlinePolicies)(nil),           // 10: verdict.v1.InlinePolicies
+	(*PolicySelector)(nil),           // 11: verdict.v1.PolicySelector
+	(*EvaluateResponse)(nil),         // 12: verdict.v1.EvaluateResponse
+	(*RuleResult)(nil),               // 13: verdict.v1.RuleResult
+	(*GenerateIntent)(nil),           // 14: verdict.v1.GenerateIntent
+	(*GenerateFailure)(nil),          // 15: verdict.v1.GenerateFailure
+	(*TargetPatch)(nil),              // 16: verdict.v1.TargetPatch
+	(*PolicyVersion)(nil),            // 17: verdict.v1.PolicyVersion
+	(*EvaluateStreamRequest)(nil),    // 18: verdict.v1.EvaluateStreamRequest
+	(*EvaluateStreamItem)(nil),       // 19: verdict.v1.EvaluateStreamItem
+	(*EvaluateStreamResponse)(nil),   // 20: verdict.v1.EvaluateStreamResponse
+	(*EvaluateStreamResult)(nil),     // 21: verdict.v1.EvaluateStreamResult
+	(*ItemError)(nil),                // 22: verdict.v1.ItemError
+	(*FieldViolation)(nil),           // 23: verdict.v1.FieldViolation
+	(*ListPoliciesRequest)(nil),      // 24: verdict.v1.ListPoliciesRequest
+	(*ListPoliciesResponse)(nil),     // 25: verdict.v1.ListPoliciesResponse
+	(*PolicyInfo)(nil),               // 26: verdict.v1.PolicyInfo
+	(*PolicyError)(nil),              // 27: verdict.v1.PolicyError
+	(*SourceError)(nil),              // 28: verdict.v1.SourceError
+	(*GetPolicyRequest)(nil),         // 29: verdict.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),        // 30: verdict.v1.GetPolicyResponse
+	(*ValidatePoliciesRequest)(nil),  // 31: verdict.v1.ValidatePoliciesRequest
+	(*ValidatePoliciesResponse)(nil), // 32: verdict.v1.ValidatePoliciesResponse
+	(*PolicyValidation)(nil),         // 33: verdict.v1.PolicyValidation
+	nil,                              // 34: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	nil,                              // 35: verdict.v1.EvaluateRequest.VariablesEntry
+	nil,                              // 36: verdict.v1.UserInfo.ExtraEntry
+	nil,                              // 37: verdict.v1.PolicySelector.LabelsEntry
+	nil,                              // 38: verdict.v1.RuleResult.PropertiesEntry
+	nil,                              // 39: verdict.v1.PolicyInfo.LabelsEntry
 }
 var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	0,  // 0: verdict.v1.EvaluateRequest.operation:type_name -> verdict.v1.Operation
-	31, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	34, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
 	7,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
 	1,  // 3: verdict.v1.EvaluateRequest.mode:type_name -> verdict.v1.Mode
 	9,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
 	10, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
 	11, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
-	32, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
-	33, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
-	34, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
+	35, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
+	36, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
+	37, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
 	2,  // 10: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
 	13, // 11: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
 	14, // 12: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
@@ -2603,7 +2762,7 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	16, // 15: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
 	4,  // 16: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
 	3,  // 17: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
-	35, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
+	38, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
 	5,  // 19: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
 	19, // 20: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
 	6,  // 21: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
@@ -2614,23 +2773,27 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	26, // 26: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
 	28, // 27: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
 	27, // 28: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	36, // 29: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	39, // 29: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
 	27, // 30: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
 	26, // 31: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	8,  // 32: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	6,  // 33: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	18, // 34: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	24, // 35: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	29, // 36: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	12, // 37: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	20, // 38: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	25, // 39: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	30, // 40: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	37, // [37:41] is the sub-list for method output_type
-	33, // [33:37] is the sub-list for method input_type
-	33, // [33:33] is the sub-list for extension type_name
-	33, // [33:33] is the sub-list for extension extendee
-	0,  // [0:33] is the sub-list for field type_name
+	33, // 32: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
+	27, // 33: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
+	8,  // 34: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 35: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	18, // 36: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	24, // 37: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	29, // 38: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	31, // 39: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
+	12, // 40: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	20, // 41: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	25, // 42: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	30, // 43: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	32, // 44: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
+	40, // [40:45] is the sub-list for method output_type
+	35, // [35:40] is the sub-list for method input_type
+	35, // [35:35] is the sub-list for extension type_name
+	35, // [35:35] is the sub-list for extension extendee
+	0,  // [0:35] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
@@ -2652,7 +2815,7 @@ func file_verdict_v1_verdict_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_verdict_v1_verdict_proto_rawDesc), len(file_verdict_v1_verdict_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   31,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

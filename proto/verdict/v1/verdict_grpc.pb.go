@@ -32,10 +32,11 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	DecisionService_Evaluate_FullMethodName       = "/verdict.v1.DecisionService/Evaluate"
-	DecisionService_EvaluateStream_FullMethodName = "/verdict.v1.DecisionService/EvaluateStream"
-	DecisionService_ListPolicies_FullMethodName   = "/verdict.v1.DecisionService/ListPolicies"
-	DecisionService_GetPolicy_FullMethodName      = "/verdict.v1.DecisionService/GetPolicy"
+	DecisionService_Evaluate_FullMethodName         = "/verdict.v1.DecisionService/Evaluate"
+	DecisionService_EvaluateStream_FullMethodName   = "/verdict.v1.DecisionService/EvaluateStream"
+	DecisionService_ListPolicies_FullMethodName     = "/verdict.v1.DecisionService/ListPolicies"
+	DecisionService_GetPolicy_FullMethodName        = "/verdict.v1.DecisionService/GetPolicy"
+	DecisionService_ValidatePolicies_FullMethodName = "/verdict.v1.DecisionService/ValidatePolicies"
 )
 
 // DecisionServiceClient is the client API for DecisionService service.
@@ -76,6 +77,12 @@ type DecisionServiceClient interface {
 	// GetPolicy returns one ClusterPolicy or Policy the server holds, with
 	// its document. NOT_FOUND when the server holds no such policy.
 	GetPolicy(ctx context.Context, in *GetPolicyRequest, opts ...grpc.CallOption) (*GetPolicyResponse, error)
+	// ValidatePolicies compiles policy documents without serving them and
+	// returns the problems of each, as Kyverno checks a policy before it is
+	// stored (background policies reading userInfo, invalid variables or
+	// patterns, unknown fields). The webhook proxy's /policyvalidate path
+	// uses it to reject such policies at kubectl apply.
+	ValidatePolicies(ctx context.Context, in *ValidatePoliciesRequest, opts ...grpc.CallOption) (*ValidatePoliciesResponse, error)
 }
 
 type decisionServiceClient struct {
@@ -129,6 +136,16 @@ func (c *decisionServiceClient) GetPolicy(ctx context.Context, in *GetPolicyRequ
 	return out, nil
 }
 
+func (c *decisionServiceClient) ValidatePolicies(ctx context.Context, in *ValidatePoliciesRequest, opts ...grpc.CallOption) (*ValidatePoliciesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ValidatePoliciesResponse)
+	err := c.cc.Invoke(ctx, DecisionService_ValidatePolicies_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DecisionServiceServer is the server API for DecisionService service.
 // All implementations must embed UnimplementedDecisionServiceServer
 // for forward compatibility.
@@ -167,6 +184,12 @@ type DecisionServiceServer interface {
 	// GetPolicy returns one ClusterPolicy or Policy the server holds, with
 	// its document. NOT_FOUND when the server holds no such policy.
 	GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error)
+	// ValidatePolicies compiles policy documents without serving them and
+	// returns the problems of each, as Kyverno checks a policy before it is
+	// stored (background policies reading userInfo, invalid variables or
+	// patterns, unknown fields). The webhook proxy's /policyvalidate path
+	// uses it to reject such policies at kubectl apply.
+	ValidatePolicies(context.Context, *ValidatePoliciesRequest) (*ValidatePoliciesResponse, error)
 	mustEmbedUnimplementedDecisionServiceServer()
 }
 
@@ -188,6 +211,9 @@ func (UnimplementedDecisionServiceServer) ListPolicies(context.Context, *ListPol
 }
 func (UnimplementedDecisionServiceServer) GetPolicy(context.Context, *GetPolicyRequest) (*GetPolicyResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method GetPolicy not implemented")
+}
+func (UnimplementedDecisionServiceServer) ValidatePolicies(context.Context, *ValidatePoliciesRequest) (*ValidatePoliciesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ValidatePolicies not implemented")
 }
 func (UnimplementedDecisionServiceServer) mustEmbedUnimplementedDecisionServiceServer() {}
 func (UnimplementedDecisionServiceServer) testEmbeddedByValue()                         {}
@@ -271,6 +297,24 @@ func _DecisionService_GetPolicy_Handler(srv interface{}, ctx context.Context, de
 	return interceptor(ctx, in, info, handler)
 }
 
+func _DecisionService_ValidatePolicies_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ValidatePoliciesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DecisionServiceServer).ValidatePolicies(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: DecisionService_ValidatePolicies_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DecisionServiceServer).ValidatePolicies(ctx, req.(*ValidatePoliciesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // DecisionService_ServiceDesc is the grpc.ServiceDesc for DecisionService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -289,6 +333,10 @@ var DecisionService_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "GetPolicy",
 			Handler:    _DecisionService_GetPolicy_Handler,
+		},
+		{
+			MethodName: "ValidatePolicies",
+			Handler:    _DecisionService_ValidatePolicies_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{
