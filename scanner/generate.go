@@ -30,11 +30,27 @@ const DefaultFieldManager = "verdict"
 // hash is not replayed again.
 const RecordPrefix = "generate-existing.verdict.io/"
 
+// MutateRecordPrefix is RecordPrefix for mutateExisting: the annotation
+// that records the policy version whose target patches were applied for a
+// trigger.
+const MutateRecordPrefix = "mutate-existing.verdict.io/"
+
+// Replay names what is replayed for existing triggers.
+type Replay int
+
+// The replays, with their record annotations.
+const (
+	Generated Replay = iota // generateExisting (RecordPrefix)
+	Mutated                 // mutateExistingOnPolicyUpdate (MutateRecordPrefix)
+)
+
 // RecordKey is the annotation that records on a trigger the version of p
 // applied for it: RecordPrefix followed by the policy name (namespace_name
 // for a Policy), shortened with a hash when longer than the 63 characters
 // an annotation name may have.
-func RecordKey(p *PolicyRef) string {
+func RecordKey(p *PolicyRef) string { return recordKey(RecordPrefix, p) }
+
+func recordKey(prefix string, p *PolicyRef) string {
 	name := p.Name
 	if p.Namespace != "" {
 		name = p.Namespace + "_" + p.Name
@@ -43,7 +59,14 @@ func RecordKey(p *PolicyRef) string {
 		sum := sha256.Sum256([]byte(name))
 		name = name[:46] + "-" + hex.EncodeToString(sum[:])[:16]
 	}
-	return RecordPrefix + name
+	return prefix + name
+}
+
+func (what Replay) recordKey(p *PolicyRef) string {
+	if what == Mutated {
+		return recordKey(MutateRecordPrefix, p)
+	}
+	return recordKey(RecordPrefix, p)
 }
 
 // Generator applies what generateExisting rules generate for existing
@@ -91,9 +114,10 @@ func NewGenerator(c dynamic.Interface, mapper meta.RESTMapper, opts GeneratorOpt
 	return &Generator{client: c, mapper: mapper, fieldManager: opts.FieldManager, log: opts.Logger}, nil
 }
 
-// Applied reports whether trigger r was replayed for p's current version.
-func (g *Generator) Applied(r *Resource, p *PolicyRef) bool {
-	return p.Hash != "" && objectAnnotations(r.Object)[RecordKey(p)] == p.Hash
+// Applied reports whether trigger r was replayed (what) for p's current
+// version.
+func (g *Generator) Applied(r *Resource, p *PolicyRef, what Replay) bool {
+	return p.Hash != "" && objectAnnotations(r.Object)[what.recordKey(p)] == p.Hash
 }
 
 // resourceClient returns the client of apiVersion/kind in namespace.
@@ -217,6 +241,75 @@ func (g *Generator) write(ctx context.Context, in *verdictv1.GenerateIntent) (bo
 	}
 	g.log.Info("generated", "kind", u.GetKind(), "namespace", u.GetNamespace(), "name", name, "policy", in.GetPolicy(), "rule", in.GetRule())
 	return true, nil
+}
+
+// ApplyTargets applies the target patches of resp, the answer to a
+// mutateExisting replay of trigger for policies: each JSON Patch on its
+// target (a JSON Patch, as Kyverno's background controller patches
+// targets), then records on trigger the policies whose targets were all
+// patched. It returns the number of targets patched.
+func (g *Generator) ApplyTargets(ctx context.Context, trigger *Resource, policies []*PolicyRef, resp *verdictv1.EvaluateResponse) (int, error) {
+	failed := map[string]bool{}
+	var errs []error
+	for _, r := range resp.GetResults() {
+		if r.GetType() == verdictv1.RuleType_RULE_TYPE_MUTATION && r.GetResult() == verdictv1.Result_RESULT_ERROR {
+			key := policyKey(r.GetPolicyNamespace(), r.GetPolicy())
+			failed[key] = true
+			errs = append(errs, fmt.Errorf("policy %s rule %s: %s", key, r.GetRule(), r.GetMessage()))
+		}
+	}
+	n := 0
+	for _, tp := range resp.GetTargetPatches() {
+		key := policyKey(tp.GetPolicyNamespace(), tp.GetPolicy())
+		if err := g.patchTarget(ctx, tp); err != nil {
+			failed[key] = true
+			errs = append(errs, fmt.Errorf("policy %s rule %s: %w", key, tp.GetRule(), err))
+			continue
+		}
+		n++
+	}
+	versions := map[string]string{}
+	for _, v := range resp.GetPolicies() {
+		versions[policyKey(v.GetNamespace(), v.GetName())] = v.GetContentHash()
+	}
+	record := map[string]any{}
+	for _, p := range policies {
+		if failed[p.Key()] {
+			continue
+		}
+		hash := versions[p.Key()]
+		if hash == "" {
+			hash = p.Hash
+		}
+		record[Mutated.recordKey(p)] = hash
+	}
+	if len(record) > 0 {
+		if err := g.record(ctx, trigger, record); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return n, errors.Join(errs...)
+}
+
+// patchTarget applies one target's JSON Patch.
+func (g *Generator) patchTarget(ctx context.Context, tp *verdictv1.TargetPatch) error {
+	var target map[string]any
+	if err := json.Unmarshal(tp.GetTarget(), &target); err != nil {
+		return fmt.Errorf("target: %w", err)
+	}
+	u := &unstructured.Unstructured{Object: target}
+	rc, err := g.resourceClient(u.GetAPIVersion(), u.GetKind(), u.GetNamespace())
+	if err != nil {
+		return err
+	}
+	if len(tp.GetJsonPatch()) == 0 || string(tp.GetJsonPatch()) == "[]" {
+		return nil
+	}
+	if _, err := rc.Patch(ctx, u.GetName(), types.JSONPatchType, tp.GetJsonPatch(), metav1.PatchOptions{FieldManager: g.fieldManager}); err != nil {
+		return fmt.Errorf("patch %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	g.log.Info("mutated existing", "kind", u.GetKind(), "namespace", u.GetNamespace(), "name", u.GetName(), "policy", tp.GetPolicy(), "rule", tp.GetRule())
+	return nil
 }
 
 // record annotates trigger with the applied policy versions (a merge

@@ -126,6 +126,10 @@ type PolicySet struct {
 	// GenerateExisting are the ready policies with generate rules that
 	// replay existing triggers (generateExisting), sorted by key.
 	GenerateExisting []*PolicyRef
+	// MutateExisting are the ready policies with mutate rules that patch
+	// targets for existing triggers (mutateExistingOnPolicyUpdate), sorted
+	// by key.
+	MutateExisting []*PolicyRef
 	// Versions maps every ready policy's key to its content hash.
 	Versions map[string]string
 	// Wildcard lists policies whose kinds include "*": a cluster scan
@@ -138,7 +142,7 @@ type PolicySet struct {
 func (s *PolicySet) Kinds() []Kind {
 	seen := map[Kind]bool{}
 	var out []Kind
-	for _, list := range [][]*PolicyRef{s.Background, s.GenerateExisting} {
+	for _, list := range [][]*PolicyRef{s.Background, s.GenerateExisting, s.MutateExisting} {
 		for _, p := range list {
 			for _, k := range p.Kinds {
 				if k.Kind == "*" || seen[k] {
@@ -184,7 +188,7 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 				cache[ref.Hash] = p
 			}
 		}
-		bg, gen := policyKinds(p)
+		bg, gen, mut := policyKinds(p)
 		if len(bg.Kinds) > 0 {
 			b := *ref
 			b.Kinds, b.Rules = bg.Kinds, bg.Rules
@@ -195,7 +199,12 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 			g.Kinds, g.Rules = gen.Kinds, gen.Rules
 			set.GenerateExisting = append(set.GenerateExisting, &g)
 		}
-		if bg.wildcard || gen.wildcard {
+		if len(mut.Kinds) > 0 {
+			m := *ref
+			m.Kinds, m.Rules = mut.Kinds, mut.Rules
+			set.MutateExisting = append(set.MutateExisting, &m)
+		}
+		if bg.wildcard || gen.wildcard || mut.wildcard {
 			set.Wildcard = append(set.Wildcard, ref.Key())
 		}
 	}
@@ -260,8 +269,9 @@ func containsKind(list []Kind, k Kind) bool {
 
 // policyKinds collects the kinds of the rules of p that a background scan
 // evaluates (validate and verifyImages rules of a background policy that
-// do not need admission data), and of its generateExisting rules.
-func policyKinds(p *policy.Policy) (bg, gen ruleKinds) {
+// do not need admission data), of its generateExisting rules, and of its
+// mutate rules with targets and mutateExistingOnPolicyUpdate.
+func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
 	for _, r := range p.Rules {
 		if r.Raw == nil || r.UsesUserInfo {
 			continue
@@ -271,11 +281,13 @@ func policyKinds(p *policy.Policy) (bg, gen ruleKinds) {
 			if p.Background {
 				gen.add(r)
 			}
+		case r.Type == policy.Mutate && r.Mutate != nil && len(r.Mutate.Targets) > 0 && r.Mutate.ExistingOnPolicyUpdate:
+			mut.add(r)
 		case r.Type == policy.Validate || r.Type == policy.VerifyImages:
 			if p.Background {
 				bg.add(r)
 			}
 		}
 	}
-	return bg, gen
+	return bg, gen, mut
 }

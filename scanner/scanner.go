@@ -274,7 +274,9 @@ type Summary struct {
 	// Generated is the number of resources generateExisting created or
 	// updated, Triggers the number of triggers it was replayed for.
 	Generated, Triggers int
-	Duration            time.Duration
+	// Mutated is the number of existing targets mutateExisting patched.
+	Mutated  int
+	Duration time.Duration
 }
 
 // ScanOptions narrow one scan.
@@ -345,8 +347,10 @@ var errStop = errors.New("scan stopped")
 // pending is a resource sent and not answered yet.
 type pending struct {
 	r *Resource
-	// generate lists the generateExisting policies of a replay item.
+	// generate lists the generateExisting policies of a replay item,
+	// mutate the mutateExisting ones.
 	generate []*PolicyRef
+	mutate   []*PolicyRef
 }
 
 // scanRun is the state of one Scan.
@@ -391,23 +395,41 @@ func (v *visitor) Visit(r *Resource) error {
 	if !v.yield(run.item(&pending{r: r}, req)) {
 		return errStop
 	}
-	gen := run.generateFor(r)
-	if len(gen) == 0 {
-		return nil
+	if gen := run.replayFor(r, run.policies.generateExisting(), Generated); len(gen) > 0 {
+		greq, err := replayRequest(r, gen)
+		if err != nil {
+			return err
+		}
+		greq.GenerateExisting = true
+		if !v.yield(run.item(&pending{r: r, generate: gen}, greq)) {
+			return errStop
+		}
 	}
-	names := make([]string, len(gen))
-	for i, p := range gen {
-		names[i] = p.Key()
-	}
-	greq, err := client.NewRequest(r.body(), client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...))
-	if err != nil {
-		return fmt.Errorf("%s: %w", describeResource(r), err)
-	}
-	greq.GenerateExisting = true
-	if !v.yield(run.item(&pending{r: r, generate: gen}, greq)) {
-		return errStop
+	if mut := run.replayFor(r, run.policies.mutateExisting(), Mutated); len(mut) > 0 {
+		mreq, err := replayRequest(r, mut)
+		if err != nil {
+			return err
+		}
+		mreq.MutateExisting = true
+		if !v.yield(run.item(&pending{r: r, mutate: mut}, mreq)) {
+			return errStop
+		}
 	}
 	return nil
+}
+
+// replayRequest is the background request that replays trigger r for
+// policies.
+func replayRequest(r *Resource, policies []*PolicyRef) (*verdictv1.EvaluateRequest, error) {
+	names := make([]string, len(policies))
+	for i, p := range policies {
+		names[i] = p.Key()
+	}
+	req, err := client.NewRequest(r.body(), client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", describeResource(r), err)
+	}
+	return req, nil
 }
 
 func describeResource(r *Resource) string {
@@ -439,16 +461,30 @@ func (run *scanRun) item(p *pending, req *verdictv1.EvaluateRequest) client.Item
 	return client.Item{ID: id, Request: req}
 }
 
-// generateFor lists the generateExisting policies r triggers that were
-// not replayed for it at their current version.
-func (run *scanRun) generateFor(r *Resource) []*PolicyRef {
+func (s *PolicySet) generateExisting() []*PolicyRef {
+	if s == nil {
+		return nil
+	}
+	return s.GenerateExisting
+}
+
+func (s *PolicySet) mutateExisting() []*PolicyRef {
+	if s == nil {
+		return nil
+	}
+	return s.MutateExisting
+}
+
+// replayFor lists the policies of candidates that r triggers and that were
+// not replayed for it at their current version (what says which record).
+func (run *scanRun) replayFor(r *Resource, candidates []*PolicyRef, what Replay) []*PolicyRef {
 	g := run.s.opts.Generator
-	if g == nil || run.policies == nil {
+	if g == nil {
 		return nil
 	}
 	var out []*PolicyRef
-	for _, p := range run.policies.GenerateExisting {
-		if !p.Matches(r) || g.Applied(r, p) {
+	for _, p := range candidates {
+		if !p.Matches(r) || g.Applied(r, p, what) {
 			continue
 		}
 		if len(run.so.Policies) > 0 && !contains(run.so.Policies, p.Key()) {
@@ -480,6 +516,9 @@ func (run *scanRun) result(res client.Result) error {
 	ctx := run.ctx
 	if p.generate != nil {
 		return run.generated(ctx, p, res)
+	}
+	if p.mutate != nil {
+		return run.mutated(ctx, p, res)
 	}
 	run.progress.done(1)
 	run.sum.Resources++
@@ -517,6 +556,20 @@ func (run *scanRun) generated(ctx context.Context, p *pending, res client.Result
 	}
 	if err != nil {
 		run.s.opts.Logger.Warn("generateExisting not applied", "resource", describeResource(p.r), "error", err)
+	}
+	return nil
+}
+
+// mutated applies the answer of a mutateExisting replay.
+func (run *scanRun) mutated(ctx context.Context, p *pending, res client.Result) error {
+	if res.Err != nil {
+		run.s.opts.Logger.Warn("mutateExisting not evaluated", "resource", describeResource(p.r), "error", res.Err)
+		return nil
+	}
+	n, err := run.s.opts.Generator.ApplyTargets(ctx, p.r, p.mutate, res.Response)
+	run.sum.Mutated += n
+	if err != nil {
+		run.s.opts.Logger.Warn("mutateExisting not applied", "resource", describeResource(p.r), "error", err)
 	}
 	return nil
 }

@@ -34,6 +34,7 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 		DryRun:          req.GetDryRun(),
 		// generateExisting replay of an existing trigger (the scanner).
 		GenerateExisting: req.GetGenerateExisting(),
+		MutateExisting:   req.GetMutateExisting(),
 	}
 	if req.GetMode() == verdictv1.Mode_MODE_BACKGROUND {
 		out.Mode = eval.Background

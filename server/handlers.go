@@ -53,7 +53,9 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 		return nil, err
 	}
 	s.metrics.countResults(er, groups)
-	if s.pub != nil {
+	// Replays of existing triggers (generateExisting, mutateExisting) are
+	// not scan results: the scanner reports the trigger's own evaluation.
+	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting {
 		s.pub.publish(Evaluation{
 			Time:        time.Now(),
 			Resource:    resourceRef(er.Object, er.OldObject),

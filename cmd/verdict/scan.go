@@ -388,6 +388,9 @@ func writeScan(w io.Writer, format string, sum scanner.Summary, rescanned []stri
 			fmt.Fprintf(bw, "- %s\n", s)
 		}
 	}
+	if sum.Mutated > 0 {
+		fmt.Fprintf(bw, "\nmutateExisting: %d target(s) patched\n", sum.Mutated)
+	}
 	if sum.Generated > 0 {
 		fmt.Fprintf(bw, "\ngenerateExisting: %d resource(s) applied for %d trigger(s)\n", sum.Generated, sum.Triggers)
 	}

@@ -422,8 +422,14 @@ type EvaluateRequest struct {
 	// kyverno.io/background-gen-rule. For the scanner; mode should be
 	// MODE_BACKGROUND.
 	GenerateExisting bool `protobuf:"varint,14,opt,name=generate_existing,json=generateExisting,proto3" json:"generate_existing,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// Replays object as an existing trigger of mutate rules with targets
+	// and mutateExistingOnPolicyUpdate, as Kyverno does when such a policy
+	// is created or updated: only those rules run, and the patches of their
+	// targets are returned (target_patches); object itself is not patched.
+	// For the scanner; mode should be MODE_BACKGROUND.
+	MutateExisting bool `protobuf:"varint,15,opt,name=mutate_existing,json=mutateExisting,proto3" json:"mutate_existing,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *EvaluateRequest) Reset() {
@@ -561,6 +567,13 @@ func (x *EvaluateRequest) GetVariables() map[string][]byte {
 func (x *EvaluateRequest) GetGenerateExisting() bool {
 	if x != nil {
 		return x.GenerateExisting
+	}
+	return false
+}
+
+func (x *EvaluateRequest) GetMutateExisting() bool {
+	if x != nil {
+		return x.MutateExisting
 	}
 	return false
 }
@@ -2475,7 +2488,7 @@ var File_verdict_v1_verdict_proto protoreflect.FileDescriptor
 const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"\x18verdict/v1/verdict.proto\x12\n" +
-	"verdict.v1\"\xd1\x06\n" +
+	"verdict.v1\"\xfa\x06\n" +
 	"\x0fEvaluateRequest\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1d\n" +
 	"\n" +
@@ -2492,7 +2505,8 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x0finline_policies\x18\v \x01(\v2\x1a.verdict.v1.InlinePoliciesH\x00R\x0einlinePolicies\x12E\n" +
 	"\x0fpolicy_selector\x18\f \x01(\v2\x1a.verdict.v1.PolicySelectorH\x00R\x0epolicySelector\x12H\n" +
 	"\tvariables\x18\r \x03(\v2*.verdict.v1.EvaluateRequest.VariablesEntryR\tvariables\x12+\n" +
-	"\x11generate_existing\x18\x0e \x01(\bR\x10generateExisting\x1aB\n" +
+	"\x11generate_existing\x18\x0e \x01(\bR\x10generateExisting\x12'\n" +
+	"\x0fmutate_existing\x18\x0f \x01(\bR\x0emutateExisting\x1aB\n" +
 	"\x14NamespaceLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
