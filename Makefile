@@ -4,6 +4,8 @@
 #   make test         unit, corpus and CLI tests
 #   make conformance  the kyverno/policies corpus against the committed baseline
 #   make e2e          end-to-end tests with a real kube-apiserver and etcd (docs/e2e.md)
+#   make image        the container image (Dockerfile), when a docker daemon answers
+#   make crds         deploy/crds from Kyverno's published CRDs (hack/crdgen)
 
 GO          ?= go
 BIN         ?= bin/verdict
@@ -23,7 +25,7 @@ BUF         ?= $(PROTO_TOOLS)/buf
 # buf breaking compares the API with this git revision.
 BUF_AGAINST ?= HEAD~1
 
-.PHONY: all build test run conformance conformance-update bench lint lint-proto proto fuzz mergeschema e2e e2e-bins clean
+.PHONY: image crds all build test run conformance conformance-update bench lint lint-proto proto fuzz mergeschema e2e e2e-bins clean
 
 all: build
 
@@ -100,6 +102,24 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
+
+# The container image: a static binary with the version from git, on
+# gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker
+# daemon answers.
+IMAGE   ?= ghcr.io/verdict-policy/verdict
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+
+image:
+	@if docker info >/dev/null 2>&1; then \
+	  echo "docker build -t $(IMAGE):$(VERSION) --build-arg VERSION=$(VERSION) ."; \
+	  docker build -t $(IMAGE):$(VERSION) --build-arg VERSION=$(VERSION) .; \
+	else echo "make image: no docker daemon answers (docker info failed), image not built"; fi
+
+# The CRDs of deploy/crds, from Kyverno's published files (CRD_SCHEMAS).
+CRD_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas
+
+crds:
+	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -out deploy/crds
 
 clean:
 	rm -rf bin

@@ -227,6 +227,9 @@ func reportsGet(ctx context.Context, f reportsGetFlags, args []string, stdout, s
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
+	// A standalone writer (verdict reports serve) reports no health for the
+	// decision service, which the client checks by default.
+	copts.DisableHealthCheck = true
 	c, err := client.Dial(f.conn.server, copts)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--server %s: %v", f.conn.server, err)}

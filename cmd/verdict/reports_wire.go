@@ -88,7 +88,9 @@ func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
 		w.store, w.writer = st, rw
 		opts.ResultSink = publish.Local{Writer: rw}
 	case r.writer != "":
-		c, err := client.Dial(r.writer, client.Options{})
+		// The writer reports no health for the decision service, which
+		// the client checks by default.
+		c, err := client.Dial(r.writer, client.Options{DisableHealthCheck: true})
 		if err != nil {
 			return nil, fmt.Errorf("--report-writer %s: %w", r.writer, err)
 		}
