@@ -68,7 +68,7 @@ func TestRenderKinds(t *testing.T) {
 		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 4,
 		"ClusterRole": 8, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 1,
 		"Deployment": 2, "StatefulSet": 1, "Service": 3, "CronJob": 1, "NetworkPolicy": 4,
-		"ValidatingWebhookConfiguration": 1, "MutatingWebhookConfiguration": 1,
+		"ValidatingWebhookConfiguration": 2, "MutatingWebhookConfiguration": 1,
 	}
 	with := func(extra map[string]int) map[string]int {
 		m := map[string]int{}
@@ -401,6 +401,7 @@ func TestWebhookPaths(t *testing.T) {
 				continue
 			}
 			paths = append(paths, *svc.Path)
+			policyValidation := *svc.Path == "/policyvalidate"
 			resp, err := http.Post(srv.URL+*svc.Path, "application/json", strings.NewReader(""))
 			if err != nil {
 				t.Fatal(err)
@@ -418,6 +419,13 @@ func TestWebhookPaths(t *testing.T) {
 			}
 			if wh.TimeoutSeconds == nil || *wh.TimeoutSeconds != 10 {
 				t.Errorf("webhook %s: timeoutSeconds = %v, want 10 (the proxy's --timeout is 8s)", wh.Name, wh.TimeoutSeconds)
+			}
+			if policyValidation {
+				// Kyverno's policy kinds only: no resource filters.
+				if len(wh.Rules) != 1 || !slices.Equal(wh.Rules[0].APIGroups, []string{"kyverno.io"}) {
+					t.Errorf("webhook %s: rules = %+v, want the kyverno.io policy kinds", wh.Name, wh.Rules)
+				}
+				continue
 			}
 			var excluded []string
 			if wh.NamespaceSelector != nil {
@@ -444,12 +452,16 @@ func TestWebhookPaths(t *testing.T) {
 		}
 	}
 	slices.Sort(paths)
-	if diff := cmp.Diff([]string{"/mutate/fail", "/mutate/ignore", "/validate/fail", "/validate/ignore"}, paths); diff != "" {
+	if diff := cmp.Diff([]string{"/mutate/fail", "/mutate/ignore", "/policyvalidate", "/validate/fail", "/validate/ignore"}, paths); diff != "" {
 		t.Errorf("webhook paths (-want +got):\n%s", diff)
 	}
 }
 
 type noDecider struct{}
+
+func (noDecider) ValidatePolicies(context.Context, *verdictv1.ValidatePoliciesRequest, ...grpc.CallOption) (*verdictv1.ValidatePoliciesResponse, error) {
+	return nil, fmt.Errorf("not called")
+}
 
 func (noDecider) Evaluate(context.Context, *verdictv1.EvaluateRequest, ...grpc.CallOption) (*verdictv1.EvaluateResponse, error) {
 	return nil, fmt.Errorf("not called")

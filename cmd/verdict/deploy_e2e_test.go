@@ -70,8 +70,66 @@ spec:
 // proxy's loopback URL, and checks validate.md's Namespace example through
 // them. It is the starting point of the end-to-end scenarios.
 func TestE2EDeployProcesses(t *testing.T) {
+	d := deployDev(t, nsPurposePolicy)
+	ctx, cs, overlay, kubeconfig, serverAddr, writerAddr := t.Context(), d.cs, d.overlay, d.kubeconfig, d.serverAddr, d.writerAddr
+	// Kyverno's message quotes the rule's message as YAML does.
+	const wantMsg = "validation error: You must have label ''purpose'' with value ''production'' set on all new namespaces."
+	poll(t, 30*time.Second, "the webhook denies a namespace without the label", func() error {
+		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), wantMsg) {
+			return errf("dry-run create = %v", err)
+		}
+		return nil
+	})
+	// One shard of the CronJob's scan, as its pod 0 runs it.
+	scanArgs, err := deploy.Args(overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanArgs = deploy.LocalArgs(scanArgs, kubeconfig, map[string]string{"server": serverAddr, "report-writer": writerAddr})
+	var scanOut, scanErr bytes.Buffer
+	if code := run(ctx, scanArgs, &scanOut, &scanErr); code != 0 {
+		t.Errorf("verdict %s = exit %d, want 0\n%s%s", strings.Join(scanArgs, " "), code, scanOut.String(), scanErr.String())
+	}
+
+	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod-bus-app1", Labels: map[string]string{"purpose": "production"}}}, metav1.CreateOptions{}); err != nil {
+		t.Errorf("create Namespace prod-bus-app1 with purpose: production = %v, want allowed", err)
+	}
+	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev-bus-app1", Labels: map[string]string{"purpose": "development"}}}, metav1.CreateOptions{})
+	for _, want := range []string{
+		`admission webhook "validate-fail.verdict.io" denied the request`,
+		"resource Namespace//dev-bus-app1 was blocked due to the following policies",
+		"require-ns-purpose-label:", wantMsg,
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("create Namespace dev-bus-app1 with purpose: development = %v, want an error with %q", err, want)
+		}
+	}
+}
+
+// devDeployment is overlays/dev running against a real API server:
+// clients of the cluster, the loopback addresses of the processes started
+// with the manifests' flags, and the rendered objects.
+type devDeployment struct {
+	cluster                           *e2e.Cluster
+	cs                                *kubernetes.Clientset
+	dyn                               *dynamic.DynamicClient
+	mapper                            *restmapper.DeferredDiscoveryRESTMapper
+	cached                            discovery.CachedDiscoveryInterface
+	c                                 *client.Client
+	objs                              []*unstructured.Unstructured
+	overlay, dir, kubeconfig          string
+	writerAddr, serverAddr, proxyAddr string
+}
+
+// deployDev starts a cluster, applies the CRDs and namespaces of
+// overlays/dev and the given policies, starts the report writer, the
+// decision server and the webhook proxy with the manifests' flags, and
+// registers the manifests' validating webhooks at the proxy.
+func deployDev(t *testing.T, policies ...string) *devDeployment {
+	t.Helper()
 	cluster := e2e.Start(t, e2e.Options{})
-	ctx := t.Context()
+	ctx := context.Background()
 	dir := t.TempDir()
 	kubeconfig := writeE2EKubeconfig(t, cluster, filepath.Join(dir, "kubeconfig"))
 	cs, err := kubernetes.NewForConfig(cluster.Config)
@@ -101,15 +159,17 @@ func TestE2EDeployProcesses(t *testing.T) {
 			}
 		}
 	}
-	var pol map[string]any
-	if err := yaml.Unmarshal([]byte(nsPurposePolicy), &pol); err != nil {
-		t.Fatal(err)
+	for _, doc := range policies {
+		var pol map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &pol); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
+			cached.Invalidate()
+			mapper.Reset()
+			return deploy.Apply(ctx, dyn, mapper, &unstructured.Unstructured{Object: pol}, false)
+		})
 	}
-	poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
-		cached.Invalidate()
-		mapper.Reset()
-		return deploy.Apply(ctx, dyn, mapper, &unstructured.Unstructured{Object: pol}, false)
-	})
 
 	writerAddr, serverAddr, proxyAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	certFile, keyFile, ca := writeLoopbackCert(t, dir)
@@ -134,18 +194,22 @@ func TestE2EDeployProcesses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
-	poll(t, 30*time.Second, "the server serves the cluster's ClusterPolicy", func() error {
+	t.Cleanup(func() { c.Close() })
+	poll(t, 30*time.Second, "the server serves the cluster's policies", func() error {
 		ps, err := c.ListPolicies(ctx)
 		if err != nil {
 			return err
 		}
+		ready := 0
 		for _, p := range ps.GetPolicies() {
-			if p.GetName() == "require-ns-purpose-label" {
-				return nil
+			if p.GetReady() {
+				ready++
 			}
 		}
-		return errf("policies %v", ps.GetPolicies())
+		if ready < len(policies) {
+			return errf("policies %v", ps.GetPolicies())
+		}
+		return nil
 	})
 
 	// The manifests' validating webhooks, pointed at the proxy on loopback.
@@ -182,38 +246,10 @@ func TestE2EDeployProcesses(t *testing.T) {
 			}
 		}
 	})
-	// Kyverno's message quotes the rule's message as YAML does.
-	const wantMsg = "validation error: You must have label ''purpose'' with value ''production'' set on all new namespaces."
-	poll(t, 30*time.Second, "the webhook denies a namespace without the label", func() error {
-		_, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "probe"}}, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-		if err == nil || !strings.Contains(err.Error(), wantMsg) {
-			return errf("dry-run create = %v", err)
-		}
-		return nil
-	})
-	// One shard of the CronJob's scan, as its pod 0 runs it.
-	scanArgs, err := deploy.Args(overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": "0"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	scanArgs = deploy.LocalArgs(scanArgs, kubeconfig, map[string]string{"server": serverAddr, "report-writer": writerAddr})
-	var scanOut, scanErr bytes.Buffer
-	if code := run(ctx, scanArgs, &scanOut, &scanErr); code != 0 {
-		t.Errorf("verdict %s = exit %d, want 0\n%s%s", strings.Join(scanArgs, " "), code, scanOut.String(), scanErr.String())
-	}
-
-	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "prod-bus-app1", Labels: map[string]string{"purpose": "production"}}}, metav1.CreateOptions{}); err != nil {
-		t.Errorf("create Namespace prod-bus-app1 with purpose: production = %v, want allowed", err)
-	}
-	_, err = cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "dev-bus-app1", Labels: map[string]string{"purpose": "development"}}}, metav1.CreateOptions{})
-	for _, want := range []string{
-		`admission webhook "validate-fail.verdict.io" denied the request`,
-		"resource Namespace//dev-bus-app1 was blocked due to the following policies",
-		"require-ns-purpose-label:", wantMsg,
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("create Namespace dev-bus-app1 with purpose: development = %v, want an error with %q", err, want)
-		}
+	return &devDeployment{
+		cluster: cluster, cs: cs, dyn: dyn, mapper: mapper, cached: cached, c: c, objs: objs,
+		overlay: overlay, dir: dir, kubeconfig: kubeconfig,
+		writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr,
 	}
 }
 
