@@ -55,7 +55,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	s.metrics.countResults(er, groups)
 	// Replays of existing triggers (generateExisting, mutateExisting) are
 	// not scan results: the scanner reports the trigger's own evaluation.
-	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting {
+	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {
 		s.pub.publish(Evaluation{
 			Time:        time.Now(),
 			Resource:    resourceRef(er.Object, er.OldObject),

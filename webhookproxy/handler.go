@@ -215,6 +215,9 @@ func (h *Handler) decide(ctx context.Context, rt route, ar *admissionv1.Admissio
 	if err != nil {
 		return nil, nil, &badRequest{err}
 	}
+	// The validate paths report the request (with the object as stored,
+	// UID included); the mutate paths only answer it.
+	req.SkipReport = rt.ep == Mutate
 	if rt.policies != verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
 		req.Policies = &verdictv1.EvaluateRequest_PolicySelector{PolicySelector: &verdictv1.PolicySelector{FailurePolicy: rt.policies}}
 	}

@@ -328,3 +328,33 @@ func TestProxyDeletePublishesIdentity(t *testing.T) {
 		t.Fatal("no evaluation published for the DELETE after 10s")
 	}
 }
+
+// TestProxyReportsFromValidatePathsOnly: a CREATE goes through /mutate
+// (the object without its UID yet) and then /validate (as stored); only
+// the validate path's evaluation is published, so the report writer sees
+// the resource once, by its UID.
+func TestProxyReportsFromValidatePathsOnly(t *testing.T) {
+	sink := &recordingSink{ch: make(chan server.Evaluation, 16)}
+	c := startDecisionServerWith(t, server.Options{ResultSink: sink}, labelPolicy)
+	p := startProxy(t, c, webhookproxy.Options{}, nil, nil)
+	before := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop"}}`
+	stored := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop","uid":"cm-uid"}}`
+	for _, path := range []string{"/mutate", "/mutate/fail"} {
+		if code, _, raw := p.post(t, path, review("m", "CREATE", "ConfigMap", "shop", before)); code != http.StatusOK {
+			t.Fatalf("POST %s CREATE = %d %s", path, code, raw)
+		}
+	}
+	if code, _, raw := p.post(t, "/validate", review("v", "CREATE", "ConfigMap", "shop", stored)); code != http.StatusOK {
+		t.Fatalf("POST /validate CREATE = %d %s", code, raw)
+	}
+	// Evaluations are published in the order they finish: had a mutate
+	// path's been published, it would come first.
+	select {
+	case ev := <-sink.ch:
+		if ev.Resource.UID != "cm-uid" {
+			t.Errorf("first published evaluation is of %+v, want the validate path's (UID cm-uid)", ev.Resource)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no evaluation published after 10s")
+	}
+}

@@ -326,7 +326,13 @@ func pollReport(t *testing.T, d *devDeployment, namespace, name string, want map
 		got := map[string]string{}
 		for _, r := range report.Results {
 			for _, res := range r.Resources {
-				got[res.Kind+"/"+res.Name] = r.Result
+				key := res.Kind + "/" + res.Name
+				if _, dup := got[key]; dup {
+					// Each resource once: by its UID, from the validate
+					// webhook or the scan, not again from the mutate one.
+					return errf("report lists %s twice: %+v", key, report.Results)
+				}
+				got[key] = r.Result
 			}
 		}
 		if fmt.Sprint(got) != fmt.Sprint(want) {

@@ -428,8 +428,13 @@ type EvaluateRequest struct {
 	// targets are returned (target_patches); object itself is not patched.
 	// For the scanner; mode should be MODE_BACKGROUND.
 	MutateExisting bool `protobuf:"varint,15,opt,name=mutate_existing,json=mutateExisting,proto3" json:"mutate_existing,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The evaluation is answered but not published to the report writer.
+	// The webhook proxy sets it on its mutate paths: the validate paths see
+	// the same request afterwards, with the object the API server stores
+	// (its UID included), and report it.
+	SkipReport    bool `protobuf:"varint,16,opt,name=skip_report,json=skipReport,proto3" json:"skip_report,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EvaluateRequest) Reset() {
@@ -574,6 +579,13 @@ func (x *EvaluateRequest) GetGenerateExisting() bool {
 func (x *EvaluateRequest) GetMutateExisting() bool {
 	if x != nil {
 		return x.MutateExisting
+	}
+	return false
+}
+
+func (x *EvaluateRequest) GetSkipReport() bool {
+	if x != nil {
+		return x.SkipReport
 	}
 	return false
 }
@@ -2488,7 +2500,7 @@ var File_verdict_v1_verdict_proto protoreflect.FileDescriptor
 const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"\x18verdict/v1/verdict.proto\x12\n" +
-	"verdict.v1\"\xfa\x06\n" +
+	"verdict.v1\"\x9b\a\n" +
 	"\x0fEvaluateRequest\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1d\n" +
 	"\n" +
@@ -2506,7 +2518,9 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x0fpolicy_selector\x18\f \x01(\v2\x1a.verdict.v1.PolicySelectorH\x00R\x0epolicySelector\x12H\n" +
 	"\tvariables\x18\r \x03(\v2*.verdict.v1.EvaluateRequest.VariablesEntryR\tvariables\x12+\n" +
 	"\x11generate_existing\x18\x0e \x01(\bR\x10generateExisting\x12'\n" +
-	"\x0fmutate_existing\x18\x0f \x01(\bR\x0emutateExisting\x1aB\n" +
+	"\x0fmutate_existing\x18\x0f \x01(\bR\x0emutateExisting\x12\x1f\n" +
+	"\vskip_report\x18\x10 \x01(\bR\n" +
+	"skipReport\x1aB\n" +
 	"\x14NamespaceLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
