@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"regexp"
 	"strings"
 
@@ -215,7 +216,14 @@ func (ev *evaluation) loadEntry(s *scope, ce *policy.ContextEntry) (any, error) 
 			return nil, fmt.Errorf("failed to substitute variables in context %s configMap.namespace: %w", ce.Name, err)
 		}
 		if ns == "" {
-			ns = "default"
+			// A namespaced Policy's own namespace, else "default".
+			ns = ce.PolicyNamespace
+			if ns == "" {
+				ns = "default"
+			}
+		}
+		if ce.PolicyNamespace != "" && ns != ce.PolicyNamespace {
+			return nil, fmt.Errorf("context entry %s: configMap namespace %q is different from policy namespace %q", ce.Name, ns, ce.PolicyNamespace)
 		}
 		cm, err := ev.e.lookup.ConfigMap(ev.ctx, ns, name)
 		if err != nil {
@@ -302,6 +310,25 @@ func (ev *evaluation) loadVariable(s *scope, ce *policy.ContextEntry) (any, erro
 	return output, nil
 }
 
+// namespacePath finds the namespace segment of an API path, as Kyverno's
+// apiCall does.
+var namespacePath = regexp.MustCompile(`^/api(s)?/.*?/namespaces/([^/]+)/?.*$`)
+
+// checkPolicyNamespacePath is Kyverno's rule for the apiCalls of a
+// namespaced Policy: the (cleaned) urlPath must name the policy's
+// namespace; a service call, whose urlPath is empty, is refused too.
+func checkPolicyNamespacePath(urlPath, policyNamespace string) error {
+	clean := path.Clean(urlPath)
+	m := namespacePath.FindStringSubmatch(clean)
+	if len(m) <= 2 {
+		return fmt.Errorf("path %s does not contain a namespace segment, which is required for namespaced policies", clean)
+	}
+	if m[2] != policyNamespace {
+		return fmt.Errorf("path %s refers to namespace %s, which is different from the policy namespace %s", clean, m[2], policyNamespace)
+	}
+	return nil
+}
+
 func (ev *evaluation) loadAPICall(s *scope, ce *policy.ContextEntry) (any, error) {
 	a := ce.APICall
 	call := APICall{Method: a.Method, CABundle: a.CABundle}
@@ -324,6 +351,11 @@ func (ev *evaluation) loadAPICall(s *scope, ce *policy.ContextEntry) (any, error
 				return nil, fmt.Errorf("failed to substitute variables in context entry %s header %s: %w", ce.Name, h.Key, err)
 			}
 			call.Headers[h.Key] = v
+		}
+	}
+	if ce.PolicyNamespace != "" {
+		if err := checkPolicyNamespacePath(call.URLPath, ce.PolicyNamespace); err != nil {
+			return nil, err
 		}
 	}
 	if len(a.Data) > 0 {

@@ -168,6 +168,11 @@ type Rule struct {
 // ContextEntry is a compiled context entry.
 type ContextEntry struct {
 	Name string
+	// PolicyNamespace is the namespace of the namespaced Policy the entry
+	// belongs to, "" in a ClusterPolicy. Such an entry reads ConfigMaps and
+	// API paths of that namespace only, as Kyverno 1.19 requires
+	// (CVE-2026-22039).
+	PolicyNamespace string
 	// Matcher tells whether a query refers to the entry, which then loads
 	// (Kyverno's deferred loading).
 	Matcher *regexp.Regexp
@@ -294,6 +299,10 @@ func kindOf(doc *kyverno.Document) string {
 
 type compiler struct {
 	errs engine.Errors
+	// policyNamespace is the namespace of a namespaced Policy being
+	// compiled ("" for a ClusterPolicy): its context entries may read that
+	// namespace only.
+	policyNamespace string
 }
 
 func (c *compiler) add(err error, code engine.Code, path string) {
@@ -335,6 +344,9 @@ func (c *compiler) policy(doc *kyverno.Document) *Policy {
 	}
 	if p.name == "" {
 		c.errorf(engine.CodeInvalidPolicy, "metadata.name", "a policy needs a name")
+	}
+	if p.Namespaced() {
+		c.policyNamespace = p.namespace
 	}
 	p.hash = hashOf(doc)
 	p.Action = c.action(doc.Spec.ValidationFailureAction, "spec.validationFailureAction", Audit)
@@ -763,7 +775,7 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 	for i := range in {
 		e := &in[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
-		ce := &ContextEntry{Name: e.Name, Matcher: NameMatcher(e.Name), Path: p}
+		ce := &ContextEntry{Name: e.Name, Matcher: NameMatcher(e.Name), Path: p, PolicyNamespace: c.policyNamespace}
 		if e.Name == "" {
 			c.errorf(engine.CodeInvalidPolicy, p+".name", "a context entry needs a name")
 		}
