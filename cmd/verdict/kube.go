@@ -3,10 +3,12 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/verdict-policy/verdict/server"
+	"github.com/verdict-policy/verdict/server/kubelookup"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )
 
@@ -20,6 +22,13 @@ type kubeFlags struct {
 
 	exceptionNamespace string
 	noExceptions       bool
+
+	// The cluster data of context entries, CEL, mutate targets and
+	// generate clones (kubelookup).
+	noLookup        bool
+	lookupCacheTTL  time.Duration
+	apiCallTimeout  time.Duration
+	apiCallMaxBytes int64
 }
 
 // registerKubeFlags adds the Kubernetes source flags to fs.
@@ -31,7 +40,30 @@ func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read namespaced Policies of this namespace only (default: all)")
 	fs.StringVar(&k.exceptionNamespace, "exception-namespace", "", "with --kubeconfig or --in-cluster, apply the PolicyExceptions of this namespace only (default: all)")
 	fs.BoolVar(&k.noExceptions, "disable-policy-exceptions", false, "with --kubeconfig or --in-cluster, ignore the cluster's PolicyExceptions")
+	fs.BoolVar(&k.noLookup, "disable-cluster-lookup", false, "with --kubeconfig or --in-cluster, do not read cluster data for policies (configMap and apiCall context entries, CEL namespaceObject and params, mutate targets, generate clones fail as without a cluster)")
+	fs.DurationVar(&k.lookupCacheTTL, "cluster-cache-ttl", kubelookup.DefaultCacheTTL, "how long a ConfigMap or Namespace read from the cluster is reused (ConfigMaps labelled cache.kyverno.io/enabled are watched instead)")
+	fs.DurationVar(&k.apiCallTimeout, "api-call-timeout", kubelookup.DefaultAPICallTimeout, "deadline of each apiCall context entry (urlPath and service)")
+	fs.Int64Var(&k.apiCallMaxBytes, "api-call-max-response-bytes", kubelookup.DefaultMaxResponseBytes, "largest apiCall response read; a larger one fails the context entry")
 	return k
+}
+
+// lookup returns the cluster data of policies for the cluster of the
+// flags, or nil when they name no cluster or --disable-cluster-lookup.
+func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
+	if k == nil || k.noLookup || (k.kubeconfig == "" && !k.inCluster) {
+		return nil, nil
+	}
+	cfg, err := restConfig(k.kubeconfig, k.kubeContext, k.inCluster)
+	if err != nil {
+		return nil, err
+	}
+	cfg.UserAgent = "verdict"
+	return kubelookup.NewForConfig(cfg, kubelookup.Options{
+		CacheTTL:         k.lookupCacheTTL,
+		APICallTimeout:   k.apiCallTimeout,
+		MaxResponseBytes: k.apiCallMaxBytes,
+		Logger:           log,
+	})
 }
 
 // source returns the Kubernetes policy source the flags ask for, or nil

@@ -116,6 +116,11 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	} else if src != nil {
 		opts.Sources = append(opts.Sources, src)
 	}
+	if l, err := f.kube.lookup(opts.Logger); err != nil {
+		return server.Options{}, err
+	} else if l != nil {
+		opts.Lookup = l
+	}
 	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
 		cfg, err := server.TLSConfig(f.tlsCert, f.tlsKey, f.clientCA)
 		if err != nil {
@@ -241,6 +246,9 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
+	if l, ok := opts.Lookup.(interface{ Start(context.Context) }); ok {
+		l.Start(ctx) // the cluster lookup's ConfigMap informer
+	}
 	reports.attach(ctx, srv)
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {

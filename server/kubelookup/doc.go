@@ -1,0 +1,25 @@
+// Package kubelookup is the cluster data of the decision server: an
+// eval.Lookup over client-go, set as server.Options.Lookup by `verdict
+// serve --kubeconfig` (or --in-cluster), so configMap and apiCall context
+// entries, CEL's namespaceObject and params, mutate-existing targets and
+// generate clone / cloneList sources read the cluster, as in Kyverno.
+//
+// Read Lookup and Options first; NewForConfig builds the clients from a
+// rest.Config, Start runs the ConfigMap informer. What is read and how:
+//
+//   - ConfigMap: the ConfigMaps labelled cache.kyverno.io/enabled from an
+//     informer (Kyverno's cache); any other with a GET, its result (or
+//     its absence) kept CacheTTL in an LRU of CacheSize.
+//   - APICall: urlPath through the REST client with the server's
+//     identity; service.url through an HTTP client trusting caBundle.
+//     Both bounded by APICallTimeout and MaxResponseBytes.
+//   - Namespace (cached like ConfigMaps), Resource, Resources and Params:
+//     the dynamic client, with kinds mapped through cached discovery
+//     refreshed on a miss (at most once per DiscoveryInterval).
+//   - GlobalContext and ImageData are not read: errors wrapping
+//     eval.ErrNotFound that say so.
+//
+// Data that does not exist is an error wrapping eval.ErrNotFound. This
+// package imports the engine's eval API and client-go; it does not import
+// server, and only cmd/verdict imports it.
+package kubelookup
