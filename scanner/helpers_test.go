@@ -71,13 +71,20 @@ type testServer struct {
 // and returns a client connected to it, once it serves.
 func startServer(tb testing.TB, policies ...string) *testServer {
 	tb.Helper()
+	return startServerWith(tb, server.Options{}, policies...)
+}
+
+// startServerWith is startServer with more server options (a Lookup).
+func startServerWith(tb testing.TB, opts server.Options, policies ...string) *testServer {
+	tb.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatalf("listen: %v", err)
 	}
 	src := &policySource{docs: documents(tb, policies...), updates: make(chan []server.Document)}
 	reg := prometheus.NewRegistry()
-	srv, err := server.New(server.Options{Sources: []server.PolicySource{src}, Registry: reg})
+	opts.Sources, opts.Registry = []server.PolicySource{src}, reg
+	srv, err := server.New(opts)
 	if err != nil {
 		tb.Fatalf("server.New: %v", err)
 	}
