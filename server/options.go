@@ -23,6 +23,7 @@ const (
 	DefaultMaxBatchSize         = 1000
 	DefaultResultBuffer         = 4096
 	DefaultShutdownTimeout      = 30 * time.Second
+	DefaultMaxConnectionAge     = 10 * time.Minute
 )
 
 // Options configure a Server. The zero value is usable: every field has a
@@ -105,6 +106,12 @@ type Options struct {
 	// DrainDelay is the time between reporting NOT_SERVING and refusing
 	// new calls, so that load balancers stop sending first. Default 0.
 	DrainDelay time.Duration
+	// MaxConnectionAge closes a client connection (with a GOAWAY, calls in
+	// flight finish within ShutdownTimeout) after this age, give or take
+	// 10%, so that clients resolve the headless Service again and spread
+	// over replicas added since they connected. Default 10m; negative:
+	// never.
+	MaxConnectionAge time.Duration
 
 	// evalHook, when set, is called with every request before it is
 	// evaluated (a test seam: it may panic or block).
@@ -139,6 +146,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ResultBuffer <= 0 {
 		o.ResultBuffer = DefaultResultBuffer
+	}
+	if o.MaxConnectionAge == 0 {
+		o.MaxConnectionAge = DefaultMaxConnectionAge
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout

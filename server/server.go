@@ -161,6 +161,12 @@ func (s *Server) serverOptions() []grpc.ServerOption {
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))
 	}
+	if o.MaxConnectionAge > 0 {
+		opts = append(opts, grpc.KeepaliveParams(keepalive.ServerParameters{
+			MaxConnectionAge:      o.MaxConnectionAge,
+			MaxConnectionAgeGrace: o.ShutdownTimeout,
+		}))
+	}
 	if o.TracerProvider != nil {
 		opts = append(opts, grpc.StatsHandler(otelgrpc.NewServerHandler(
 			otelgrpc.WithTracerProvider(o.TracerProvider),

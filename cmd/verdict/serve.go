@@ -40,6 +40,7 @@ type serveFlags struct {
 	cacheSize            int
 	shutdownTimeout      time.Duration
 	drainDelay           time.Duration
+	maxConnectionAge     time.Duration
 
 	logLevel  string
 	logFormat string
@@ -69,6 +70,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in the LRU cache")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long calls in flight may run after a stop signal")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
+	fs.DurationVar(&f.maxConnectionAge, "max-connection-age", server.DefaultMaxConnectionAge, "close client connections after this age so that clients spread over new replicas (negative: never)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
 	registerGCFlag(fs, &f.gcPercent)
@@ -104,6 +106,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 		MaxBatchSize:         f.maxBatchSize,
 		ShutdownTimeout:      f.shutdownTimeout,
 		DrainDelay:           f.drainDelay,
+		MaxConnectionAge:     f.maxConnectionAge,
 	}
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
