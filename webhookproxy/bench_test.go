@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -307,4 +308,75 @@ func percentile(sorted []time.Duration, p int) time.Duration {
 	}
 	i := (len(sorted)*p+99)/100 - 1
 	return sorted[max(0, min(i, len(sorted)-1))]
+}
+
+// BenchmarkAdmissionReviewOpenLoop: 500 API-server clients, each sending
+// reviews at its own pace so that together they arrive at a fixed rate
+// (exponential gaps: Poisson arrivals), as admission traffic does, instead
+// of the closed loop of BenchmarkAdmissionReview where every client sends
+// its next review the moment the last one is answered. b.N reviews are
+// sent; the latency counts from each review's scheduled time, so a review
+// that waits for a busy client is charged for the wait.
+func BenchmarkAdmissionReviewOpenLoop(b *testing.B) {
+	_, p, body := benchSetup(b)
+	const clients = 500
+	for _, rate := range []int{500, 1000, 2000} {
+		b.Run(fmt.Sprintf("clients=%d/rate=%d", clients, rate), func(b *testing.B) {
+			ctx := b.Context()
+			var failed atomic.Pointer[error]
+			var warm sync.WaitGroup
+			for range clients {
+				warm.Go(func() {
+					if err := postReview(ctx, p, body); err != nil {
+						failed.Store(&err)
+					}
+				})
+			}
+			warm.Wait()
+			// Each client's mean gap between reviews.
+			gap := time.Duration(float64(time.Second) * clients / float64(rate))
+			per := (b.N + clients - 1) / clients
+			lat := make([]time.Duration, 0, per*clients)
+			var mu sync.Mutex
+			var inflight, maxInflight atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for c := range clients {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(c), 1))
+					due := start.Add(time.Duration(rng.ExpFloat64() * float64(gap)))
+					mine := make([]time.Duration, 0, per)
+					for range per {
+						time.Sleep(time.Until(due))
+						n := inflight.Add(1)
+						for m := maxInflight.Load(); n > m && !maxInflight.CompareAndSwap(m, n); m = maxInflight.Load() {
+						}
+						err := postReview(ctx, p, body)
+						inflight.Add(-1)
+						mine = append(mine, time.Since(due))
+						if err != nil {
+							failed.Store(&err)
+							break
+						}
+						due = due.Add(time.Duration(rng.ExpFloat64() * float64(gap)))
+					}
+					mu.Lock()
+					lat = append(lat, mine...)
+					mu.Unlock()
+				})
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if err := failed.Load(); err != nil {
+				b.Fatalf("POST /validate = %v", *err)
+			}
+			slices.Sort(lat)
+			b.ReportMetric(us(percentile(lat, 50)), "p50-µs")
+			b.ReportMetric(us(percentile(lat, 99)), "p99-µs")
+			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
+			b.ReportMetric(float64(maxInflight.Load()), "max-in-flight")
+		})
+	}
 }
