@@ -8,7 +8,8 @@
 // implements: Publish, ListReports, GetReport), Intermediary (the content
 // of Kyverno's AdmissionReport / BackgroundScanReport), PolicyReport (a
 // final report) and Store (where state is kept; the embedded bbolt store is
-// reportwriter/boltstore, the publisher that feeds a writer is
+// reportwriter/boltstore, the store of a cluster (PolicyReport objects) is
+// reportwriter/kubestore, the publisher that feeds a writer is
 // reportwriter/publish).
 //
 // # Model

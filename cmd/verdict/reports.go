@@ -55,18 +55,28 @@ type reportsServeFlags struct {
 	flushDelay, tombstoneTTL     time.Duration
 	shutdownTimeout              time.Duration
 	logLevel                     string
+	cluster                      reportsClusterFlags
 }
 
 func newReportsServeCmd() *cobra.Command {
 	var f reportsServeFlags
 	cmd := &cobra.Command{
-		Use:   "serve --listen HOST:PORT --store FILE",
+		Use:   "serve --listen HOST:PORT --store FILE [--in-cluster|--kubeconfig FILE --shard i/n]",
 		Short: "Run the report writer (verdict.v1.ReportService) on an embedded store",
 		Long: `Run the report writer as its own process: the gRPC service
 verdict.v1.ReportService (Publish, ListReports, GetReport) with its state in
 one bbolt file (--store), kept across restarts. On SIGTERM or Ctrl-C it ends
 the Publish streams (senders send again what was not acknowledged) and
-writes what it holds.`,
+writes what it holds.
+
+With --in-cluster or --kubeconfig, the final reports are PolicyReport and
+ClusterPolicyReport objects of the cluster (server-side apply, field manager
+verdict, at most once per report per --flush-interval), and --store keeps
+the rest (intermediary reports, tombstones, policy set). The writer owns
+the namespaces of --shard i/n and serves only while it holds the shard's
+Lease (--lease-namespace, --lease-name): a standby answers UNAVAILABLE and
+reports NOT_SERVING health (the health service "liveness" is SERVING on
+every replica), and takes over when the leader stops.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return reportsServe(cmd, f)
@@ -84,6 +94,7 @@ writes what it holds.`,
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long streams may finish after a stop signal")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
+	f.cluster.register(fs)
 	return cmd
 }
 
@@ -93,6 +104,12 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	if f.cluster.enabled() {
+		return reportsServeCluster(cmd, f, log)
+	}
+	if err := f.cluster.checkUnused(cmd); err != nil {
+		return err
+	}
 	st, err := boltstore.Open(f.store, boltstore.Options{})
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
 
 	"github.com/verdict-policy/verdict/client"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -25,11 +26,13 @@ type reportFlags struct {
 	db             string // --reports-db FILE (run)
 	embedded       bool   // run: the writer lives in the process
 	noReports      bool   // run: --no-reports
+	shards         int    // --report-shards N (serve)
 	policyInterval time.Duration
 }
 
 func (r *reportFlags) registerServe(fs *pflag.FlagSet) {
-	fs.StringVar(&r.writer, "report-writer", "", "send every evaluation to this report writer (host:port of verdict reports serve)")
+	fs.StringVar(&r.writer, "report-writer", "", "send every evaluation to this report writer (host:port of verdict reports serve; with --report-shards, an address with {shard}, such as verdict-reports-{shard}.verdict-reports.verdict.svc:50052)")
+	fs.IntVar(&r.shards, "report-shards", 1, "number of report writer shards: each evaluation goes to the writer of its namespace's shard, {shard} of --report-writer")
 	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
 }
 
@@ -60,8 +63,8 @@ type reportWiring struct {
 	log    *slog.Logger
 	store  *boltstore.Store
 	writer *reportwriter.Writer
-	pub    *publish.Publisher
-	conn   *client.Client
+	pub    shardedSink // *publish.Publisher or *publish.Sharded
+	conns  []*client.Client
 	stop   context.CancelFunc
 	done   chan struct{}
 }
@@ -88,19 +91,38 @@ func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
 		w.store, w.writer = st, rw
 		opts.ResultSink = publish.Local{Writer: rw}
 	case r.writer != "":
-		// The writer reports no health for the decision service, which
-		// the client checks by default.
-		c, err := client.Dial(r.writer, client.Options{DisableHealthCheck: true})
+		addrs, err := publish.ShardAddresses(r.writer, r.shards)
 		if err != nil {
-			return nil, fmt.Errorf("--report-writer %s: %w", r.writer, err)
+			return nil, fmt.Errorf("--report-writer: %w", err)
 		}
-		p, err := publish.New(c.Conn(), publish.Options{Logger: opts.Logger, Registry: opts.Registry})
-		if err != nil {
-			c.Close()
-			return nil, err
+		var conns []grpc.ClientConnInterface
+		for _, a := range addrs {
+			// The writer reports no health for the decision service, which
+			// the client checks by default.
+			c, err := client.Dial(a, client.Options{DisableHealthCheck: true})
+			if err != nil {
+				w.closeConns()
+				return nil, fmt.Errorf("--report-writer %s: %w", a, err)
+			}
+			w.conns = append(w.conns, c)
+			conns = append(conns, c.Conn())
 		}
-		w.conn, w.pub = c, p
-		opts.ResultSink = p
+		popts := publish.Options{Logger: opts.Logger, Registry: opts.Registry}
+		if len(conns) == 1 {
+			p, err := publish.New(conns[0], popts)
+			if err != nil {
+				w.closeConns()
+				return nil, err
+			}
+			w.pub, opts.ResultSink = p, p
+		} else {
+			p, err := publish.NewSharded(conns, popts)
+			if err != nil {
+				w.closeConns()
+				return nil, err
+			}
+			w.pub, opts.ResultSink = p, p
+		}
 	default:
 		return nil, nil
 	}
@@ -114,7 +136,10 @@ func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
 	if w == nil {
 		return
 	}
-	send := publish.PublishItem(w.pub)
+	var send func(context.Context, *verdictv1.PublishItem) error
+	if w.pub != nil {
+		send = func(ctx context.Context, it *verdictv1.PublishItem) error { return w.pub.Publish(ctx, it) }
+	}
 	if w.writer != nil {
 		srv.RegisterService(&verdictv1.ReportService_ServiceDesc, w.writer)
 		send = publish.ApplyItem(w.writer)
@@ -153,6 +178,21 @@ func (w *reportWiring) close() {
 		if err := w.pub.Close(ctx); err != nil {
 			w.log.Error("report writer", "error", err)
 		}
-		w.conn.Close()
+		w.closeConns()
 	}
+}
+
+// shardedSink is a publisher to one report writer or to the writers of
+// every shard.
+type shardedSink interface {
+	Publish(ctx context.Context, items ...*verdictv1.PublishItem) error
+	Flush(ctx context.Context) error
+	Close(ctx context.Context) error
+}
+
+func (w *reportWiring) closeConns() {
+	for _, c := range w.conns {
+		c.Close()
+	}
+	w.conns = nil
 }

@@ -48,6 +48,7 @@ type scanFlags struct {
 	output          string
 	failOnViolation bool
 	reportWriter    string
+	reportShards    int
 	generate        bool
 	progress        string
 	logLevel        string
@@ -109,7 +110,8 @@ when a rule failed.`,
 	f.Int64Var(&fl.pageSize, "page-size", scanner.DefaultPageSize, "objects per list call in a cluster")
 	f.StringVarP(&fl.output, "output", "o", "table", "output format: table, yaml or json")
 	f.BoolVar(&fl.failOnViolation, "fail-on-violation", false, "exit with 1 when a rule failed")
-	f.StringVar(&fl.reportWriter, "report-writer", "", "send the results to this report writer (host:port) instead of printing them")
+	f.StringVar(&fl.reportWriter, "report-writer", "", "send the results to this report writer (host:port) instead of printing them; with --report-shards, an address with {shard}")
+	f.IntVar(&fl.reportShards, "report-shards", 1, "number of report writer shards: each result goes to the writer of its namespace's shard, {shard} of --report-writer")
 	f.BoolVar(&fl.generate, "generate-existing", true, "in a cluster, apply what generateExisting rules generate for existing triggers")
 	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
 	f.StringVar(&fl.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -224,7 +226,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 
 	var printer *printSink
 	if fl.reportWriter != "" {
-		sink, closeSink, err := dialReportWriter(fl.reportWriter, copts, log)
+		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, copts, log)
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -442,7 +444,11 @@ func writeScanRaw(w io.Writer, format string, results []scanner.Result) error {
 // at addr (verdict.v1.ReportService), with the TLS and token options of
 // the decision server's connection, and the function that flushes and
 // closes it.
-func dialReportWriter(addr string, o client.Options, log *slog.Logger) (scanner.ResultSink, func(), error) {
+func dialReportWriter(addr string, shards int, o client.Options, log *slog.Logger) (scanner.ResultSink, func(), error) {
+	addrs, err := publish.ShardAddresses(addr, shards)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--report-writer: %w", err)
+	}
 	creds := insecure.NewCredentials()
 	if o.TLS != nil {
 		creds = credentials.NewTLS(o.TLS)
@@ -451,13 +457,30 @@ func dialReportWriter(addr string, o client.Options, log *slog.Logger) (scanner.
 	if o.BearerToken != "" {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{token: o.BearerToken, secure: o.TLS != nil}))
 	}
-	conn, err := grpc.NewClient(addr, dopts...)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
+	var conns []*grpc.ClientConn
+	closeConns := func() {
+		for _, c := range conns {
+			c.Close()
+		}
 	}
-	p, err := publish.New(conn, publish.Options{Logger: log})
+	var ifaces []grpc.ClientConnInterface
+	for _, a := range addrs {
+		conn, err := grpc.NewClient(a, dopts...)
+		if err != nil {
+			closeConns()
+			return nil, nil, fmt.Errorf("--report-writer %s: %w", a, err)
+		}
+		conns = append(conns, conn)
+		ifaces = append(ifaces, conn)
+	}
+	var p shardedSink
+	if len(ifaces) == 1 {
+		p, err = publish.New(ifaces[0], publish.Options{Logger: log})
+	} else {
+		p, err = publish.NewSharded(ifaces, publish.Options{Logger: log})
+	}
 	if err != nil {
-		conn.Close()
+		closeConns()
 		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
 	}
 	closeFn := func() {
@@ -466,7 +489,7 @@ func dialReportWriter(addr string, o client.Options, log *slog.Logger) (scanner.
 		if err := p.Close(ctx); err != nil {
 			log.Error("report writer: results not delivered", "error", err)
 		}
-		conn.Close()
+		closeConns()
 	}
 	return publishSink{p: p}, closeFn, nil
 }
@@ -487,7 +510,7 @@ func (b bearer) RequireTransportSecurity() bool { return b.secure }
 // evaluation per resource (source background), then the shard's scan
 // marker, and waits until the writer acknowledged them.
 type publishSink struct {
-	p *publish.Publisher
+	p shardedSink
 }
 
 func objectRef(r scanner.ResourceRef) *verdictv1.ObjectReference {

@@ -10,6 +10,11 @@
 // Item, or directly as verdictv1.ResourceEvaluation / BackgroundScanDone)
 // and waits for room instead of dropping, and Flush.
 //
+// Sharded holds a Publisher per report writer shard and routes each item
+// to the shard of its resource's namespace (reportwriter.ShardOf); policy
+// sets go to every shard. ShardAddresses expands an address template with
+// {shard}.
+//
 // Local is the ResultSink of `verdict run`, where the writer lives in the
 // same process. WatchPolicies sends the decision server's policy set to
 // the writer when it changes, so that entries of deleted or changed

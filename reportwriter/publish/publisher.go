@@ -44,6 +44,9 @@ type Options struct {
 	Logger *slog.Logger
 	// Registry receives the publisher's metrics. Default: a new registry.
 	Registry *prometheus.Registry
+	// Registerer, when set, receives the metrics instead of Registry
+	// (Sharded registers each shard's publisher with a shard label).
+	Registerer prometheus.Registerer
 }
 
 func (o Options) withDefaults() Options {
@@ -102,7 +105,11 @@ var _ server.ResultSink = (*Publisher)(nil)
 // New starts a Publisher on conn. Close stops it.
 func New(conn grpc.ClientConnInterface, opts Options) (*Publisher, error) {
 	opts = opts.withDefaults()
-	m, err := newPubMetrics(opts.Registry)
+	var reg prometheus.Registerer = opts.Registry
+	if opts.Registerer != nil {
+		reg = opts.Registerer
+	}
+	m, err := newPubMetrics(reg)
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
@@ -126,7 +133,12 @@ func New(conn grpc.ClientConnInterface, opts Options) (*Publisher, error) {
 // waiting. What does not fit the buffer is dropped, counted
 // (verdict_report_publisher_undelivered_total) and returned as an error.
 func (p *Publisher) Write(_ context.Context, batch []server.Evaluation) error {
-	items := Items(batch)
+	return p.enqueue(Items(batch))
+}
+
+// enqueue queues items without waiting; what does not fit is dropped and
+// counted.
+func (p *Publisher) enqueue(items []*verdictv1.PublishItem) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -354,7 +366,7 @@ type pubMetrics struct {
 	batches, resent, reconnects                      prometheus.Counter
 }
 
-func newPubMetrics(reg *prometheus.Registry) (*pubMetrics, error) {
+func newPubMetrics(reg prometheus.Registerer) (*pubMetrics, error) {
 	c := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: "verdict_report_publisher_" + name, Help: help})
 	}

@@ -1,0 +1,337 @@
+package kubestore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/verdict-policy/verdict/reportwriter"
+)
+
+type metrics struct {
+	writes  *prometheus.CounterVec
+	errors  *prometheus.CounterVec
+	pending prometheus.Gauge
+	foreign prometheus.Counter
+	rebuild prometheus.Counter
+}
+
+func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	m := &metrics{
+		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_api_writes_total", Help: "Writes of report objects to the API server (apply, delete), failed ones included, by verb and kind."},
+			[]string{"verb", "kind"}),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_api_write_errors_total", Help: "Writes of report objects that failed (retried with backoff), by verb and kind."},
+			[]string{"verb", "kind"}),
+		pending: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_reports_api_pending", Help: "Reports changed and not yet written to the API server."}),
+		foreign: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_foreign_total", Help: "Report writes left out because the report's namespace belongs to another shard."}),
+		rebuild: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_rebuilds_total", Help: "Loads that rebuilt the state from the report objects of the API server."}),
+	}
+	for _, c := range []prometheus.Collector{m.writes, m.errors, m.pending, m.foreign, m.rebuild} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// run applies the pending reports, one round per FlushInterval at most,
+// or after a backoff when a round failed.
+func (s *Store) run(ctx context.Context) {
+	defer close(s.done)
+	backoff := s.opts.BackoffMin
+	for {
+		select {
+		case <-s.wake:
+		case <-s.now:
+		case <-ctx.Done():
+			return
+		}
+		// Writes within the interval are coalesced into this round; Flush
+		// cuts the wait short.
+		t := time.NewTimer(s.opts.FlushInterval)
+		select {
+		case <-t.C:
+		case <-s.now:
+			t.Stop()
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		failed := s.round(ctx)
+		if !failed {
+			backoff = s.opts.BackoffMin
+			continue
+		}
+		s.log.Warn("report writes failed, retrying", "retry_in", backoff, "error", s.err())
+		t = time.NewTimer(backoff)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return
+		}
+		backoff = min(2*backoff, s.opts.BackoffMax)
+		s.signal()
+	}
+}
+
+func (s *Store) err() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lastErr
+}
+
+// round applies every pending report once; a report that fails stays
+// pending unless a newer content replaced it meanwhile. It reports whether
+// a write failed.
+func (s *Store) round(ctx context.Context) bool {
+	s.mu.Lock()
+	batch := s.pending
+	s.pending = map[reportwriter.ReportKey]*reportwriter.StoredReport{}
+	s.mu.Unlock()
+	var lastErr error
+	changed := false
+	keys := make(chan reportwriter.ReportKey)
+	var wg sync.WaitGroup
+	for range min(s.opts.Concurrency, max(len(batch), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := range keys {
+				sr := batch[k]
+				err := s.write(ctx, k, sr)
+				s.mu.Lock()
+				if err != nil {
+					lastErr = err
+					if _, newer := s.pending[k]; !newer {
+						s.pending[k] = sr
+					}
+				} else {
+					changed = true
+					if sr == nil {
+						delete(s.applied, k)
+					} else {
+						s.applied[k] = contentHash(sr.Report)
+					}
+				}
+				s.mu.Unlock()
+			}
+		}()
+	}
+	for k := range batch {
+		keys <- k
+	}
+	close(keys)
+	wg.Wait()
+	if changed {
+		if err := s.saveApplied(); err != nil {
+			s.log.Error("record applied reports", "error", err)
+		}
+	}
+	s.mu.Lock()
+	s.lastErr = lastErr
+	s.rounds++
+	close(s.roundDone)
+	s.roundDone = make(chan struct{})
+	s.metrics.pending.Set(float64(len(s.pending)))
+	s.mu.Unlock()
+	return lastErr != nil
+}
+
+func (s *Store) resource(k reportwriter.ReportKey) dynamic.ResourceInterface {
+	if k.Namespace == "" {
+		return s.opts.Client.Resource(ClusterPolicyReports)
+	}
+	return s.opts.Client.Resource(PolicyReports).Namespace(k.Namespace)
+}
+
+// write applies sr as the report k (nil: deletes it), with its parts.
+func (s *Store) write(ctx context.Context, k reportwriter.ReportKey, sr *reportwriter.StoredReport) error {
+	s.mu.Lock()
+	had := max(s.parts[k], 1)
+	s.mu.Unlock()
+	n := 0
+	if sr != nil {
+		objs, err := s.objects(k, sr)
+		if err != nil {
+			return err
+		}
+		for _, o := range objs {
+			if err := s.apply(ctx, k, o); err != nil {
+				return err
+			}
+		}
+		n = len(objs)
+	}
+	// Parts no longer needed, or every part of a deleted report.
+	for i := had; i > n; i-- {
+		if err := s.delete(ctx, k, partName(k.Name, i)); err != nil {
+			return err
+		}
+	}
+	s.mu.Lock()
+	if n == 0 {
+		delete(s.parts, k)
+	} else {
+		s.parts[k] = n
+	}
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *Store) apply(ctx context.Context, k reportwriter.ReportKey, o *unstructured.Unstructured) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	s.metrics.writes.WithLabelValues("apply", k.Kind()).Inc()
+	_, err := s.resource(k).Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: s.opts.FieldManager, Force: true})
+	if err != nil {
+		s.metrics.errors.WithLabelValues("apply", k.Kind()).Inc()
+		return fmt.Errorf("apply %s %s: %w", k.Kind(), name(k.Namespace, o.GetName()), err)
+	}
+	return nil
+}
+
+func (s *Store) delete(ctx context.Context, k reportwriter.ReportKey, n string) error {
+	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+	defer cancel()
+	s.metrics.writes.WithLabelValues("delete", k.Kind()).Inc()
+	err := s.resource(k).Delete(ctx, n, metav1.DeleteOptions{})
+	if err != nil && !apierrors.IsNotFound(err) {
+		s.metrics.errors.WithLabelValues("delete", k.Kind()).Inc()
+		return fmt.Errorf("delete %s %s: %w", k.Kind(), name(k.Namespace, n), err)
+	}
+	return nil
+}
+
+func name(ns, n string) string {
+	if ns == "" {
+		return n
+	}
+	return ns + "/" + n
+}
+
+// partName is the name of part i (from 1) of report name.
+func partName(name string, i int) string {
+	if i <= 1 {
+		return name
+	}
+	return name + "-" + strconv.Itoa(i)
+}
+
+// objects renders the objects of report k: one, or its parts when larger
+// than MaxReportBytes. The split is a function of the content only: the
+// results in their report order, cut greedily by size.
+func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport) ([]*unstructured.Unstructured, error) {
+	var rep struct {
+		Metadata struct {
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Results []json.RawMessage `json:"results"`
+	}
+	if err := json.Unmarshal(sr.Report, &rep); err != nil {
+		return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
+	}
+	const overhead = 2 << 10 // metadata and summary
+	var groups [][]json.RawMessage
+	size := 0
+	for _, r := range rep.Results {
+		if len(groups) == 0 || (size+len(r)+1+overhead > s.opts.MaxReportBytes && len(groups[len(groups)-1]) > 0) {
+			groups = append(groups, nil)
+			size = 0
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], r)
+		size += len(r) + 1
+	}
+	if len(groups) == 0 {
+		groups = [][]json.RawMessage{nil}
+	}
+	hash := contentHash(sr.Report)
+	objs := make([]*unstructured.Unstructured, 0, len(groups))
+	for i, g := range groups {
+		results := make([]any, 0, len(g))
+		var sum reportwriter.Summary
+		for _, r := range g {
+			var v map[string]any
+			if err := json.Unmarshal(r, &v); err != nil {
+				return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
+			}
+			res, _ := v["result"].(string)
+			addResult(&sum, res)
+			results = append(results, v)
+		}
+		labels := maps.Clone(rep.Metadata.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		labels[reportwriter.LabelManagedBy] = reportwriter.ManagedBy
+		labels[LabelReport] = labelValue(k.Name)
+		md := map[string]any{
+			"name":   partName(k.Name, i+1),
+			"labels": toAny(labels),
+			"annotations": map[string]any{
+				AnnotationContentHash: hash,
+				AnnotationPart:        fmt.Sprintf("%d/%d", i+1, len(groups)),
+			},
+		}
+		if k.Namespace != "" {
+			md["namespace"] = k.Namespace
+		}
+		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": reportwriter.APIVersion,
+			"kind":       k.Kind(),
+			"metadata":   md,
+			"results":    results,
+			"summary": map[string]any{
+				"pass": int64(sum.Pass), "fail": int64(sum.Fail), "warn": int64(sum.Warn), "error": int64(sum.Error), "skip": int64(sum.Skip),
+			},
+		}})
+	}
+	return objs, nil
+}
+
+func addResult(s *reportwriter.Summary, r string) {
+	switch r {
+	case "pass":
+		s.Pass++
+	case "fail":
+		s.Fail++
+	case "warn":
+		s.Warn++
+	case "error":
+		s.Error++
+	case "skip":
+		s.Skip++
+	}
+}
+
+func toAny(m map[string]string) map[string]any {
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// labelValue is name when it is a valid label value (63 characters at
+// most), else its first 50 characters and a hash.
+func labelValue(name string) string {
+	if len(name) <= 63 {
+		return name
+	}
+	return name[:50] + "-" + contentHash([]byte(name))[:12]
+}

@@ -1,0 +1,265 @@
+package kubestore
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/verdict-policy/verdict/reportwriter"
+)
+
+// apiReport is a report of the shard as found in the API server: its
+// parts, merged.
+type apiReport struct {
+	key     reportwriter.ReportKey
+	hash    string // of the first part; "" when the parts disagree
+	parts   int
+	labels  map[string]string
+	results []reportResult
+}
+
+// reportResult is the part of a report result the store reads back.
+type reportResult struct {
+	Policy    string `json:"policy"`
+	Rule      string `json:"rule"`
+	Category  string `json:"category"`
+	Severity  string `json:"severity"`
+	Timestamp struct {
+		Seconds int64 `json:"seconds"`
+	} `json:"timestamp"`
+	Result     string                  `json:"result"`
+	Scored     bool                    `json:"scored"`
+	Message    string                  `json:"message"`
+	Properties map[string]string       `json:"properties"`
+	Resources  []reportwriter.Resource `json:"resources"`
+}
+
+// list reads the shard's report objects written by Verdict.
+func (s *Store) list(ctx context.Context) (map[reportwriter.ReportKey]*apiReport, error) {
+	out := map[reportwriter.ReportKey]*apiReport{}
+	sel := metav1.ListOptions{LabelSelector: reportwriter.LabelManagedBy + "=" + reportwriter.ManagedBy}
+	for _, gvr := range []struct {
+		r       string
+		cluster bool
+	}{{"policyreports", false}, {"clusterpolicyreports", true}} {
+		res := s.opts.Client.Resource(PolicyReports)
+		if gvr.cluster {
+			res = s.opts.Client.Resource(ClusterPolicyReports)
+		}
+		lctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
+		l, err := res.List(lctx, sel)
+		cancel()
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", gvr.r, err)
+		}
+		for i := range l.Items {
+			o := &l.Items[i]
+			if !s.owns(o.GetNamespace()) {
+				continue
+			}
+			if err := add(out, o); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return out, nil
+}
+
+func add(out map[reportwriter.ReportKey]*apiReport, o *unstructured.Unstructured) error {
+	base := o.GetLabels()[LabelReport]
+	part := 1
+	if p := o.GetAnnotations()[AnnotationPart]; p != "" {
+		i, _, _ := strings.Cut(p, "/")
+		part, _ = strconv.Atoi(i)
+	}
+	if base == "" || part > 1 && strings.TrimSuffix(o.GetName(), "-"+strconv.Itoa(part)) == o.GetName() {
+		base = o.GetName() // written by an older version, or not by this store
+	} else if part > 1 {
+		base = strings.TrimSuffix(o.GetName(), "-"+strconv.Itoa(part))
+	} else {
+		base = o.GetName()
+	}
+	k := reportwriter.ReportKey{Namespace: o.GetNamespace(), Name: base}
+	r := out[k]
+	if r == nil {
+		r = &apiReport{key: k, hash: o.GetAnnotations()[AnnotationContentHash]}
+		out[k] = r
+	}
+	if h := o.GetAnnotations()[AnnotationContentHash]; h != r.hash {
+		r.hash = ""
+	}
+	if part == 1 {
+		r.labels = o.GetLabels()
+	}
+	r.parts = max(r.parts, part)
+	var body struct {
+		Results []reportResult `json:"results"`
+	}
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"results": o.Object["results"]}, &body); err != nil {
+		return fmt.Errorf("%s %s: results: %w", o.GetKind(), name(o.GetNamespace(), o.GetName()), err)
+	}
+	r.results = append(r.results, body.Results...)
+	return nil
+}
+
+// Load implements reportwriter.Store (see the package documentation).
+func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
+	st, err := s.local.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	applied, err := s.loadApplied()
+	if err != nil {
+		return nil, err
+	}
+	found, err := s.list(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	for k, r := range found {
+		s.parts[k] = r.parts
+	}
+	s.mu.Unlock()
+	consistent := len(found) == len(applied)
+	for k, r := range found {
+		if applied[k] == "" || applied[k] != r.hash {
+			consistent = false
+		}
+	}
+	if consistent {
+		// The file knows what the API server holds: apply what it had not.
+		s.mu.Lock()
+		s.applied = applied
+		inFile := map[reportwriter.ReportKey]bool{}
+		for _, sr := range st.Reports {
+			inFile[sr.Key] = true
+			if s.owns(sr.Key.Namespace) && applied[sr.Key] != contentHash(sr.Report) {
+				s.pending[sr.Key] = sr
+			}
+		}
+		for k := range applied {
+			if !inFile[k] {
+				s.pending[k] = nil
+			}
+		}
+		n := len(s.pending)
+		s.mu.Unlock()
+		if n > 0 {
+			s.signal()
+		}
+		return st, nil
+	}
+	s.metrics.rebuild.Inc()
+	s.log.Info("rebuilding the report state from the API server", "reports", len(found), "file_reports", len(st.Reports))
+	return s.rebuild(ctx, st, found)
+}
+
+// rebuild replaces the file's intermediaries and reports by those of the
+// API server's objects; tombstones and the policy set stay.
+func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[reportwriter.ReportKey]*apiReport) (*reportwriter.State, error) {
+	c := &reportwriter.Changes{}
+	for _, in := range old.Intermediaries {
+		c.DeleteIntermediaries = append(c.DeleteIntermediaries, reportwriter.IntermediaryKey{Source: in.Source, Resource: in.Owner.Key()})
+	}
+	for _, sr := range old.Reports {
+		c.DeleteReports = append(c.DeleteReports, sr.Key)
+	}
+	type ikey struct {
+		source reportwriter.Source
+		res    string
+	}
+	inters := map[ikey]*reportwriter.Intermediary{}
+	applied := map[reportwriter.ReportKey]string{}
+	for k, r := range found {
+		applied[k] = r.hash
+		kind, pns := "ClusterPolicy", ""
+		if strings.HasPrefix(k.Name, "pol-") {
+			kind, pns = "Policy", k.Namespace
+		}
+		for _, res := range r.results {
+			if len(res.Resources) == 0 {
+				continue
+			}
+			owner := res.Resources[0]
+			bg := res.Properties["process"] == "background scan"
+			source := reportwriter.SourceAdmission
+			if bg {
+				source = reportwriter.SourceBackground
+			}
+			ik := ikey{source, owner.Key()}
+			in := inters[ik]
+			if in == nil {
+				in = &reportwriter.Intermediary{Source: source, Owner: owner}
+				inters[ik] = in
+			}
+			pname := res.Policy
+			if kind == "Policy" {
+				_, pname, _ = strings.Cut(res.Policy, "/")
+			}
+			pv := reportwriter.PolicyVersion{Kind: kind, Namespace: pns, Name: pname, Background: bg, Time: time.Unix(res.Timestamp.Seconds, 0).UTC()}
+			if v := r.labels[map[string]string{"ClusterPolicy": "cpol.kyverno.io/", "Policy": "pol.kyverno.io/"}[kind]+pname]; v != "" {
+				pv.Hash = v
+			}
+			seen := false
+			for _, p := range in.Policies {
+				if p.Key() == pv.Key() {
+					seen = true
+				}
+			}
+			if !seen {
+				in.Policies = append(in.Policies, pv)
+			}
+			props := map[string]string{}
+			for k, v := range res.Properties {
+				if k != "process" {
+					props[k] = v
+				}
+			}
+			if len(props) == 0 {
+				props = nil
+			}
+			in.Results = append(in.Results, reportwriter.Entry{
+				Policy: res.Policy, Rule: res.Rule, Result: res.Result, Message: res.Message,
+				Category: res.Category, Severity: res.Severity, Scored: res.Scored, Properties: props,
+			})
+			addResult(&in.Summary, res.Result)
+		}
+	}
+	st := &reportwriter.State{Tombstones: old.Tombstones, Policies: old.Policies}
+	for _, in := range inters {
+		st.Intermediaries = append(st.Intermediaries, in)
+		c.PutIntermediaries = append(c.PutIntermediaries, in)
+	}
+	// Written before the deletes of the same keys would be wrong: drop
+	// the deletes of keys written again.
+	put := map[reportwriter.IntermediaryKey]bool{}
+	for _, in := range c.PutIntermediaries {
+		put[reportwriter.IntermediaryKey{Source: in.Source, Resource: in.Owner.Key()}] = true
+	}
+	dels := c.DeleteIntermediaries[:0]
+	for _, k := range c.DeleteIntermediaries {
+		if !put[k] {
+			dels = append(dels, k)
+		}
+	}
+	c.DeleteIntermediaries = dels
+	if err := s.local.Write(ctx, c); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.applied = applied
+	s.mu.Unlock()
+	if err := s.saveApplied(); err != nil {
+		return nil, err
+	}
+	// The reports are rendered again by the writer from the rebuilt
+	// intermediaries and applied when they differ.
+	return st, nil
+}

@@ -1,0 +1,345 @@
+package kubestore
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+
+	"github.com/verdict-policy/verdict/reportwriter"
+	"github.com/verdict-policy/verdict/reportwriter/boltstore"
+)
+
+// Defaults of Options.
+const (
+	DefaultFlushInterval  = time.Second
+	DefaultMaxReportBytes = 512 << 10
+	DefaultBackoffMin     = 200 * time.Millisecond
+	DefaultBackoffMax     = 30 * time.Second
+	DefaultRequestTimeout = 30 * time.Second
+	DefaultConcurrency    = 4
+	DefaultFieldManager   = "verdict"
+)
+
+// Labels and annotations of the objects the store writes.
+const (
+	// LabelReport names the report a part belongs to (on every part).
+	LabelReport = "reports.verdict.io/report"
+	// AnnotationContentHash is the hash of the whole report's content.
+	AnnotationContentHash = "reports.verdict.io/content-hash"
+	// AnnotationPart is "i/n" on every part of a split report.
+	AnnotationPart = "reports.verdict.io/part"
+)
+
+// The report resources.
+var (
+	PolicyReports        = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "policyreports"}
+	ClusterPolicyReports = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}
+)
+
+// Options configure Open. Local and Client are required.
+type Options struct {
+	// Local keeps the intermediary reports, tombstones, policy set and a
+	// copy of the final reports. Required; closed by Close.
+	Local *boltstore.Store
+	// Client writes the report objects. Required.
+	Client dynamic.Interface
+
+	// ShardIndex and ShardCount: the store reads and writes the reports of
+	// the namespaces with reportwriter.ShardOf(namespace, ShardCount) ==
+	// ShardIndex only (cluster-scoped reports belong to the shard of "").
+	// Default 0 of 1: every report.
+	ShardIndex, ShardCount uint32
+
+	// FlushInterval is the least time between two applies of one report.
+	// Default 1s.
+	FlushInterval time.Duration
+	// MaxReportBytes bounds the JSON size of one report object; larger
+	// reports are split into parts. Default 512 KiB (etcd takes requests
+	// up to 1.5 MiB).
+	MaxReportBytes int
+	// BackoffMin and BackoffMax bound the wait before retrying failed API
+	// writes; it doubles from min to max and is reset by a round without
+	// failures. Defaults 200ms and 30s.
+	BackoffMin, BackoffMax time.Duration
+	// Concurrency is the most reports written to the API server at once.
+	// Default 4.
+	Concurrency int
+	// RequestTimeout bounds one API call. Default 30s.
+	RequestTimeout time.Duration
+	// FieldManager of the server-side applies. Default "verdict".
+	FieldManager string
+
+	// Logger receives the store's logs. Default: discard.
+	Logger *slog.Logger
+	// Registry receives the store's metrics. Default: a new registry.
+	Registry *prometheus.Registry
+}
+
+func (o Options) withDefaults() Options {
+	if o.ShardCount == 0 {
+		o.ShardCount, o.ShardIndex = 1, 0
+	}
+	if o.FlushInterval <= 0 {
+		o.FlushInterval = DefaultFlushInterval
+	}
+	if o.MaxReportBytes <= 0 {
+		o.MaxReportBytes = DefaultMaxReportBytes
+	}
+	if o.BackoffMin <= 0 {
+		o.BackoffMin = DefaultBackoffMin
+	}
+	if o.BackoffMax < o.BackoffMin {
+		o.BackoffMax = max(DefaultBackoffMax, o.BackoffMin)
+	}
+	if o.Concurrency <= 0 {
+		o.Concurrency = DefaultConcurrency
+	}
+	if o.RequestTimeout <= 0 {
+		o.RequestTimeout = DefaultRequestTimeout
+	}
+	if o.FieldManager == "" {
+		o.FieldManager = DefaultFieldManager
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if o.Registry == nil {
+		o.Registry = prometheus.NewRegistry()
+	}
+	return o
+}
+
+// metaApplied is the bbolt meta key of the applied hashes.
+const metaApplied = "kubestore/applied"
+
+// Store is a reportwriter.Store whose final reports are objects in the
+// API server.
+type Store struct {
+	opts    Options
+	local   *boltstore.Store
+	log     *slog.Logger
+	metrics *metrics
+
+	mu sync.Mutex
+	// pending are the reports to apply (nil: to delete), latest content.
+	pending map[reportwriter.ReportKey]*reportwriter.StoredReport
+	// applied is the content hash of each report in the API server, and
+	// parts its number of parts there.
+	applied map[reportwriter.ReportKey]string
+	parts   map[reportwriter.ReportKey]int
+	// rounds counts finished apply rounds; roundDone is closed and
+	// replaced after each.
+	rounds    uint64
+	roundDone chan struct{}
+	lastErr   error
+
+	wake   chan struct{}
+	now    chan struct{} // Flush: apply without waiting
+	cancel context.CancelFunc
+	done   chan struct{}
+	once   sync.Once
+}
+
+var _ reportwriter.Store = (*Store)(nil)
+
+// Open returns a store on opts.Local and opts.Client; Load reads the
+// shard's reports. Close stops it.
+func Open(opts Options) (*Store, error) {
+	opts = opts.withDefaults()
+	switch {
+	case opts.Local == nil:
+		return nil, errors.New("kubestore: no local store")
+	case opts.Client == nil:
+		return nil, errors.New("kubestore: no client")
+	case opts.ShardIndex >= opts.ShardCount:
+		return nil, fmt.Errorf("kubestore: shard %d of %d: index out of range", opts.ShardIndex, opts.ShardCount)
+	}
+	m, err := newMetrics(opts.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Store{
+		opts: opts, local: opts.Local, log: opts.Logger, metrics: m,
+		pending:   map[reportwriter.ReportKey]*reportwriter.StoredReport{},
+		applied:   map[reportwriter.ReportKey]string{},
+		parts:     map[reportwriter.ReportKey]int{},
+		roundDone: make(chan struct{}),
+		wake:      make(chan struct{}, 1),
+		now:       make(chan struct{}, 1),
+		cancel:    cancel,
+		done:      make(chan struct{}),
+	}
+	go s.run(ctx)
+	return s, nil
+}
+
+// owns reports whether the report of namespace ns is in the store's shard.
+func (s *Store) owns(ns string) bool {
+	return reportwriter.ShardOf(ns, s.opts.ShardCount) == s.opts.ShardIndex
+}
+
+// contentHash identifies a rendered report.
+func contentHash(report []byte) string {
+	h := sha256.Sum256(report)
+	return hex.EncodeToString(h[:12])
+}
+
+// Write implements reportwriter.Store: c is written to the local file in
+// one transaction; its reports are applied to the API server by the apply
+// loop. Reports of other shards are left out and counted.
+func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
+	own := *c
+	own.PutReports, own.DeleteReports = nil, nil
+	for _, sr := range c.PutReports {
+		if s.owns(sr.Key.Namespace) {
+			own.PutReports = append(own.PutReports, sr)
+		} else {
+			s.foreign(sr.Key)
+		}
+	}
+	for _, k := range c.DeleteReports {
+		if s.owns(k.Namespace) {
+			own.DeleteReports = append(own.DeleteReports, k)
+		} else {
+			s.foreign(k)
+		}
+	}
+	if err := s.local.Write(ctx, &own); err != nil {
+		return err
+	}
+	if len(own.PutReports)+len(own.DeleteReports) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	for _, sr := range own.PutReports {
+		s.pending[sr.Key] = sr
+	}
+	for _, k := range own.DeleteReports {
+		s.pending[k] = nil
+	}
+	s.metrics.pending.Set(float64(len(s.pending)))
+	s.mu.Unlock()
+	s.signal()
+	return nil
+}
+
+func (s *Store) foreign(k reportwriter.ReportKey) {
+	s.metrics.foreign.Inc()
+	s.log.Warn("report of another shard not written", "kind", k.Kind(), "namespace", k.Namespace, "name", k.Name,
+		"shard", fmt.Sprintf("%d/%d", s.opts.ShardIndex, s.opts.ShardCount))
+}
+
+func (s *Store) signal() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Flush applies the pending reports now (waiting for the round in
+// progress first) and returns the error of the last round, or ctx's.
+func (s *Store) Flush(ctx context.Context) error {
+	for range 2 { // the round in progress may have started before the call
+		s.mu.Lock()
+		if len(s.pending) == 0 && s.lastErr == nil {
+			s.mu.Unlock()
+			return nil
+		}
+		ch := s.roundDone
+		s.mu.Unlock()
+		select {
+		case s.now <- struct{}{}:
+		default:
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			return errors.New("kubestore closed")
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.pending) > 0 && s.lastErr != nil {
+		return s.lastErr
+	}
+	return nil
+}
+
+// Close applies what is pending (until ctx is done), stops the apply loop
+// and closes the local store.
+func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.RequestTimeout)
+	defer cancel()
+	return s.CloseContext(ctx)
+}
+
+// CloseContext is Close with a deadline for the last applies.
+func (s *Store) CloseContext(ctx context.Context) error {
+	var err error
+	s.once.Do(func() {
+		err = s.Flush(ctx)
+		s.cancel()
+		<-s.done
+		if cerr := s.local.Close(); cerr != nil && err == nil {
+			err = cerr
+		}
+		if err != nil {
+			err = fmt.Errorf("reports not applied: %w", err)
+		}
+	})
+	return err
+}
+
+// saveApplied records the applied hashes in the local file.
+func (s *Store) saveApplied() error {
+	s.mu.Lock()
+	b, err := json.Marshal(appliedList(s.applied))
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return s.local.SetMeta(metaApplied, b)
+}
+
+type appliedEntry struct {
+	Key  reportwriter.ReportKey `json:"key"`
+	Hash string                 `json:"hash"`
+}
+
+func appliedList(m map[reportwriter.ReportKey]string) []appliedEntry {
+	out := make([]appliedEntry, 0, len(m))
+	for k, h := range m {
+		out = append(out, appliedEntry{Key: k, Hash: h})
+	}
+	return out
+}
+
+func (s *Store) loadApplied() (map[reportwriter.ReportKey]string, error) {
+	b, err := s.local.Meta(metaApplied)
+	if err != nil || b == nil {
+		return map[reportwriter.ReportKey]string{}, err
+	}
+	var list []appliedEntry
+	if err := json.Unmarshal(b, &list); err != nil {
+		return nil, fmt.Errorf("applied reports: %w", err)
+	}
+	m := make(map[reportwriter.ReportKey]string, len(list))
+	for _, e := range list {
+		m[e.Key] = e.Hash
+	}
+	return m, nil
+}
