@@ -195,46 +195,10 @@ func deployDev(t *testing.T, policies ...string) *devDeployment {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	poll(t, 30*time.Second, "the server serves the cluster's policies", func() error {
-		ps, err := c.ListPolicies(ctx)
-		if err != nil {
-			return err
-		}
-		ready := 0
-		for _, p := range ps.GetPolicies() {
-			if p.GetReady() {
-				ready++
-			}
-		}
-		if ready < len(policies) {
-			return errf("policies %v", ps.GetPolicies())
-		}
-		return nil
-	})
+	waitPoliciesReady(t, c, len(policies))
 
 	// The manifests' validating webhooks, pointed at the proxy on loopback.
-	for _, o := range objs {
-		if o.GetKind() != "ValidatingWebhookConfiguration" {
-			continue
-		}
-		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &vwc); err != nil {
-			t.Fatal(err)
-		}
-		for i := range vwc.Webhooks {
-			cc := &vwc.Webhooks[i].ClientConfig
-			url := "https://" + proxyAddr + *cc.Service.Path
-			cc.Service, cc.URL, cc.CABundle = nil, &url, ca
-			// Fail, whatever the overlay says: a matchCondition that does not
-			// evaluate then fails the request instead of skipping the webhook.
-			fp := admissionregistrationv1.Fail
-			vwc.Webhooks[i].FailurePolicy = &fp
-		}
-		vwc.ResourceVersion = ""
-		if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &vwc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registerValidatingWebhooks(t, cs, objs, proxyAddr, ca)
 	t.Cleanup(func() {
 		if !t.Failed() {
 			return
@@ -250,6 +214,57 @@ func deployDev(t *testing.T, policies ...string) *devDeployment {
 		cluster: cluster, cs: cs, dyn: dyn, mapper: mapper, cached: cached, c: c, objs: objs,
 		overlay: overlay, dir: dir, kubeconfig: kubeconfig,
 		writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr,
+	}
+}
+
+// waitPoliciesReady waits until the decision server behind c serves at
+// least n ready policies.
+func waitPoliciesReady(t *testing.T, c *client.Client, n int) {
+	t.Helper()
+	poll(t, 30*time.Second, "the server serves the cluster's policies", func() error {
+		ps, err := c.ListPolicies(t.Context())
+		if err != nil {
+			return err
+		}
+		ready := 0
+		for _, p := range ps.GetPolicies() {
+			if p.GetReady() {
+				ready++
+			}
+		}
+		if ready < n {
+			return errf("policies %v", ps.GetPolicies())
+		}
+		return nil
+	})
+}
+
+// registerValidatingWebhooks creates the ValidatingWebhookConfigurations
+// of objs with every webhook pointed at the proxy on proxyAddr (trusting
+// ca) and failing closed, whatever the overlay says: a matchCondition that
+// does not evaluate then fails the request instead of skipping the
+// webhook.
+func registerValidatingWebhooks(t *testing.T, cs kubernetes.Interface, objs []*unstructured.Unstructured, proxyAddr string, ca []byte) {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() != "ValidatingWebhookConfiguration" {
+			continue
+		}
+		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &vwc); err != nil {
+			t.Fatal(err)
+		}
+		for i := range vwc.Webhooks {
+			cc := &vwc.Webhooks[i].ClientConfig
+			url := "https://" + proxyAddr + *cc.Service.Path
+			cc.Service, cc.URL, cc.CABundle = nil, &url, ca
+			fp := admissionregistrationv1.Fail
+			vwc.Webhooks[i].FailurePolicy = &fp
+		}
+		vwc.ResourceVersion = ""
+		if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(t.Context(), &vwc, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

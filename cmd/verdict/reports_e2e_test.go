@@ -23,11 +23,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -201,42 +199,8 @@ func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	poll(t, 30*time.Second, "the server serves the cluster's policies", func() error {
-		ps, err := c.ListPolicies(ctx)
-		if err != nil {
-			return err
-		}
-		ready := 0
-		for _, p := range ps.GetPolicies() {
-			if p.GetReady() {
-				ready++
-			}
-		}
-		if ready < len(policies) {
-			return errf("policies %v", ps.GetPolicies())
-		}
-		return nil
-	})
-	for _, o := range objs {
-		if o.GetKind() != "ValidatingWebhookConfiguration" {
-			continue
-		}
-		var vwc admissionregistrationv1.ValidatingWebhookConfiguration
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &vwc); err != nil {
-			t.Fatal(err)
-		}
-		for i := range vwc.Webhooks {
-			cc := &vwc.Webhooks[i].ClientConfig
-			url := "https://" + proxyAddr + *cc.Service.Path
-			cc.Service, cc.URL, cc.CABundle = nil, &url, ca
-			fp := admissionregistrationv1.Fail
-			vwc.Webhooks[i].FailurePolicy = &fp
-		}
-		vwc.ResourceVersion = ""
-		if _, err := cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Create(ctx, &vwc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	waitPoliciesReady(t, c, len(policies))
+	registerValidatingWebhooks(t, cs, objs, proxyAddr, ca)
 	return cr
 }
 
