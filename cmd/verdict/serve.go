@@ -202,6 +202,7 @@ Ctrl-C.`,
 				fmt.Fprintf(w, "Verdict decision server on %s, policies from %s (Ctrl-C to stop).\n\n", addr, f.policies)
 				fmt.Fprintf(w, "Call it with:\n")
 				fmt.Fprintf(w, "  bin/verdict eval --server %s -f examples/resources\n", addr)
+				fmt.Fprintf(w, "  bin/verdict scan --server %s -f examples/resources   # a background scan\n", addr)
 				if !f.reports.noReports {
 					fmt.Fprintf(w, "  bin/verdict reports get -A --server %s        # PolicyReports, kept in %s\n", addr, f.reports.db)
 				}
