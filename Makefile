@@ -102,6 +102,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
+	$(GO) test -run '^$$' -fuzz FuzzUnchanged -fuzztime 30s ./engine/mutate
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./engine/internal/jsonconv
+	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/jsonvalue
+	$(GO) test -run '^$$' -fuzz FuzzEncodeFailures -fuzztime 30s ./server
+	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy
 
 # The container image: a static binary with the version from git, on
 # gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker
