@@ -86,7 +86,8 @@ type Summary struct {
 	Skip  int `json:"skip"`
 }
 
-func (s *Summary) add(result string) {
+// Add counts one result ("pass", "fail", "warn", "error" or "skip").
+func (s *Summary) Add(result string) {
 	switch result {
 	case "pass":
 		s.Pass++
@@ -193,6 +194,6 @@ func (in *Intermediary) normalize() {
 	})
 	in.Summary = Summary{}
 	for _, e := range in.Results {
-		in.Summary.add(e.Result)
+		in.Summary.Add(e.Result)
 	}
 }

@@ -214,7 +214,7 @@ func (fr *finalReport) render() *PolicyReport {
 		rep.Metadata.Labels[prefix+newest.Name] = v
 	}
 	for _, r := range results {
-		rep.Summary.add(r.Result)
+		rep.Summary.Add(r.Result)
 	}
 	return rep
 }

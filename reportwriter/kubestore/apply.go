@@ -271,7 +271,7 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 				return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
 			}
 			res, _ := v["result"].(string)
-			addResult(&sum, res)
+			sum.Add(res)
 			results = append(results, v)
 		}
 		labels := maps.Clone(rep.Metadata.Labels)
@@ -302,21 +302,6 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 		}})
 	}
 	return objs, nil
-}
-
-func addResult(s *reportwriter.Summary, r string) {
-	switch r {
-	case "pass":
-		s.Pass++
-	case "fail":
-		s.Fail++
-	case "warn":
-		s.Warn++
-	case "error":
-		s.Error++
-	case "skip":
-		s.Skip++
-	}
 }
 
 func toAny(m map[string]string) map[string]any {

@@ -229,7 +229,7 @@ func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[
 				Policy: res.Policy, Rule: res.Rule, Result: res.Result, Message: res.Message,
 				Category: res.Category, Severity: res.Severity, Scored: res.Scored, Properties: props,
 			})
-			addResult(&in.Summary, res.Result)
+			in.Summary.Add(res.Result)
 		}
 	}
 	st := &reportwriter.State{Tombstones: old.Tombstones, Policies: old.Policies}
