@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os/signal"
 	"strings"
 	"syscall"
@@ -137,16 +136,12 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	healthpb.RegisterHealthServer(srv, hs)
 	reflection.Register(srv)
 	if f.metricsListen != "" {
-		mlis, err := net.Listen("tcp", f.metricsListen)
+		stopMetrics, err := serveMetrics(f.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log)
 		if err != nil {
 			lis.Close()
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go ms.Serve(mlis)
-		defer ms.Close()
+		defer stopMetrics()
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()

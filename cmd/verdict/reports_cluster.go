@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -200,16 +199,12 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	hs.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
 	reflection.Register(srv)
 	if f.metricsListen != "" {
-		mlis, err := net.Listen("tcp", f.metricsListen)
+		stopMetrics, err := serveMetrics(f.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log)
 		if err != nil {
 			lis.Close()
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}))
-		ms := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go ms.Serve(mlis)
-		defer ms.Close()
+		defer stopMetrics()
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(lis) }()

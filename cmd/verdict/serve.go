@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -259,20 +257,12 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
 	}
 	if f.metricsListen != "" {
-		mlis, err := net.Listen("tcp", f.metricsListen)
+		stopMetrics, err := serveMetrics(f.metricsListen, srv.MetricsHandler(), opts.Logger)
 		if err != nil {
 			lis.Close()
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
 		}
-		mux := http.NewServeMux()
-		mux.Handle("/metrics", srv.MetricsHandler())
-		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() {
-			if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-				opts.Logger.Error("metrics endpoint", "error", err)
-			}
-		}()
-		defer hs.Close()
+		defer stopMetrics()
 	}
 	if banner != nil {
 		banner(cmd.OutOrStdout(), lis.Addr().String())

@@ -2,11 +2,9 @@ package main
 
 import (
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -108,20 +106,12 @@ have no labels and generate intents are not applied.`,
 				return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
 			}
 			if metricsListen != "" {
-				mlis, err := net.Listen("tcp", metricsListen)
+				stopMetrics, err := serveMetrics(metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
 				if err != nil {
 					lis.Close()
 					return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
 				}
-				mux := http.NewServeMux()
-				mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
-				hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-				go func() {
-					if err := hs.Serve(mlis); err != nil && !errors.Is(err, http.ErrServerClosed) {
-						log.Error("metrics endpoint", "error", err)
-					}
-				}()
-				defer hs.Close()
+				defer stopMetrics()
 			}
 			log.Info("webhook proxy listening", "addr", lis.Addr().String(), "server", fl.server)
 			return webhookproxy.Serve(ctx, lis, cfg, h, log)
