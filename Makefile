@@ -99,6 +99,8 @@ e2e: e2e-bins
 	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
 
 fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzSearch -fuzztime 30s ./engine/jmespath
+	$(GO) test -run '^$$' -fuzz FuzzSimplePath -fuzztime 30s ./engine/jmespath
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables

@@ -38,11 +38,11 @@ func (ev *evaluation) podSecurityRule(p *policy.Policy, r *policy.Rule, exs []*p
 
 func (ev *evaluation) podSecurity(r *policy.Rule, obj map[string]any, exs []*policy.Exception) *outcome {
 	c := r.PodSecurity
-	pod, err := ev.podOf(obj)
+	pod, memo, err := ev.podOf(obj)
 	if err != nil {
 		return ruleError("Error while getting new resource", err)
 	}
-	allowed, failed := c.Evaluate(pod)
+	allowed, failed := c.EvaluateMemo(pod, memo)
 	if allowed {
 		return pass(fmt.Sprintf("Validation rule '%s' passed.", r.Name))
 	}
@@ -82,21 +82,23 @@ func (ev *evaluation) priorPodSecurity(p *policy.Policy, r *policy.Rule) *outcom
 	return prior.podSecurity(r, req.Object, exs)
 }
 
-// podCache is the pod of one object.
+// podCache is the pod of one object, and the results of the checks run
+// on it.
 type podCache struct {
-	obj map[string]any
-	pod *corev1.Pod
-	err error
+	obj  map[string]any
+	pod  *corev1.Pod
+	err  error
+	memo podsecurity.Memo
 }
 
 // podOf is podsecurity.PodOf(obj), converted once per evaluation: the
 // podSecurity rules of every policy read the same pod, and checks never
 // modify it (exclusions work on copies).
-func (ev *evaluation) podOf(obj map[string]any) (*corev1.Pod, error) {
+func (ev *evaluation) podOf(obj map[string]any) (*corev1.Pod, *podsecurity.Memo, error) {
 	if c := ev.pod; c != nil && reflect.ValueOf(c.obj).UnsafePointer() == reflect.ValueOf(obj).UnsafePointer() {
-		return c.pod, c.err
+		return c.pod, &c.memo, c.err
 	}
 	pod, err := podsecurity.PodOf(obj)
 	ev.pod = &podCache{obj: obj, pod: pod, err: err}
-	return pod, err
+	return pod, &ev.pod.memo, err
 }

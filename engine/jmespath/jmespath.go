@@ -20,6 +20,12 @@ import (
 type Query struct {
 	src string
 	ast gojmespath.ASTNode
+	// path is set when the query is a simple path, or a simple path ||
+	// a literal (or is set), see path.go.
+	path    []step
+	simple  bool
+	or      bool
+	literal any
 }
 
 // Parse parses expr and checks every function call in it against the
@@ -43,7 +49,12 @@ func Parse(expr string) (q *Query, err error) {
 	if problems := checkCalls(ast, nil); len(problems) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalidVariable, "", joinProblems(problems))
 	}
-	return &Query{src: expr, ast: copySortByInput(ast)}, nil
+	q = &Query{src: expr, ast: copySortByInput(ast)}
+	q.path, q.simple = simplePath(q.ast)
+	if !q.simple {
+		q.path, q.literal, q.or = orLiteral(q.ast)
+	}
+	return q, nil
 }
 
 // copySortByInput rewrites every sort_by(list, &key) into
@@ -203,6 +214,21 @@ func (p *panicError) Error() string {
 // is Code engine.CodeEvaluation. Messages are Kyverno's. Errors have no
 // Path. Search never panics.
 func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
+	switch {
+	case q.simple:
+		if v, ok := walkPath(q.path, data); ok {
+			return v, nil
+		}
+	case q.or:
+		if v, ok := walkOr(q.path, q.literal, data); ok {
+			return v, nil
+		}
+	}
+	return i.search(q, data)
+}
+
+// search evaluates q with go-jmespath's interpreter.
+func (i *Interpreter) search(q *Query, data any) (result any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p := &panicError{value: r}

@@ -33,7 +33,10 @@ type Checker struct {
 // for.
 type check struct {
 	id string
-	fn policy.CheckPodFn
+	// key names the check and its selected version: checks with the same
+	// key give the same result for a pod (Memo).
+	key string
+	fn  policy.CheckPodFn
 }
 
 // Exclude exempts a control, as validate.podSecurity.exclude and
@@ -94,7 +97,7 @@ func selectChecks(lv api.LevelVersion) []check {
 				selected = next
 			}
 		}
-		out = append(out, check{id: string(c.ID), fn: selected.CheckPod})
+		out = append(out, check{id: string(c.ID), key: string(c.ID) + "@" + selected.MinimumVersion.String(), fn: selected.CheckPod})
 	}
 	return out
 }
@@ -142,11 +145,53 @@ type Result struct {
 // Evaluate runs the checks against pod and applies the rule's exclusions.
 // allowed is true when no check fails.
 func (c *Checker) Evaluate(pod *corev1.Pod) (allowed bool, failed []Result) {
-	failed = c.run(&pod.ObjectMeta, &pod.Spec)
+	return c.EvaluateMemo(pod, nil)
+}
+
+// Memo remembers the results of checks on one pod, so that the
+// podSecurity rules of several policies evaluating the same pod (a
+// baseline and a restricted policy share the baseline checks) run each
+// check once. A Memo belongs to one pod and one goroutine.
+type Memo struct {
+	results map[string]policy.CheckResult
+}
+
+// EvaluateMemo is Evaluate with the check results of m, which must have
+// been used only with pod (nil: no memo).
+func (c *Checker) EvaluateMemo(pod *corev1.Pod, m *Memo) (allowed bool, failed []Result) {
+	failed = c.runMemo(&pod.ObjectMeta, &pod.Spec, m)
 	if len(c.exclude) > 0 {
 		failed = c.Exempt(failed, c.exclude, pod)
 	}
 	return len(failed) == 0, failed
+}
+
+// runMemo is run with the results of m.
+func (c *Checker) runMemo(meta *metav1.ObjectMeta, spec *corev1.PodSpec, m *Memo) []Result {
+	if m == nil {
+		return c.run(meta, spec)
+	}
+	if m.results == nil {
+		m.results = make(map[string]policy.CheckResult, len(c.checks))
+	}
+	var out []Result
+	for _, ch := range c.checks {
+		r, ok := m.results[ch.key]
+		if !ok {
+			r = ch.fn(meta, spec, policy.WithFieldErrors())
+			m.results[ch.key] = r
+		}
+		if !r.Allowed {
+			// Exempt removes field errors from the list in place: each
+			// caller gets its own list.
+			if r.ErrList != nil {
+				l := slices.Clone(*r.ErrList)
+				r.ErrList = &l
+			}
+			out = append(out, Result{ID: ch.id, Result: r})
+		}
+	}
+	return out
 }
 
 // run is Kyverno's evaluatePSS.
