@@ -74,6 +74,40 @@ func (s *scope) child() *scope {
 	return c
 }
 
+// reset makes c a fresh child of s again, reusing c's map and pending
+// list: a loop over foreach elements evaluates each element in the same
+// child scope, reset in between, instead of a new one per element. c must
+// be a child of s that no one else holds.
+func (s *scope) reset(c *scope) {
+	pending, data, owned := c.pending[:0], c.data, c.owned
+	*c = scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars}
+	for _, d := range s.pending {
+		if !d.done {
+			cp := *d
+			pending = append(pending, &cp)
+		}
+	}
+	c.pending = pending
+	if owned {
+		// The child's own map, emptied and filled with the parent's
+		// names: what an element bound is gone.
+		clear(data)
+		for k, v := range s.data {
+			data[k] = v
+		}
+		c.data, c.owned = data, true
+	}
+}
+
+// missing reports whether q is a simple path with a key missing in the
+// scope's data: a query that fails with go-jmespath's Unknown key error.
+func (s *scope) missing(q *jmespath.Query) bool {
+	if err := s.loadMatching(q.String()); err != nil {
+		return false
+	}
+	return q.Missing(s.data)
+}
+
 // imagesMatcher is the reference test of the images variable.
 var imagesMatcher = policy.NameMatcher("images")
 

@@ -166,7 +166,7 @@ func (v *validator) foreach(s *scope, entries []*policy.Foreach) *outcome {
 	applied := 0
 	var listErr error
 	for _, fe := range entries {
-		if fe.List == nil {
+		if fe.List == nil || s.missing(fe.List) {
 			continue
 		}
 		elements, err := s.list(fe)
@@ -194,15 +194,20 @@ func (v *validator) foreach(s *scope, entries []*policy.Foreach) *outcome {
 
 func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*outcome, int) {
 	applied := 0
+	var c *scope
+	child := &validator{ev: v.ev, rule: v.rule, val: v.val, nesting: v.nesting + 1}
 	for i, el := range elements {
 		if el == nil {
 			continue
 		}
-		c := s.child()
+		if c == nil {
+			c = s.child()
+		} else {
+			s.reset(c)
+		}
 		if err := c.setElement(el, i, v.nesting, fe.ElementScope); err != nil {
 			return ruleError("failed to process foreach", err), applied
 		}
-		child := &validator{ev: v.ev, rule: v.rule, val: v.val, nesting: v.nesting + 1}
 		c.nesting = child.nesting
 		o := child.validate(c, fe)
 		if o == nil || o.status == StatusSkip {

@@ -246,6 +246,17 @@ func (i *Interpreter) search(q *Query, data any) (result any, err error) {
 	return v, nil
 }
 
+// Missing reports whether q is a simple path (field names and indexes)
+// with a key missing in data: Search would fail with an error for which
+// IsNotFound is true. It is false for every other query.
+func (q *Query) Missing(data any) bool {
+	if !q.simple {
+		return false
+	}
+	_, outcome := walkSteps(q.path, data)
+	return outcome == missing
+}
+
 // IsNotFound reports whether err is (or wraps) go-jmespath's NotFoundError,
 // returned when a field of the path is missing.
 func IsNotFound(err error) bool {

@@ -105,3 +105,32 @@ func FuzzSimplePath(f *testing.F) {
 		}
 	})
 }
+
+func TestMissing(t *testing.T) {
+	in := newTestInterpreter(Options{})
+	doc := testDoc(t)
+	for _, tt := range []struct {
+		expr string
+		want bool
+	}{
+		{"s", false},
+		{"nope", true},
+		{"nested.a.nope", true},
+		{"nested.a.b[9].c", false}, // an index out of range is null
+		{"s.x", false},             // a field of a string goes to the interpreter
+		{"nope || 'x'", false},
+		{"to_upper(nope)", false},
+	} {
+		q, err := Parse(tt.expr)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", tt.expr, err)
+		}
+		if got := q.Missing(doc); got != tt.want {
+			t.Errorf("Parse(%q).Missing() = %v, want %v", tt.expr, got, tt.want)
+		}
+		// Missing is exactly Search's not-found error for simple paths.
+		if _, err := in.Search(q, doc); q.simple && IsNotFound(err) != tt.want {
+			t.Errorf("Search(%q) error = %v, but Missing() = %v", tt.expr, err, tt.want)
+		}
+	}
+}
