@@ -79,8 +79,9 @@ func (s *scope) child() *scope {
 // child scope, reset in between, instead of a new one per element. c must
 // be a child of s that no one else holds.
 func (s *scope) reset(c *scope) {
-	pending, data, owned := c.pending[:0], c.data, c.owned
-	*c = scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars}
+	pending, data, owned, envv := c.pending[:0], c.data, c.owned, c.envv
+	// envv resolves through c itself: it stays valid.
+	*c = scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars, envv: envv}
 	for _, d := range s.pending {
 		if !d.done {
 			cp := *d

@@ -3,6 +3,8 @@ package pattern
 import (
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 )
 
 // AnyResult is the combined outcome of a validate.anyPattern list.
@@ -69,6 +71,29 @@ func (r AnyResult) Detail(rule string) string {
 	return strings.Join(parts, " ")
 }
 
+// passMessages caches PassMessage: a rule passes again and again, and
+// its message is the same each time. At most maxPassMessages names are
+// kept (inline policies of callers may bring any number of names).
+var (
+	passMessages      sync.Map // rule name -> message
+	passMessagesCount atomic.Int64
+)
+
+const maxPassMessages = 4096
+
+// PassMessage is the message of a validate rule that passed:
+// "validation rule '<rule>' passed.".
+func PassMessage(rule string) string {
+	if m, ok := passMessages.Load(rule); ok {
+		return m.(string)
+	}
+	m := "validation rule '" + rule + "' passed."
+	if passMessagesCount.Add(1) <= maxPassMessages {
+		passMessages.Store(rule, m)
+	}
+	return m
+}
+
 // RuleMessage returns the message Kyverno gives the rule response, for the
 // rule named rule whose validate.message, after variable substitution, is
 // message ("" when unset). For an empty anyPattern list Kyverno passes with
@@ -99,7 +124,7 @@ func (r AnyResult) RuleMessage(rule, message string) string {
 func (r Result) RuleMessage(rule, message string) string {
 	switch r.Status {
 	case Pass:
-		return "validation rule '" + rule + "' passed."
+		return PassMessage(rule)
 	case Skip:
 		return r.Message
 	}

@@ -1,6 +1,7 @@
 package pattern
 
 import (
+	"strconv"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -245,5 +246,21 @@ func TestStatusString(t *testing.T) {
 		if got := tt.give.String(); got != tt.want {
 			t.Errorf("Status(%d).String() = %q, want %q", int(tt.give), got, tt.want)
 		}
+	}
+}
+
+// TestPassMessage checks the message, also past the cache's bound.
+func TestPassMessage(t *testing.T) {
+	for i := range maxPassMessages + 10 {
+		rule := "rule-" + strconv.Itoa(i)
+		want := "validation rule '" + rule + "' passed."
+		for range 2 {
+			if got := PassMessage(rule); got != want {
+				t.Fatalf("PassMessage(%q) = %q, want %q", rule, got, want)
+			}
+		}
+	}
+	if n := passMessagesCount.Load(); n < maxPassMessages {
+		t.Errorf("passMessagesCount = %d, want at least %d", n, maxPassMessages)
 	}
 }
