@@ -104,41 +104,59 @@ var (
 // policyResults are the results of one policy, in evaluation order.
 type policyResults struct {
 	policy  *policy.Policy
-	results []eval.RuleResult
+	results []*eval.RuleResult
 }
 
 // groupResults splits results by policy, in the order policies first
 // appear in results. The engine returns the results of the mutate rules of
 // every policy, then of the validate rules, then of the generate rules, so
-// the results of one policy are not always adjacent.
+// the results of one policy are not always adjacent. The groups point into
+// results and share one backing array.
 func groupResults(policies []*policy.Policy, results []eval.RuleResult) []policyResults {
+	if len(results) == 0 {
+		return nil
+	}
 	var out []policyResults
+	group := make([]int, len(results))
+	var counts []int
 	last := -1
-	for _, r := range results {
-		if last < 0 || !samePolicy(out[last].policy, &r) {
+	for j := range results {
+		r := &results[j]
+		if last < 0 || !samePolicy(out[last].policy, r) {
 			last = -1
 			for i := range out {
-				if samePolicy(out[i].policy, &r) {
+				if samePolicy(out[i].policy, r) {
 					last = i
 					break
 				}
 			}
 			if last < 0 {
 				for _, p := range policies {
-					if samePolicy(p, &r) {
+					if samePolicy(p, r) {
 						out = append(out, policyResults{policy: p})
+						counts = append(counts, 0)
 						last = len(out) - 1
 						break
 					}
 				}
 			}
-			if last < 0 {
-				// A result of a policy that was not evaluated cannot
-				// happen; drop it rather than misattribute it.
-				continue
-			}
 		}
-		out[last].results = append(out[last].results, r)
+		// A result of a policy that was not evaluated cannot happen; it
+		// is dropped (-1) rather than misattributed.
+		group[j] = last
+		if last >= 0 {
+			counts[last]++
+		}
+	}
+	backing := make([]*eval.RuleResult, 0, len(results))
+	for i, n := range counts {
+		out[i].results = backing[len(backing) : len(backing) : len(backing)+n]
+		backing = backing[:len(backing)+n]
+	}
+	for j := range results {
+		if g := group[j]; g >= 0 {
+			out[g].results = append(out[g].results, &results[j])
+		}
 	}
 	return out
 }
@@ -287,8 +305,7 @@ func blocked(groups []policyResults) bool {
 		if failurePolicyFail(g.policy) {
 			failClosed = true
 		}
-		for i := range g.results {
-			r := &g.results[i]
+		for _, r := range g.results {
 			if r.Status == eval.StatusFail && r.Enforce {
 				return true
 			}

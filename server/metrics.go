@@ -138,8 +138,7 @@ func (m *metrics) countResults(req *eval.Request, groups []policyResults) {
 		if !g.policy.Background {
 			background = "false"
 		}
-		for i := range g.results {
-			r := &g.results[i]
+		for _, r := range g.results {
 			l := resultLabels{
 				validationMode:    "audit",
 				policyType:        "cluster",
