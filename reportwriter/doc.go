@@ -36,7 +36,8 @@
 //   - Background scans report every policy with background: true; results of
 //     a policy with background: false from a background scan are dropped,
 //     so such a policy reports only from admission.
-//   - An admission DELETE removes every entry of the resource; a finished
+//   - A DELETE, admission or background (a scanner's watch saw the
+//     resource go), removes every entry of the resource; a finished
 //     background scan (BackgroundScanDone) removes the resources of its
 //     scope that it did not see. A tombstone keeps resent older
 //     evaluations from bringing them back (TombstoneTTL).

@@ -117,9 +117,11 @@ func (m *model) applyEvaluation(ev *evaluation) applyOutcome {
 		if ev.dryRun || ev.denied || ev.operation == verdictv1.Operation_OPERATION_CONNECT {
 			return ignored
 		}
-		if ev.operation == verdictv1.Operation_OPERATION_DELETE {
-			return m.deleteResource(key, ev.time)
-		}
+	}
+	if ev.operation == verdictv1.Operation_OPERATION_DELETE {
+		// An admission DELETE, or a scanner's watch that saw the resource
+		// go: every entry of the resource goes, whatever its source.
+		return m.deleteResource(key, ev.time)
 	}
 	if ts, ok := m.tombstones[key]; ok && !ev.time.After(ts) {
 		return unchanged

@@ -158,6 +158,13 @@ func TestSeedTables(t *testing.T) {
 		{"DELETE then older CREATE resent: stays deleted", [][]*verdictv1.PublishItem{
 			{evaluation(podA, 0, failL, audit)}, {deletion(podA, 5)}, {evaluation(podA, 0, failL, audit)},
 		}, nil},
+		{"background DELETE (a scanner's watch): every entry goes", [][]*verdictv1.PublishItem{
+			{evaluation(podA, 0, failL, audit), evaluation(podA, 1, failL, audit, background)},
+			{evaluation(podA, 5, nil, nil, background, op(verdictv1.Operation_OPERATION_DELETE))},
+		}, nil},
+		{"background DELETE then older background resent: stays deleted", [][]*verdictv1.PublishItem{
+			{evaluation(podA, 5, nil, nil, background, op(verdictv1.Operation_OPERATION_DELETE))}, {evaluation(podA, 1, failL, audit, background)},
+		}, nil},
 		{"scan done without the resource: entries go", [][]*verdictv1.PublishItem{
 			{evaluation(podA, 0, failL, audit, background)}, {scanDone(3)},
 		}, nil},

@@ -13,7 +13,10 @@
 // hash), PolicySet and LoadPolicies (what the server's policies match,
 // learnt by compiling their documents with the engine), and Generator
 // (server-side apply of generateExisting intents, recorded on the
-// trigger so that they are applied once per policy version).
+// trigger so that they are applied once per policy version). Watch scans
+// a cluster and then follows it with client-go informers: changed
+// resources are evaluated in rounds, deleted ones reported as Results
+// with Deleted.
 //
 // Background semantics are the server's: a request in MODE_BACKGROUND
 // skips policies with background: false and rules that read userInfo,

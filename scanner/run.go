@@ -89,7 +89,7 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 				continue
 			}
 			sub := set.Only(changed)
-			sum, err := s.Scan(ctx, source(sub), sub, ScanOptions{Policies: changed})
+			sum, err := s.Scan(ctx, source(sub), sub, ScanOptions{Policies: changed, mode: modePolicy})
 			report(sum, changed, err)
 			if err != nil && ctx.Err() == nil {
 				s.opts.Logger.Warn("policy rescan failed", "policies", changed, "error", err)
@@ -131,6 +131,11 @@ func (s *PolicySet) Only(keys []string) *PolicySet {
 	for _, p := range s.GenerateExisting {
 		if in[p.Key()] {
 			out.GenerateExisting = append(out.GenerateExisting, p)
+		}
+	}
+	for _, p := range s.MutateExisting {
+		if in[p.Key()] {
+			out.MutateExisting = append(out.MutateExisting, p)
 		}
 	}
 	for _, k := range s.Wildcard {

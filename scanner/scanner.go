@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/verdict-policy/verdict/client"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -41,6 +43,10 @@ type Resource struct {
 	// JSON is Object encoded, when the source has it (a FileSource
 	// encodes each resource once, not once per scan). Optional.
 	JSON []byte
+
+	// hash is the content hash of Object a watch recorded (see
+	// contentHash).
+	hash string
 }
 
 // body is what a request carries: JSON when set, else Object.
@@ -144,6 +150,10 @@ type Result struct {
 	// policy of the server (not a policy rescan): a policy without results
 	// has none for it.
 	AllPolicies bool
+	// Deleted is true when a watch saw the resource deleted: every entry
+	// of the resource goes (Response and Err are nil, Time is when the
+	// deletion was handled).
+	Deleted bool
 }
 
 // ScanDone tells a ResultSink that the scan of a shard finished.
@@ -200,6 +210,9 @@ type Options struct {
 	Generator *Generator
 	// Logger receives problems that do not stop a scan. Default: discard.
 	Logger *slog.Logger
+	// Registry receives the scanner's metrics (verdict_scan_*). Default:
+	// none.
+	Registry prometheus.Registerer
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -227,8 +240,9 @@ func (o Options) withDefaults() (Options, error) {
 
 // Scanner scans resources in background mode on a decision server.
 type Scanner struct {
-	c    *client.Client
-	opts Options
+	c       *client.Client
+	opts    Options
+	metrics *metrics
 }
 
 // New returns a Scanner that sends resources to the server of c.
@@ -240,7 +254,11 @@ func New(c *client.Client, opts Options) (*Scanner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Scanner{c: c, opts: o}, nil
+	m, err := newMetrics(o.Registry)
+	if err != nil {
+		return nil, fmt.Errorf("scanner metrics: %w", err)
+	}
+	return &Scanner{c: c, opts: o, metrics: m}, nil
 }
 
 // Counts are the rule results of a scan.
@@ -275,7 +293,9 @@ type Summary struct {
 	// updated, Triggers the number of triggers it was replayed for.
 	Generated, Triggers int
 	// Mutated is the number of existing targets mutateExisting patched.
-	Mutated  int
+	Mutated int
+	// Deleted is the number of deleted resources a watch round reported.
+	Deleted  int
 	Duration time.Duration
 }
 
@@ -285,6 +305,15 @@ type ScanOptions struct {
 	// "namespace/name" for a Policy): a policy rescan. Default: every
 	// policy.
 	Policies []string
+
+	// partial marks the scan of a round of watched changes: the source
+	// lists some resources only, so there is no ScanDone, and no progress.
+	partial bool
+	// evaluated, when set, is called with each resource the server
+	// evaluated (from the goroutine of the results).
+	evaluated func(*Resource)
+	// mode labels the metrics: full, policy or watch.
+	mode string
 }
 
 // Scan lists the shard of src once, evaluates every resource in
@@ -306,7 +335,11 @@ func (s *Scanner) Scan(ctx context.Context, src Source, policies *PolicySet, so 
 		done:     ScanDone{Shard: s.opts.Shard, Policies: so.Policies, Started: time.Now()},
 		sum:      Summary{Shard: s.opts.Shard},
 	}
-	run.progress = newProgress(s.opts.Progress, s.opts.ProgressInterval)
+	progressW := s.opts.Progress
+	if so.partial {
+		progressW = nil
+	}
+	run.progress = newProgress(progressW, s.opts.ProgressInterval)
 	defer run.progress.stop()
 
 	var listErr error
@@ -326,10 +359,11 @@ func (s *Scanner) Scan(ctx context.Context, src Source, policies *PolicySet, so 
 	}
 	run.sum.Duration = time.Since(run.done.Started)
 	run.progress.finish()
+	s.metrics.scanned(so.mode, run.sum, err)
 	if err != nil {
 		return run.sum, err
 	}
-	if sink := s.opts.Sink; sink != nil {
+	if sink := s.opts.Sink; sink != nil && !so.partial {
 		for k := range run.kinds {
 			run.done.Kinds = append(run.done.Kinds, k)
 		}
@@ -528,6 +562,9 @@ func (run *scanRun) result(res client.Result) error {
 	} else {
 		for _, rr := range res.Response.GetResults() {
 			run.sum.Counts.add(rr.GetResult())
+		}
+		if run.so.evaluated != nil {
+			run.so.evaluated(p.r)
 		}
 	}
 	if run.s.opts.Sink == nil {

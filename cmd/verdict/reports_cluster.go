@@ -57,6 +57,7 @@ type reportsClusterFlags struct {
 	flushInterval           time.Duration
 	maxReportBytes          int
 	applyConcurrency        int
+	kube                    kubeRateFlags
 }
 
 func (c *reportsClusterFlags) register(fs *pflag.FlagSet) {
@@ -73,13 +74,14 @@ func (c *reportsClusterFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.flushInterval, "flush-interval", kubestore.DefaultFlushInterval, "with --kubeconfig or --in-cluster, the least time between two writes of one report to the API server (writes within it are coalesced)")
 	fs.IntVar(&c.applyConcurrency, "apply-concurrency", kubestore.DefaultConcurrency, "with --kubeconfig or --in-cluster, the most reports written to the API server at once")
 	fs.IntVar(&c.maxReportBytes, "max-report-bytes", kubestore.DefaultMaxReportBytes, "with --kubeconfig or --in-cluster, reports larger than this are split into NAME, NAME-2, ...")
+	c.kube.register(fs)
 }
 
 func (c *reportsClusterFlags) enabled() bool { return c.kubeconfig != "" || c.inCluster }
 
 // checkUnused refuses the cluster flags without a cluster.
 func (c *reportsClusterFlags) checkUnused(cmd *cobra.Command) error {
-	for _, name := range []string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency"} {
+	for _, name := range []string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency", "kube-qps", "kube-burst"} {
 		if cmd.Flags().Changed(name) {
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--%s needs --kubeconfig or --in-cluster", name)}
 		}
@@ -145,6 +147,9 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	}
 	shardName := fmt.Sprintf("%d/%d", shard.Index, shard.Count)
 	cfg, err := restConfig(c.kubeconfig, c.kubeContext, c.inCluster)
+	if err == nil {
+		err = c.kube.apply(cfg)
+	}
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

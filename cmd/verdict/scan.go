@@ -7,10 +7,16 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os/signal"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
@@ -52,6 +58,11 @@ type scanFlags struct {
 	generate        bool
 	progress        string
 	logLevel        string
+	watch           bool
+	watchDelay      time.Duration
+	watchBatch      int
+	metricsListen   string
+	kube            kubeRateFlags
 }
 
 func newScanCmd() *cobra.Command {
@@ -86,6 +97,13 @@ trigger and policy version (--generate-existing=false turns it off).
 --interval repeats the scan; between scans, a policy whose version changes
 is rescanned alone (checked every --policy-poll).
 
+--watch (a cluster only) keeps going after the first scan: the resources of
+the shard that are added or changed (in anything a policy sees: not the
+status alone) are evaluated within --watch-delay, in rounds of at most
+--watch-batch, and the deleted ones leave the reports. It runs until
+SIGTERM or Ctrl-C; --interval then repeats the full scan from the watch's
+cache.
+
 Progress (resources done of total, resources per second) is shown on
 stderr when it is a terminal. The exit code is 2 when the scan could not
 run or a resource could not be evaluated, and, with --fail-on-violation, 1
@@ -115,6 +133,11 @@ when a rule failed.`,
 	f.BoolVar(&fl.generate, "generate-existing", true, "in a cluster, apply what generateExisting rules generate for existing triggers")
 	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
 	f.StringVar(&fl.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
+	f.BoolVar(&fl.watch, "watch", false, "in a cluster, after the first scan, watch the resources of the shard and evaluate what is added or changed, report what is deleted, until stopped")
+	f.DurationVar(&fl.watchDelay, "watch-delay", scanner.DefaultWatchDelay, "with --watch, the longest a change waits before it is evaluated")
+	f.IntVar(&fl.watchBatch, "watch-batch", scanner.DefaultWatchBatch, "with --watch, the most changes evaluated in one round")
+	fl.kube.register(f)
+	f.StringVar(&fl.metricsListen, "metrics-listen", "", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
 	f.BoolVar(&fl.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
 	f.StringVar(&fl.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
 	f.StringVar(&fl.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
@@ -154,6 +177,14 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 	if fl.interval < 0 || fl.policyPoll <= 0 {
 		return usageError("--interval must not be negative, --policy-poll must be positive")
 	}
+	if fl.watch && len(fl.files) > 0 {
+		return usageError("--watch needs a cluster (--kubeconfig or --in-cluster), not files")
+	}
+	if fl.watchDelay <= 0 || fl.watchBatch <= 0 {
+		return usageError("--watch-delay and --watch-batch must be positive")
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
+	defer stop()
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
 		return usageError("--log-level: %v", err)
@@ -183,7 +214,21 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		Progress:    progress,
 		Logger:      log,
 	}
-	var source func(*scanner.PolicySet) scanner.Source
+	var reg *prometheus.Registry
+	if fl.metricsListen != "" {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		opts.Registry = reg
+		stopMetrics, err := serveMetrics(fl.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
+		if err != nil {
+			return usageError("--metrics-listen: %v", err)
+		}
+		defer stopMetrics()
+	}
+	var (
+		source  func(*scanner.PolicySet) scanner.Source
+		cluster *scanner.Cluster
+	)
 	if len(fl.files) > 0 {
 		fs, err := scanner.NewFileSource(fl.files)
 		if err != nil {
@@ -193,6 +238,9 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
 		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
+		if err == nil {
+			err = fl.kube.apply(cfg)
+		}
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -205,7 +253,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 			return usageError("kubernetes discovery client: %v", err)
 		}
 		cached := memory.NewMemCacheClient(disc)
-		cluster, err := scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: cached, PageSize: fl.pageSize, Logger: log})
+		cluster, err = scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: cached, PageSize: fl.pageSize, Logger: log})
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -226,7 +274,11 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 
 	var printer *printSink
 	if fl.reportWriter != "" {
-		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, copts, log)
+		var pubReg prometheus.Registerer
+		if reg != nil {
+			pubReg = reg
+		}
+		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, copts, pubReg, log)
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -270,7 +322,30 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 			fmt.Fprintf(stderr, "scanned %d resources of shard %s in %s: %s\n", sum.Resources, sum.Shard, sum.Duration.Round(time.Millisecond), sum.Counts)
 		},
 	}
-	if err := s.Run(ctx, source, runOpts); err != nil {
+	if fl.watch {
+		err = s.Watch(ctx, cluster, scanner.WatchOptions{
+			Delay:      fl.watchDelay,
+			MaxBatch:   fl.watchBatch,
+			Interval:   fl.interval,
+			PolicyPoll: fl.policyPoll,
+			Scanned:    runOpts.Scanned,
+			Round: func(sum scanner.Summary, err error) {
+				if err != nil {
+					return // logged by the scanner
+				}
+				if printer != nil {
+					if werr := writeRound(stdout, fl.output, sum, printer.take()); werr != nil {
+						log.Error("write results", "error", werr)
+					}
+					return
+				}
+				fmt.Fprintf(stderr, "watch: evaluated %d changed resource(s), %d deleted: %s\n", sum.Resources, sum.Deleted, sum.Counts)
+			},
+		})
+	} else {
+		err = s.Run(ctx, source, runOpts)
+	}
+	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("scan on %s: %s", fl.conn.server, describe(err))}
 	}
 	switch {
@@ -299,6 +374,34 @@ func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Vi
 		}
 	}
 	return fs.List(ctx, shard, v)
+}
+
+// Defaults of --kube-qps and --kube-burst, Kyverno's (clientRateLimitQPS,
+// clientRateLimitBurst).
+const (
+	defaultKubeQPS   = 100
+	defaultKubeBurst = 200
+)
+
+// kubeRateFlags are the client-side rate limit of the Kubernetes API
+// requests of a command.
+type kubeRateFlags struct {
+	qps   float64
+	burst int
+}
+
+func (k *kubeRateFlags) register(fs *pflag.FlagSet) {
+	fs.Float64Var(&k.qps, "kube-qps", defaultKubeQPS, "with --kubeconfig or --in-cluster, the most Kubernetes API requests per second (client-side rate limit)")
+	fs.IntVar(&k.burst, "kube-burst", defaultKubeBurst, "with --kubeconfig or --in-cluster, the most Kubernetes API requests in a burst above --kube-qps")
+}
+
+// apply sets the rate limit of cfg.
+func (k *kubeRateFlags) apply(cfg *rest.Config) error {
+	if k.qps <= 0 || k.burst <= 0 {
+		return fmt.Errorf("--kube-qps and --kube-burst must be positive")
+	}
+	cfg.QPS, cfg.Burst = float32(k.qps), k.burst
+	return nil
 }
 
 // restConfig is the client configuration of --kubeconfig or --in-cluster.
@@ -350,14 +453,32 @@ func writeScan(w io.Writer, format string, sum scanner.Summary, rescanned []stri
 	if format != "table" {
 		return writeScanRaw(w, format, results)
 	}
-	bw := bufio.NewWriter(w)
 	what := "resource(s)"
 	if len(rescanned) > 0 {
 		what = fmt.Sprintf("resource(s) for the changed policies %v", rescanned)
 	}
-	fmt.Fprintf(bw, "\nScanned %d %s in background mode (shard %s)...\n", sum.Resources, what, sum.Shard)
+	return writeResults(w, fmt.Sprintf("Scanned %d %s in background mode (shard %s)...", sum.Resources, what, sum.Shard), sum, results)
+}
+
+// writeRound prints the results of one round of watched changes.
+func writeRound(w io.Writer, format string, sum scanner.Summary, results []scanner.Result) error {
+	if format != "table" {
+		return writeScanRaw(w, format, results)
+	}
+	return writeResults(w, fmt.Sprintf("Watch: %d changed resource(s) evaluated, %d deleted (shard %s)...", sum.Resources, sum.Deleted, sum.Shard), sum, results)
+}
+
+// writeResults prints header, the failed rules of each resource, the
+// deleted resources, the resources not evaluated and the counts.
+func writeResults(w io.Writer, header string, sum scanner.Summary, results []scanner.Result) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "\n%s\n", header)
 	var notEvaluated []string
 	for _, r := range results {
+		if r.Deleted {
+			fmt.Fprintf(bw, "resource %s deleted\n", r.Resource)
+			continue
+		}
 		if r.Err != nil {
 			src := r.Source
 			if src == "" {
@@ -407,6 +528,7 @@ type scanRaw struct {
 	UID        string          `json:"uid,omitempty"`
 	Source     string          `json:"source,omitempty"`
 	Response   json.RawMessage `json:"response,omitempty"`
+	Deleted    bool            `json:"deleted,omitempty"`
 	Error      string          `json:"error,omitempty"`
 }
 
@@ -414,9 +536,12 @@ func writeScanRaw(w io.Writer, format string, results []scanner.Result) error {
 	list := make([]scanRaw, 0, len(results))
 	for _, r := range results {
 		e := scanRaw{Resource: r.Resource.String(), APIVersion: r.Resource.APIVersion, UID: r.Resource.UID, Source: r.Source}
-		if r.Err != nil {
+		switch {
+		case r.Deleted:
+			e.Deleted = true
+		case r.Err != nil:
 			e.Error = describe(r.Err)
-		} else {
+		default:
 			b, err := protojson.Marshal(r.Response)
 			if err != nil {
 				return fmt.Errorf("encode response: %w", err)
@@ -444,7 +569,7 @@ func writeScanRaw(w io.Writer, format string, results []scanner.Result) error {
 // at addr (verdict.v1.ReportService), with the TLS and token options of
 // the decision server's connection, and the function that flushes and
 // closes it.
-func dialReportWriter(addr string, shards int, o client.Options, log *slog.Logger) (scanner.ResultSink, func(), error) {
+func dialReportWriter(addr string, shards int, o client.Options, reg prometheus.Registerer, log *slog.Logger) (scanner.ResultSink, func(), error) {
 	addrs, err := publish.ShardAddresses(addr, shards)
 	if err != nil {
 		return nil, nil, fmt.Errorf("--report-writer: %w", err)
@@ -474,10 +599,11 @@ func dialReportWriter(addr string, shards int, o client.Options, log *slog.Logge
 		ifaces = append(ifaces, conn)
 	}
 	var p shardedSink
+	popts := publish.Options{Logger: log, Registerer: reg}
 	if len(ifaces) == 1 {
-		p, err = publish.New(ifaces[0], publish.Options{Logger: log})
+		p, err = publish.New(ifaces[0], popts)
 	} else {
-		p, err = publish.NewSharded(ifaces, publish.Options{Logger: log})
+		p, err = publish.NewSharded(ifaces, popts)
 	}
 	if err != nil {
 		closeConns()
@@ -520,6 +646,16 @@ func objectRef(r scanner.ResourceRef) *verdictv1.ObjectReference {
 func (s publishSink) Write(ctx context.Context, rs []scanner.Result) error {
 	items := make([]*verdictv1.PublishItem, 0, len(rs))
 	for _, r := range rs {
+		if r.Deleted {
+			// A watch saw the resource go: every entry of it goes.
+			items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
+				Resource:  objectRef(r.Resource),
+				Source:    verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
+				Operation: verdictv1.Operation_OPERATION_DELETE,
+				Time:      timestamppb.New(r.Time),
+			}}})
+			continue
+		}
 		if r.Err != nil || r.Response == nil {
 			continue // counted by the scan; nothing to report
 		}

@@ -11,8 +11,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"k8s.io/client-go/rest"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
@@ -111,6 +113,10 @@ func TestScanUsageErrors(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n---\nkind: Pod\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte("apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: c, context: {cluster: c}}]\ncurrent-context: c\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name    string
 		args    []string
@@ -122,6 +128,11 @@ func TestScanUsageErrors(t *testing.T) {
 		{"bad output", []string{"scan", "-f", dir, "-o", "wide"}, "invalid output format \"wide\""},
 		{"bad batch", []string{"scan", "-f", dir, "--batch-size", "0"}, "--batch-size, --max-in-flight and --page-size must be positive"},
 		{"bad file", []string{"scan", "-f", bad}, "bad.yaml:5: not a Kubernetes object: no apiVersion, metadata.name"},
+		{"watch files", []string{"scan", "-f", dir, "--watch"}, "--watch needs a cluster (--kubeconfig or --in-cluster), not files"},
+		{"bad watch delay", []string{"scan", "--in-cluster", "--watch", "--watch-delay", "0"}, "--watch-delay and --watch-batch must be positive"},
+		{"bad watch batch", []string{"scan", "--in-cluster", "--watch", "--watch-batch", "-1"}, "--watch-delay and --watch-batch must be positive"},
+		{"bad kube qps", []string{"scan", "--kubeconfig", kubeconfig, "--kube-qps", "0"}, "--kube-qps and --kube-burst must be positive"},
+		{"bad metrics address", []string{"scan", "-f", dir, "--metrics-listen", "127.0.0.1:-1"}, "--metrics-listen:"},
 		{"no server", []string{"scan", "-f", filepath.Join("..", "..", "examples", "resources"), "--server", "127.0.0.1:1"}, "scan on 127.0.0.1:1: Unavailable: list policies:"},
 	}
 	for _, tt := range tests {
@@ -193,5 +204,38 @@ func TestScanReportWriter(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("reports after verdict scan mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestKubeRateFlags(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		wantQPS   float32
+		wantBurst int
+	}{
+		{"defaults, Kyverno's", nil, 100, 200},
+		{"set", []string{"--kube-qps", "20", "--kube-burst", "40"}, 20, 40},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var k kubeRateFlags
+			fs := pflag.NewFlagSet("test", pflag.ContinueOnError)
+			k.register(fs)
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatal(err)
+			}
+			cfg := &rest.Config{}
+			if err := k.apply(cfg); err != nil {
+				t.Fatalf("apply(%v) = %v", tt.args, err)
+			}
+			if cfg.QPS != tt.wantQPS || cfg.Burst != tt.wantBurst {
+				t.Errorf("apply(%v): QPS %v, burst %d; want %v, %d", tt.args, cfg.QPS, cfg.Burst, tt.wantQPS, tt.wantBurst)
+			}
+		})
+	}
+	code, _, errOut := runCmd(t, "reports", "serve", "--kube-qps", "5")
+	if code != exitUsage || !strings.Contains(errOut, "--kube-qps needs --kubeconfig or --in-cluster") {
+		t.Errorf("verdict reports serve --kube-qps 5 = exit %d, stderr %q; want a usage error", code, errOut)
 	}
 }

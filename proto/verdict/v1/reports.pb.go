@@ -341,8 +341,9 @@ type ResourceEvaluation struct {
 	ResourceHash string `protobuf:"bytes,3,opt,name=resource_hash,json=resourceHash,proto3" json:"resource_hash,omitempty"`
 	// Admission or background. Required.
 	Source ReportSource `protobuf:"varint,4,opt,name=source,proto3,enum=verdict.v1.ReportSource" json:"source,omitempty"`
-	// The admission operation (admission only). A DELETE removes every entry
-	// of the resource.
+	// The admission operation (admission only), or DELETE: a DELETE, of
+	// either source (a background DELETE is a scanner's watch that saw the
+	// resource deleted), removes every entry of the resource.
 	Operation Operation `protobuf:"varint,5,opt,name=operation,proto3,enum=verdict.v1.Operation" json:"operation,omitempty"`
 	// When the evaluation finished. Required. A newer evaluation replaces an
 	// older one; an evaluation older than what the writer holds for the same
