@@ -63,7 +63,9 @@ type Options struct {
 	// ReportInterval is how often changed final reports are rendered and
 	// written: a report changed by many batches is written once per
 	// interval. Acknowledgements wait only for the intermediary reports,
-	// from which final reports are rebuilt at start. Reads (ListReports,
+	// from which final reports are rebuilt at start; with a DeferredStore
+	// they wait for the next write of the final reports and for the store
+	// to make it durable. Reads (ListReports,
 	// GetReport) write the changed reports first, so they see every batch
 	// acknowledged before them. Default 1s.
 	ReportInterval time.Duration
