@@ -381,20 +381,26 @@ func (cr *clusterReports) pollAPIReport(t *testing.T, ns, name string, want map[
 // apiWrites scrapes verdict_reports_api_writes_total{verb,kind} of a writer.
 func apiWrites(t *testing.T, w *writerProc, verb, kind string) int {
 	t.Helper()
+	return int(scrape(t, w, fmt.Sprintf(`verdict_reports_api_writes_total{kind=%q,verb=%q}`, kind, verb)))
+}
+
+// scrape returns the value of one series (name and labels, as exposed)
+// of a writer's metrics, 0 when absent.
+func scrape(t *testing.T, w *writerProc, series string) float64 {
+	t.Helper()
 	resp, err := http.Get("http://" + w.metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	want := fmt.Sprintf(`verdict_reports_api_writes_total{kind=%q,verb=%q} `, kind, verb)
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), want); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			n, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return int(n)
+			return n
 		}
 	}
 	return 0

@@ -31,7 +31,7 @@ const (
 	DefaultFieldManager   = "verdict"
 	// DefaultMaxTombstoneBytes leaves room in the 256 KiB the API server
 	// allows for the annotations of an object.
-	DefaultMaxTombstoneBytes = 128 << 10
+	DefaultMaxTombstoneBytes = 192 << 10
 )
 
 // Labels and annotations of the objects the store writes.
@@ -98,7 +98,7 @@ type Options struct {
 	// MaxTombstoneBytes bounds the annotation of the tombstone Lease: the
 	// newest tombstones that fit are handed over, the others only kept in
 	// the local file (counted in verdict_reports_tombstones_left_out).
-	// Default 128 KiB.
+	// Default 192 KiB (about 3,000 resources identified by UID).
 	MaxTombstoneBytes int
 
 	// Logger receives the store's logs. Default: discard.
