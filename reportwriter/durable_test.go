@@ -18,14 +18,13 @@ import (
 )
 
 // deferredStore is a reportwriter.DeferredStore on a real store whose
-// writes become durable only when the test calls release.
+// writes are durable only while the test lets them be (release).
 type deferredStore struct {
 	reportwriter.Store
 
 	mu      sync.Mutex
-	writes  int // Writes made
-	durable int // Writes durable
-	err     error
+	open    bool  // every write is durable
+	err     error // the store fails
 	changed chan struct{}
 }
 
@@ -33,48 +32,35 @@ func newDeferredStore(s reportwriter.Store) *deferredStore {
 	return &deferredStore{Store: s, changed: make(chan struct{})}
 }
 
-func (d *deferredStore) Write(ctx context.Context, c *reportwriter.Changes) error {
-	if err := d.Store.Write(ctx, c); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	d.writes++
-	d.mu.Unlock()
-	return nil
-}
-
 func (d *deferredStore) WaitDurable(ctx context.Context) error {
 	d.mu.Lock()
-	target := d.writes
-	for d.durable < target && d.err == nil {
+	defer d.mu.Unlock()
+	for !d.open && d.err == nil {
 		ch := d.changed
 		d.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
+			d.mu.Lock()
 			return ctx.Err()
 		}
 		d.mu.Lock()
 	}
-	defer d.mu.Unlock()
-	if d.durable >= target {
-		return nil
-	}
 	return d.err
 }
 
-// release makes every write so far durable, or fails the waiters with err.
-func (d *deferredStore) release(err error) {
+// set makes the writes durable from now on (open), or holds them, or
+// fails the waiters with err.
+func (d *deferredStore) set(open bool, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if err != nil {
-		d.err = err
-	} else {
-		d.durable = d.writes
-	}
+	d.open, d.err = open, err
 	close(d.changed)
 	d.changed = make(chan struct{})
 }
+
+func (d *deferredStore) release() { d.set(true, nil) }
+func (d *deferredStore) hold()    { d.set(false, nil) }
 
 // pollMetric waits until the metric name of reg is want.
 func pollMetric(t *testing.T, reg *prometheus.Registry, name string, want float64) {
@@ -129,7 +115,7 @@ func TestAcksHeldUntilDurable(t *testing.T) {
 		t.Fatalf("Recv: %v", err)
 	default:
 	}
-	ds.release(nil)
+	ds.release()
 	var got []uint64
 	for range n {
 		select {
@@ -144,17 +130,31 @@ func TestAcksHeldUntilDurable(t *testing.T) {
 	if diff := cmp.Diff([]uint64{1, 2, 3, 4, 5}, got); diff != "" {
 		t.Errorf("acknowledged batches (-want +got):\n%s", diff)
 	}
-	if got := metric(t, reg, "verdict_reports_held_batches"); got != 0 {
-		t.Errorf("held batches after release = %v, want 0", got)
-	}
+	pollMetric(t, reg, "verdict_reports_held_batches", 0)
 
-	// A batch that changes nothing waits too: it may be the resend of a
-	// batch not durable yet.
-	if err := st.Send(&verdictv1.PublishRequest{Sequence: n + 1, Items: items(evaluation(res{"v1", "Pod", "shop", "pod-0", "uid-0"}, 0, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, "bad")}, []pol{polLatest}))}); err != nil {
+	// A batch that changes nothing waits too, on another stream: it may
+	// be the resend of a batch not durable yet.
+	ds.hold()
+	podD := res{"v1", "Pod", "shop", "pod-d", "uid-d"}
+	again := items(evaluation(podD, 0, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, "bad")}, []pol{polLatest}))
+	if err := st.Send(&verdictv1.PublishRequest{Sequence: n + 1, Items: again}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
 	pollMetric(t, reg, "verdict_reports_held_batches", 1)
-	ds.release(nil)
+	pollMetric(t, reg, "verdict_reports_final_reports", 1)
+	st2, err := e.client.Publish(t.Context())
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	if err := st2.Send(&verdictv1.PublishRequest{Sequence: 1, Items: again}); err != nil {
+		t.Fatalf("Send: %v", err)
+	}
+	pollMetric(t, reg, "verdict_reports_duplicates_total", 1)
+	pollMetric(t, reg, "verdict_reports_held_batches", 2)
+	ds.release()
+	if a, err := st2.Recv(); err != nil || a.GetDuplicates() != 1 {
+		t.Errorf("acknowledgement of the batch sent again = %v, %v; want 1 duplicate", a, err)
+	}
 	select {
 	case s := <-acks:
 		if s != n+1 {
@@ -169,8 +169,7 @@ func TestAcksHeldUntilDurable(t *testing.T) {
 	if err := st.Send(&verdictv1.PublishRequest{Sequence: n + 2, Items: items(evaluation(podC, 1, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", pass, "ok")}, []pol{polLatest}))}); err != nil {
 		t.Fatalf("Send: %v", err)
 	}
-	pollMetric(t, reg, "verdict_reports_held_batches", 1)
-	ds.release(errors.New("api server down"))
+	ds.set(false, errors.New("api server down"))
 	select {
 	case s := <-acks:
 		t.Errorf("batch %d acknowledged, want the stream to end", s)
@@ -200,7 +199,7 @@ func TestApplyHeldUntilDurable(t *testing.T) {
 		t.Fatalf("Apply returned (%v) before the store made the batch durable", err)
 	default:
 	}
-	ds.release(nil)
+	ds.release()
 	if err := <-done; err != nil {
 		t.Errorf("Apply = %v, want nil", err)
 	}
