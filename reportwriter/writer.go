@@ -296,9 +296,10 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// Drain ends the Publish streams after the batch each is applying (with
-// UNAVAILABLE, so that senders send the rest again elsewhere or later);
-// Apply keeps working until Close.
+// Drain ends the Publish streams (with UNAVAILABLE, so that senders send
+// what was not acknowledged again elsewhere or later; batches queued are
+// still applied, and applying them again changes nothing); Apply keeps
+// working until Close.
 func (w *Writer) Drain() {
 	w.drainOnce.Do(func() { close(w.draining) })
 }
