@@ -50,7 +50,14 @@
 //
 // One goroutine applies batches and writes their changes in one store
 // transaction per flush (bounded by MaxFlushItems), then acknowledges
-// them. Limits (MaxBatchItems, MaxMessageBytes, MaxUnacked) end a Publish
+// them. With a DeferredStore (the Kubernetes store, whose final reports
+// become durable where a standby reads them only once applied to the API
+// server) the acknowledgements are held instead: after the next write of
+// the final reports (ReportInterval), until the store's WaitDurable
+// returns; a batch that changed nothing waits too, as it may be the
+// resend of one not durable yet. A Publish stream keeps receiving and
+// applying meanwhile and sends the acknowledgements in order, so a sender
+// has up to MaxUnacked batches in flight. Limits (MaxBatchItems, MaxMessageBytes, MaxUnacked) end a Publish
 // stream with RESOURCE_EXHAUSTED naming the limit; invalid items are
 // rejected by index and field in the acknowledgement.
 //

@@ -19,6 +19,8 @@ type metrics struct {
 	reports      prometheus.Gauge
 	streams      prometheus.Gauge
 	flushSeconds prometheus.Histogram
+	held         prometheus.Gauge
+	ackSeconds   prometheus.Histogram
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
@@ -44,8 +46,13 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		flushSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "verdict_reports_flush_seconds", Help: "Time to render the changed reports and write one flush to the store.",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14)}),
+		held: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_reports_held_batches", Help: "Batches applied and written locally whose acknowledgement waits until their reports are durable in the API server."}),
+		ackSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name: "verdict_reports_ack_seconds", Help: "Time from the arrival of a batch to its acknowledgement.",
+			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
 	}
-	for _, c := range []prometheus.Collector{m.batches, m.entries, m.duplicates, m.rejected, m.exhausted, m.storeWrites, m.storeErrors, m.reports, m.streams, m.flushSeconds} {
+	for _, c := range []prometheus.Collector{m.batches, m.entries, m.duplicates, m.rejected, m.exhausted, m.storeWrites, m.storeErrors, m.reports, m.streams, m.flushSeconds, m.held, m.ackSeconds} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -116,7 +116,8 @@ func TestPublisherWriterRestart(t *testing.T) {
 	}
 }
 
-// metric returns the value of the counter name of reg (0 when absent).
+// metric returns the value of the counter or gauge name of reg (0 when
+// absent).
 func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	t.Helper()
 	mfs, err := reg.Gather()
@@ -125,6 +126,9 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	}
 	for _, mf := range mfs {
 		if mf.GetName() == name && len(mf.GetMetric()) > 0 {
+			if g := mf.GetMetric()[0].GetGauge(); g != nil {
+				return g.GetValue()
+			}
 			return mf.GetMetric()[0].GetCounter().GetValue()
 		}
 	}

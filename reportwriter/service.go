@@ -20,13 +20,17 @@ var ServiceName = verdictv1.ReportService_ServiceDesc.ServiceName
 
 // Publish implements verdictv1.ReportServiceServer: it applies the batches
 // of a stream in order and acknowledges each once durable. A reader
-// goroutine receives ahead; the batches it holds count as unacknowledged.
+// goroutine receives ahead, and an acknowledging goroutine sends the
+// acknowledgements in order as the batches become durable, so that a
+// stream has many batches in flight while acknowledgements are held (see
+// DeferredStore); the batches received and not acknowledged count as
+// unacknowledged.
 func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 	w.metrics.streams.Inc()
 	defer w.metrics.streams.Dec()
 	ctx, cancel := context.WithCancel(stream.Context())
 	defer cancel()
-	// A limit exceeded while a batch is being applied ends the stream at
+	// A limit exceeded while a batch is being queued ends the stream at
 	// once: fatal holds the status, applyCtx cancels the batch in progress.
 	applyCtx, cancelApply := context.WithCancel(ctx)
 	defer cancelApply()
@@ -54,10 +58,53 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 			}
 		}
 	}()
+
+	type inflight struct {
+		seq  uint64
+		done <-chan Result
+	}
+	waiting := make(chan inflight, w.opts.MaxUnacked)
+	ackErr := make(chan error, 1)
+	ackDone := make(chan struct{})
+	go func() {
+		defer close(ackDone)
+		for {
+			var f inflight
+			var ok bool
+			select {
+			case f, ok = <-waiting:
+				if !ok {
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+			var res Result
+			select {
+			case res = <-f.done:
+			case <-ctx.Done():
+				return
+			}
+			if res.Err != nil {
+				ackErr <- status.Errorf(codes.Unavailable, "batch %d: %v", f.seq, res.Err)
+				return
+			}
+			ack := &verdictv1.PublishResponse{Sequence: f.seq, Rejected: res.Rejected, Duplicates: uint32(res.Duplicates)}
+			if err := stream.Send(ack); err != nil {
+				ackErr <- err
+				return
+			}
+			unacked.Add(-1)
+		}
+	}()
+	// No acknowledgement is sent after Publish returns.
+	defer func() { cancel(); <-ackDone }()
+	unavailable := status.Error(codes.Unavailable, "report writer shutting down")
+
 	for {
 		select {
 		case <-w.draining:
-			return status.Error(codes.Unavailable, "report writer shutting down")
+			return unavailable
 		default:
 		}
 		var req *verdictv1.PublishRequest
@@ -69,34 +116,50 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 			case req = <-batches:
 				recvErr <- err
 			default:
-				if errors.Is(err, io.EOF) || status.Code(err) == codes.Canceled {
+				if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
+					return err
+				}
+				// The sender is done: acknowledge what it sent.
+				close(waiting)
+				select {
+				case <-ackDone:
+				case <-w.draining:
+					return unavailable
+				}
+				select {
+				case err := <-ackErr:
+					return err
+				default:
 					return nil
 				}
-				return err
 			}
+		case err := <-ackErr:
+			return err
 		case <-w.draining:
-			return status.Error(codes.Unavailable, "report writer shutting down")
+			return unavailable
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		}
-		res, err := w.Apply(applyCtx, req.GetItems())
+		done, err := w.submit(applyCtx, req.GetItems())
 		if f := fatal.Load(); f != nil {
 			return *f
 		}
 		if err != nil {
 			if errors.Is(err, ErrClosed) {
-				return status.Error(codes.Unavailable, "report writer shutting down")
+				return unavailable
 			}
 			if ctx.Err() != nil {
 				return status.FromContextError(ctx.Err()).Err()
 			}
 			return status.Errorf(codes.Unavailable, "batch %d: %v", req.GetSequence(), err)
 		}
-		ack := &verdictv1.PublishResponse{Sequence: req.GetSequence(), Rejected: res.Rejected, Duplicates: uint32(res.Duplicates)}
-		if err := stream.Send(ack); err != nil {
+		select {
+		case waiting <- inflight{seq: req.GetSequence(), done: done}:
+		case err := <-ackErr:
 			return err
+		case <-ctx.Done():
+			return status.FromContextError(ctx.Err()).Err()
 		}
-		unacked.Add(-1)
 	}
 }
 

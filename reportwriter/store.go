@@ -22,6 +22,21 @@ type Store interface {
 	Close() error
 }
 
+// DeferredStore is a Store whose Write returns before all of the write is
+// durable where a standby replica reads it from: the Kubernetes store
+// (reportwriter/kubestore) keeps the write in a local file at once and
+// applies the final reports and tombstones to the API server later,
+// coalesced. With such a store the writer holds the acknowledgement of a
+// batch until WaitDurable, called after the batch's final reports were
+// written, returns.
+type DeferredStore interface {
+	Store
+	// WaitDurable returns nil once everything written by the Writes that
+	// returned before the call is durable, or an error when ctx is done
+	// or the store is closed first.
+	WaitDurable(ctx context.Context) error
+}
+
 // State is the content of a store.
 type State struct {
 	Intermediaries []*Intermediary

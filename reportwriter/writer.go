@@ -63,7 +63,9 @@ type Options struct {
 	// ReportInterval is how often changed final reports are rendered and
 	// written: a report changed by many batches is written once per
 	// interval. Acknowledgements wait only for the intermediary reports,
-	// from which final reports are rebuilt at start. Reads (ListReports,
+	// from which final reports are rebuilt at start; with a DeferredStore
+	// they wait for the next write of the final reports and for the store
+	// to make it durable. Reads (ListReports,
 	// GetReport) write the changed reports first, so they see every batch
 	// acknowledged before them. Default 1s.
 	ReportInterval time.Duration
@@ -131,6 +133,13 @@ type Writer struct {
 	done  chan struct{}
 	once  sync.Once
 
+	// deferred is Store when it is a DeferredStore: acknowledgements are
+	// held until the batches' reports are durable.
+	deferred DeferredStore
+	// held are the batches applied and written whose acknowledgement
+	// waits for the next report write (loop goroutine only).
+	held []heldAck
+
 	// draining is closed by Drain: Publish streams end.
 	draining  chan struct{}
 	drainOnce sync.Once
@@ -146,6 +155,14 @@ type request struct {
 	items    []item
 	rejected []*verdictv1.PublishRejection
 	done     chan Result
+	arrived  time.Time
+}
+
+// heldAck is a batch applied and written to the store whose result is
+// held until its reports are durable.
+type heldAck struct {
+	req *request
+	res Result
 }
 
 // Result is what applying a batch did.
@@ -184,6 +201,7 @@ func New(opts Options) (*Writer, error) {
 		draining: make(chan struct{}),
 		view:     map[ReportKey]*StoredReport{},
 	}
+	w.deferred, _ = opts.Store.(DeferredStore)
 	for _, sr := range st.Reports {
 		w.view[sr.Key] = sr
 	}
@@ -204,11 +222,28 @@ func New(opts Options) (*Writer, error) {
 	return w, nil
 }
 
-// Apply applies a batch of items and returns once its effect is durable.
-// Items that are not valid are listed in Result.Rejected; the others are
-// applied. The error is set when the batch could not be applied (ctx done,
-// writer closed, store failure).
+// Apply applies a batch of items and returns once its effect is durable:
+// written to the store, and with a DeferredStore, its reports durable
+// where a standby reads them. Items that are not valid are listed in
+// Result.Rejected; the others are applied. The error is set when the
+// batch could not be applied (ctx done, writer closed, store failure).
 func (w *Writer) Apply(ctx context.Context, items []*verdictv1.PublishItem) (Result, error) {
+	done, err := w.submit(ctx, items)
+	if err != nil {
+		return Result{}, err
+	}
+	select {
+	case res := <-done:
+		return res, res.Err
+	case <-ctx.Done():
+		// The batch may still be applied; the sender sends it again.
+		return Result{}, ctx.Err()
+	}
+}
+
+// submit queues a batch to be applied; its Result arrives on the returned
+// channel once the batch is durable (or failed).
+func (w *Writer) submit(ctx context.Context, items []*verdictv1.PublishItem) (<-chan Result, error) {
 	checked, rejected := checkItems(items)
 	w.metrics.batches.Inc()
 	w.metrics.rejected.Add(float64(len(rejected)))
@@ -217,20 +252,14 @@ func (w *Writer) Apply(ctx context.Context, items []*verdictv1.PublishItem) (Res
 			w.metrics.entries.Add(float64(len(it.eval.results)))
 		}
 	}
-	req := &request{items: checked, rejected: rejected, done: make(chan Result, 1)}
+	req := &request{items: checked, rejected: rejected, done: make(chan Result, 1), arrived: time.Now()}
 	select {
 	case w.queue <- req:
+		return req.done, nil
 	case <-w.stop:
-		return Result{}, ErrClosed
+		return nil, ErrClosed
 	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-	select {
-	case res := <-req.done:
-		return res, res.Err
-	case <-ctx.Done():
-		// The batch may still be applied; the sender sends it again.
-		return Result{}, ctx.Err()
+		return nil, ctx.Err()
 	}
 }
 
@@ -267,9 +296,10 @@ func (w *Writer) Close(ctx context.Context) error {
 	}
 }
 
-// Drain ends the Publish streams after the batch each is applying (with
-// UNAVAILABLE, so that senders send the rest again elsewhere or later);
-// Apply keeps working until Close.
+// Drain ends the Publish streams (with UNAVAILABLE, so that senders send
+// what was not acknowledged again elsewhere or later; batches queued are
+// still applied, and applying them again changes nothing); Apply keeps
+// working until Close.
 func (w *Writer) Drain() {
 	w.drainOnce.Do(func() { close(w.draining) })
 }
@@ -343,7 +373,7 @@ func (w *Writer) loop(m *model) {
 			sync.done <- Result{}
 			continue
 		}
-		if len(m.dirtyReports) > 0 && reportTimer == nil {
+		if (len(m.dirtyReports) > 0 || len(w.held) > 0) && reportTimer == nil {
 			reportTimer = time.After(w.opts.ReportInterval)
 		}
 	}
@@ -351,7 +381,8 @@ func (w *Writer) loop(m *model) {
 
 // flush applies a group of batches and writes their changes (without the
 // final reports) in one store transaction. When the store fails, the model
-// is loaded again from the store and every batch of the group fails.
+// is loaded again from the store and every batch of the group fails. With
+// a DeferredStore the results are held until the next report write.
 func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *model {
 	results := make([]Result, len(batch))
 	for i, r := range batch {
@@ -375,9 +406,53 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 		return m
 	}
 	for i, r := range batch {
-		r.done <- results[i]
+		if w.deferred != nil {
+			w.held = append(w.held, heldAck{req: r, res: results[i]})
+			continue
+		}
+		w.finish(r, results[i])
+	}
+	if w.deferred != nil {
+		w.metrics.held.Add(float64(len(batch)))
 	}
 	return m
+}
+
+// finish delivers the result of a batch.
+func (w *Writer) finish(r *request, res Result) {
+	if res.Err == nil {
+		w.metrics.ackSeconds.Observe(time.Since(r.arrived).Seconds())
+	}
+	r.done <- res
+}
+
+// release hands the held results over to a goroutine that delivers them
+// once the store has made durable everything written so far (err nil),
+// or fails them with err.
+func (w *Writer) release(err error) {
+	if len(w.held) == 0 {
+		return
+	}
+	held := w.held
+	w.held = nil
+	if err != nil {
+		for _, h := range held {
+			w.finish(h.req, Result{Err: err})
+		}
+		w.metrics.held.Sub(float64(len(held)))
+		return
+	}
+	go func() {
+		err := w.deferred.WaitDurable(context.Background())
+		for _, h := range held {
+			res := h.res
+			if err != nil {
+				res = Result{Err: fmt.Errorf("reports not durable: %w", err)}
+			}
+			w.finish(h.req, res)
+		}
+		w.metrics.held.Sub(float64(len(held)))
+	}()
 }
 
 // flushReports renders the changed final reports and writes them in one
@@ -388,9 +463,11 @@ func (w *Writer) flushReports(m *model) *model {
 		err = w.write(c)
 	}
 	if err != nil {
+		w.release(fmt.Errorf("write reports: %w", err))
 		return w.reload(m)
 	}
 	w.publishView(c)
+	w.release(nil)
 	return m
 }
 

@@ -235,6 +235,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 		ks, err := kubestore.Open(kubestore.Options{
 			Local: local, Client: dyn, ShardIndex: uint32(shard.Index), ShardCount: uint32(shard.Count),
 			FlushInterval: c.flushInterval, MaxReportBytes: c.maxReportBytes, Concurrency: c.applyConcurrency,
+			TombstoneNamespace: leaseNS, TombstoneName: leaseName + "-tombstones",
 			Logger: log, Registry: reg,
 		})
 		if err != nil {

@@ -101,6 +101,11 @@ type clusterReports struct {
 	serverAddr string
 	writerAddr string // the forwarder
 	writers    []*writerProc
+
+	dir    string
+	objs   []*unstructured.Unstructured
+	cached discovery.CachedDiscoveryInterface
+	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
 type writerProc struct {
@@ -108,7 +113,9 @@ type writerProc struct {
 	stop          func()
 }
 
-func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...string) *clusterReports {
+// newClusterReports starts a real API server with the CRDs and Namespaces
+// of overlays/dev, and no Verdict process yet.
+func newClusterReports(t *testing.T) *clusterReports {
 	t.Helper()
 	cluster := e2e.Start(t, e2e.Options{})
 	ctx := context.Background()
@@ -144,23 +151,30 @@ func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...
 	if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	poll(t, 30*time.Second, "the report CRDs served", func() error {
+		_, err := dyn.Resource(kubestore.ClusterPolicyReports).List(ctx, metav1.ListOptions{})
+		return err
+	})
+	return &clusterReports{cs: cs, dyn: dyn, kubeconfig: kubeconfig, overlay: overlay, dir: dir, objs: objs, cached: cached, mapper: mapper}
+}
+
+func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...string) *clusterReports {
+	t.Helper()
+	cr := newClusterReports(t)
+	ctx := context.Background()
+	dyn, cs, kubeconfig, overlay, dir, objs := cr.dyn, cr.cs, cr.kubeconfig, cr.overlay, cr.dir, cr.objs
 	for _, doc := range policies {
 		var pol map[string]any
 		if err := yaml.Unmarshal([]byte(doc), &pol); err != nil {
 			t.Fatal(err)
 		}
 		poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
-			cached.Invalidate()
-			mapper.Reset()
-			return deploy.Apply(ctx, dyn, mapper, &unstructured.Unstructured{Object: pol}, false)
+			cr.cached.Invalidate()
+			cr.mapper.Reset()
+			return deploy.Apply(ctx, dyn, cr.mapper, &unstructured.Unstructured{Object: pol}, false)
 		})
 	}
-	poll(t, 30*time.Second, "the report CRDs served", func() error {
-		_, err := dyn.Resource(kubestore.ClusterPolicyReports).List(ctx, metav1.ListOptions{})
-		return err
-	})
 
-	cr := &clusterReports{cs: cs, dyn: dyn, kubeconfig: kubeconfig, overlay: overlay}
 	for i, id := range []string{"replica-a", "replica-b"} {
 		w := &writerProc{addr: freeAddr(t), metrics: freeAddr(t)}
 		w.stop = startStoppable(t, "reports-"+id, []string{"reports", "serve",
@@ -367,20 +381,26 @@ func (cr *clusterReports) pollAPIReport(t *testing.T, ns, name string, want map[
 // apiWrites scrapes verdict_reports_api_writes_total{verb,kind} of a writer.
 func apiWrites(t *testing.T, w *writerProc, verb, kind string) int {
 	t.Helper()
+	return int(scrape(t, w, fmt.Sprintf(`verdict_reports_api_writes_total{kind=%q,verb=%q}`, kind, verb)))
+}
+
+// scrape returns the value of one series (name and labels, as exposed)
+// of a writer's metrics, 0 when absent.
+func scrape(t *testing.T, w *writerProc, series string) float64 {
+	t.Helper()
 	resp, err := http.Get("http://" + w.metrics + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	want := fmt.Sprintf(`verdict_reports_api_writes_total{kind=%q,verb=%q} `, kind, verb)
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		if v, ok := strings.CutPrefix(sc.Text(), want); ok {
+		if v, ok := strings.CutPrefix(sc.Text(), series+" "); ok {
 			n, err := strconv.ParseFloat(v, 64)
 			if err != nil {
 				t.Fatal(err)
 			}
-			return int(n)
+			return n
 		}
 	}
 	return 0

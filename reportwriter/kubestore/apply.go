@@ -24,6 +24,8 @@ type metrics struct {
 	pending prometheus.Gauge
 	foreign prometheus.Counter
 	rebuild prometheus.Counter
+
+	tombsLeftOut prometheus.Gauge
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
@@ -40,8 +42,10 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 			Name: "verdict_reports_foreign_total", Help: "Report writes left out because the report's namespace belongs to another shard."}),
 		rebuild: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_reports_rebuilds_total", Help: "Loads that rebuilt the state from the report objects of the API server."}),
+		tombsLeftOut: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_reports_tombstones_left_out", Help: "Tombstones (the oldest) left out of the tombstone Lease at its last write because of the max tombstone bytes."}),
 	}
-	for _, c := range []prometheus.Collector{m.writes, m.errors, m.pending, m.foreign, m.rebuild} {
+	for _, c := range []prometheus.Collector{m.writes, m.errors, m.pending, m.foreign, m.rebuild, m.tombsLeftOut} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -103,6 +107,15 @@ func (s *Store) round(ctx context.Context) bool {
 	s.mu.Lock()
 	batch := s.pending
 	s.pending = map[reportwriter.ReportKey]*reportwriter.StoredReport{}
+	for k := range batch {
+		s.inflight[k] = s.pendingSeq[k]
+	}
+	s.pendingSeq = map[reportwriter.ReportKey]uint64{}
+	var tombs map[string]time.Time
+	if s.tombDirty {
+		tombs = maps.Clone(s.tombs)
+		s.tombDirty, s.tombFlight, s.tombFlightSeq = false, true, s.tombSeq
+	}
 	s.mu.Unlock()
 	var lastErr error
 	changed := false
@@ -116,11 +129,14 @@ func (s *Store) round(ctx context.Context) bool {
 				sr := batch[k]
 				err := s.write(ctx, k, sr)
 				s.mu.Lock()
+				q := s.inflight[k]
+				delete(s.inflight, k)
 				if err != nil {
 					lastErr = err
 					if _, newer := s.pending[k]; !newer {
 						s.pending[k] = sr
 					}
+					s.pendingSeq[k] = q // not after the newer content's
 				} else {
 					changed = true
 					if sr == nil {
@@ -138,6 +154,16 @@ func (s *Store) round(ctx context.Context) bool {
 	}
 	close(keys)
 	wg.Wait()
+	if tombs != nil {
+		err := s.applyTombstones(ctx, tombs)
+		s.mu.Lock()
+		s.tombFlight = false
+		if err != nil {
+			lastErr = err
+			s.tombDirty, s.tombSeq = true, s.tombFlightSeq
+		}
+		s.mu.Unlock()
+	}
 	if changed {
 		if err := s.saveApplied(); err != nil {
 			s.log.Error("record applied reports", "error", err)

@@ -23,6 +23,19 @@
 // written or deleted. Every API write is counted in
 // verdict_reports_api_writes_total{verb,kind}.
 //
+// # Durability and failover
+//
+// The store is a reportwriter.DeferredStore: WaitDurable returns once the
+// reports of every Write before it are applied (each Write is numbered;
+// each pending report remembers the first Write not applied yet), so the
+// writer acknowledges a batch only when a standby would see it. The
+// tombstones of deleted resources are handed over too: with
+// TombstoneName set, they are applied, coalesced in the same rounds, as
+// the annotation reports.verdict.io/tombstones of a coordination.k8s.io
+// Lease (newest first, at most MaxTombstoneBytes), and Load merges that
+// annotation into the file's tombstones, so that a standby refuses late
+// resends of older evaluations of deleted resources.
+//
 // # Load
 //
 // The store records, in the bbolt file, the content hash of every report

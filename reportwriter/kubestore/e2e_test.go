@@ -395,3 +395,127 @@ func errorsTotal(reg *prometheus.Registry) float64 {
 	}
 	return total
 }
+
+// TestStoreWaitDurable checks that WaitDurable returns only once the
+// reports and tombstones written before it are applied (after failed
+// applies are retried), and that a store on a fresh file (a standby taking
+// the shard over) loads the tombstones of the tombstone Lease.
+func TestStoreWaitDurable(t *testing.T) {
+	ctx := t.Context()
+	dyn := startCluster(t, "shop")
+	fails := &atomic.Int32{}
+	fails.Store(3)
+	opts := kubestore.Options{
+		FlushInterval: 10 * time.Millisecond, BackoffMin: 20 * time.Millisecond, BackoffMax: 100 * time.Millisecond,
+		TombstoneNamespace: "default", TombstoneName: "verdict-reports-0-of-1-tombstones",
+	}
+	dir := t.TempDir()
+	s, reg := openStore(t, flaky{dyn, fails}, filepath.Join(dir, "a.db"), opts)
+	defer s.Close()
+	if _, err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	deleted := time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC)
+	if err := s.Write(ctx, &reportwriter.Changes{
+		PutReports:    []*reportwriter.StoredReport{report("shop", "cpol-p", 4, "fail")},
+		PutTombstones: map[string]time.Time{"uid-gone": deleted, "uid-old": deleted.Add(-time.Minute)},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if err := s.WaitDurable(wctx); err != nil {
+		t.Fatalf("WaitDurable = %v, want nil", err)
+	}
+	// No poll: durable means applied.
+	if diff := cmp.Diff(map[string]int{"cpol-p": 4}, objects(t, dyn, "shop")); diff != "" {
+		t.Errorf("PolicyReports once WaitDurable returned (-want +got):\n%s", diff)
+	}
+	if got := errorsTotal(reg); got != 3 {
+		t.Errorf("verdict_reports_api_write_errors_total = %v, want 3 (retried before WaitDurable returned)", got)
+	}
+	lease, err := dyn.Resource(kubestore.Leases).Namespace("default").Get(ctx, opts.TombstoneName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("tombstone Lease once WaitDurable returned: %v", err)
+	}
+	if got, want := lease.GetAnnotations()[kubestore.AnnotationTombstones], fmt.Sprintf(`{"uid-gone":%d,"uid-old":%d}`, deleted.UnixNano(), deleted.Add(-time.Minute).UnixNano()); got != want {
+		t.Errorf("tombstone annotation = %s, want %s", got, want)
+	}
+	if got := writes(reg, "apply", "Lease"); got < 1 {
+		t.Errorf("Lease applies = %v, want counted", got)
+	}
+
+	// While applies fail, WaitDurable waits until its ctx is done.
+	fails.Store(1 << 20)
+	if err := s.Write(ctx, &reportwriter.Changes{PutReports: []*reportwriter.StoredReport{report("shop", "cpol-p", 5, "fail")}}); err != nil {
+		t.Fatal(err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort()
+	if err := s.WaitDurable(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitDurable while applies fail = %v, want the context's deadline", err)
+	}
+	// A Write that changes no report still waits for the earlier ones.
+	if err := s.Write(ctx, &reportwriter.Changes{}); err != nil {
+		t.Fatal(err)
+	}
+	short2, cancelShort2 := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancelShort2()
+	if err := s.WaitDurable(short2); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitDurable after an empty Write while applies fail = %v, want the context's deadline", err)
+	}
+	fails.Store(0)
+	if err := s.WaitDurable(wctx); err != nil {
+		t.Fatalf("WaitDurable once applies succeed = %v, want nil", err)
+	}
+	if diff := cmp.Diff(map[string]int{"cpol-p": 5}, objects(t, dyn, "shop")); diff != "" {
+		t.Errorf("PolicyReports once WaitDurable returned (-want +got):\n%s", diff)
+	}
+
+	// A standby on a fresh file: the tombstones come from the Lease.
+	b, _ := openStore(t, dyn, filepath.Join(dir, "b.db"), opts)
+	defer b.Close()
+	st, err := b.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]time.Time{"uid-gone": deleted, "uid-old": deleted.Add(-time.Minute)}
+	if diff := cmp.Diff(want, st.Tombstones); diff != "" {
+		t.Errorf("tombstones loaded by a store on a fresh file (-want +got):\n%s", diff)
+	}
+	// Forgotten tombstones (TTL) leave the Lease.
+	if err := b.Write(ctx, &reportwriter.Changes{DeleteTombstones: []string{"uid-old"}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.WaitDurable(wctx); err != nil {
+		t.Fatal(err)
+	}
+	lease, err = dyn.Resource(kubestore.Leases).Namespace("default").Get(ctx, opts.TombstoneName, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := lease.GetAnnotations()[kubestore.AnnotationTombstones], fmt.Sprintf(`{"uid-gone":%d}`, deleted.UnixNano()); got != want {
+		t.Errorf("tombstone annotation after forgetting uid-old = %s, want %s", got, want)
+	}
+
+	// Closed before its reports are applied: WaitDurable fails.
+	fails.Store(1 << 20)
+	if err := s.Write(ctx, &reportwriter.Changes{PutReports: []*reportwriter.StoredReport{report("shop", "cpol-q", 1, "fail")}}); err != nil {
+		t.Fatal(err)
+	}
+	waitErr := make(chan error, 1)
+	go func() { waitErr <- s.WaitDurable(context.Background()) }()
+	cctx, cancelClose := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelClose()
+	if err := s.CloseContext(cctx); err == nil {
+		t.Errorf("CloseContext while applies fail = nil, want an error")
+	}
+	select {
+	case err := <-waitErr:
+		if err == nil {
+			t.Errorf("WaitDurable on a store closed with reports not applied = nil, want an error")
+		}
+	case <-time.After(10 * time.Second):
+		t.Errorf("WaitDurable did not return when the store closed")
+	}
+}

@@ -114,6 +114,9 @@ func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.loadTombstones(ctx, st); err != nil {
+		return nil, err
+	}
 	applied, err := s.loadApplied()
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -49,6 +50,10 @@ func TestScaleReports(t *testing.T) {
 			Message: "validation rule 'check' passed.", Category: "Pod Security Standards (Baseline)", Severity: "medium", Scored: true})
 	}
 	start := time.Now()
+	// The batches are in flight together, as a publisher's window keeps
+	// them: each is acknowledged once its reports are applied.
+	var wg sync.WaitGroup
+	errs := make(chan error, pods/500+1)
 	var batch []*verdictv1.PublishItem
 	for i := range pods {
 		batch = append(batch, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
@@ -58,11 +63,20 @@ func TestScaleReports(t *testing.T) {
 			Policies: vers, Results: results, Complete: true,
 		}}})
 		if len(batch) == 500 || i == pods-1 {
-			if _, err := w.Apply(ctx, batch); err != nil {
-				t.Fatal(err)
-			}
+			wg.Add(1)
+			go func(b []*verdictv1.PublishItem) {
+				defer wg.Done()
+				if _, err := w.Apply(ctx, b); err != nil {
+					errs <- err
+				}
+			}(batch)
 			batch = nil
 		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
 	}
 	if err := w.Sync(ctx); err != nil {
 		t.Fatal(err)

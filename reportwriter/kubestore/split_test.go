@@ -93,7 +93,7 @@ func TestOptionsDefaults(t *testing.T) {
 	got := Options{}.withDefaults()
 	want := Options{ShardCount: 1, FlushInterval: DefaultFlushInterval, MaxReportBytes: DefaultMaxReportBytes,
 		BackoffMin: DefaultBackoffMin, BackoffMax: DefaultBackoffMax, Concurrency: DefaultConcurrency,
-		RequestTimeout: DefaultRequestTimeout, FieldManager: DefaultFieldManager}
+		RequestTimeout: DefaultRequestTimeout, FieldManager: DefaultFieldManager, MaxTombstoneBytes: DefaultMaxTombstoneBytes}
 	got.Logger, got.Registry = nil, nil
 	if diff := cmp.Diff(want, got, cmp.AllowUnexported(Options{})); diff != "" {
 		t.Errorf("Options{}.withDefaults() (-want +got):\n%s", diff)

@@ -29,6 +29,9 @@ const (
 	DefaultRequestTimeout = 30 * time.Second
 	DefaultConcurrency    = 4
 	DefaultFieldManager   = "verdict"
+	// DefaultMaxTombstoneBytes leaves room in the 256 KiB the API server
+	// allows for the annotations of an object.
+	DefaultMaxTombstoneBytes = 192 << 10
 )
 
 // Labels and annotations of the objects the store writes.
@@ -39,12 +42,17 @@ const (
 	AnnotationContentHash = "reports.verdict.io/content-hash"
 	// AnnotationPart is "i/n" on every part of a split report.
 	AnnotationPart = "reports.verdict.io/part"
+	// AnnotationTombstones, on the tombstone Lease, holds the deleted
+	// resources: a JSON object of resource key to deletion time (Unix
+	// nanoseconds).
+	AnnotationTombstones = "reports.verdict.io/tombstones"
 )
 
 // The report resources.
 var (
 	PolicyReports        = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "policyreports"}
 	ClusterPolicyReports = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}
+	Leases               = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
 
 // Options configure Open. Local and Client are required.
@@ -80,6 +88,19 @@ type Options struct {
 	// FieldManager of the server-side applies. Default "verdict".
 	FieldManager string
 
+	// TombstoneNamespace and TombstoneName name the coordination.k8s.io
+	// Lease whose annotation reports.verdict.io/tombstones holds the
+	// shard's tombstones (deleted resources), so that a standby that takes
+	// the shard over refuses late resends of their older evaluations. It
+	// is applied with the reports, coalesced in the same rounds. Default
+	// "": tombstones stay in the local file only.
+	TombstoneNamespace, TombstoneName string
+	// MaxTombstoneBytes bounds the annotation of the tombstone Lease: the
+	// newest tombstones that fit are handed over, the others only kept in
+	// the local file (counted in verdict_reports_tombstones_left_out).
+	// Default 192 KiB (about 3,000 resources identified by UID).
+	MaxTombstoneBytes int
+
 	// Logger receives the store's logs. Default: discard.
 	Logger *slog.Logger
 	// Registry receives the store's metrics. Default: a new registry.
@@ -111,6 +132,9 @@ func (o Options) withDefaults() Options {
 	if o.FieldManager == "" {
 		o.FieldManager = DefaultFieldManager
 	}
+	if o.MaxTombstoneBytes <= 0 {
+		o.MaxTombstoneBytes = DefaultMaxTombstoneBytes
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -134,6 +158,19 @@ type Store struct {
 	mu sync.Mutex
 	// pending are the reports to apply (nil: to delete), latest content.
 	pending map[reportwriter.ReportKey]*reportwriter.StoredReport
+	// seq numbers the Writes. pendingSeq (for pending) and inflight (for
+	// the round in progress) hold, per report, the first Write whose
+	// change of it is not applied yet; a pending report without one
+	// predates every Write (Load). WaitDurable waits on them.
+	seq        uint64
+	pendingSeq map[reportwriter.ReportKey]uint64
+	inflight   map[reportwriter.ReportKey]uint64
+	// tombs are the tombstones of the shard; tombDirty and tombSeq (first
+	// Write not applied), tombFlight and tombFlightSeq (in the round in
+	// progress) track the tombstone Lease like pendingSeq and inflight.
+	tombs                  map[string]time.Time
+	tombDirty, tombFlight  bool
+	tombSeq, tombFlightSeq uint64
 	// applied is the content hash of each report in the API server, and
 	// parts its number of parts there.
 	applied map[reportwriter.ReportKey]string
@@ -172,14 +209,17 @@ func Open(opts Options) (*Store, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{
 		opts: opts, local: opts.Local, log: opts.Logger, metrics: m,
-		pending:   map[reportwriter.ReportKey]*reportwriter.StoredReport{},
-		applied:   map[reportwriter.ReportKey]string{},
-		parts:     map[reportwriter.ReportKey]int{},
-		roundDone: make(chan struct{}),
-		wake:      make(chan struct{}, 1),
-		now:       make(chan struct{}, 1),
-		cancel:    cancel,
-		done:      make(chan struct{}),
+		pending:    map[reportwriter.ReportKey]*reportwriter.StoredReport{},
+		pendingSeq: map[reportwriter.ReportKey]uint64{},
+		inflight:   map[reportwriter.ReportKey]uint64{},
+		tombs:      map[string]time.Time{},
+		applied:    map[reportwriter.ReportKey]string{},
+		parts:      map[reportwriter.ReportKey]int{},
+		roundDone:  make(chan struct{}),
+		wake:       make(chan struct{}, 1),
+		now:        make(chan struct{}, 1),
+		cancel:     cancel,
+		done:       make(chan struct{}),
 	}
 	go s.run(ctx)
 	return s, nil
@@ -219,19 +259,93 @@ func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
 	if err := s.local.Write(ctx, &own); err != nil {
 		return err
 	}
-	if len(own.PutReports)+len(own.DeleteReports) == 0 {
+	tombs := s.opts.TombstoneName != "" && len(own.PutTombstones)+len(own.DeleteTombstones) > 0
+	s.mu.Lock()
+	s.seq++
+	if len(own.PutReports)+len(own.DeleteReports) == 0 && !tombs {
+		s.mu.Unlock()
 		return nil
 	}
-	s.mu.Lock()
 	for _, sr := range own.PutReports {
-		s.pending[sr.Key] = sr
+		s.setPending(sr.Key, sr)
 	}
 	for _, k := range own.DeleteReports {
-		s.pending[k] = nil
+		s.setPending(k, nil)
+	}
+	if tombs {
+		for k, t := range own.PutTombstones {
+			s.tombs[k] = t
+		}
+		for _, k := range own.DeleteTombstones {
+			delete(s.tombs, k)
+		}
+		if !s.tombDirty {
+			s.tombDirty, s.tombSeq = true, s.seq
+		}
 	}
 	s.metrics.pending.Set(float64(len(s.pending)))
 	s.mu.Unlock()
 	s.signal()
+	return nil
+}
+
+// setPending makes sr the content to apply of report k, changed by Write
+// s.seq. s.mu is held.
+func (s *Store) setPending(k reportwriter.ReportKey, sr *reportwriter.StoredReport) {
+	if _, ok := s.pendingSeq[k]; !ok {
+		if _, fromLoad := s.pending[k]; fromLoad {
+			s.pendingSeq[k] = 0
+		} else {
+			s.pendingSeq[k] = s.seq
+		}
+	}
+	s.pending[k] = sr
+}
+
+// durableLocked is the last Write whose changes are all applied (-1:
+// reports loaded before every Write are not). s.mu is held.
+func (s *Store) durableLocked() int64 {
+	low := int64(s.seq)
+	for k := range s.pending {
+		low = min(low, int64(s.pendingSeq[k])-1)
+	}
+	for _, q := range s.inflight {
+		low = min(low, int64(q)-1)
+	}
+	if s.tombDirty {
+		low = min(low, int64(s.tombSeq)-1)
+	}
+	if s.tombFlight {
+		low = min(low, int64(s.tombFlightSeq)-1)
+	}
+	return low
+}
+
+// WaitDurable implements reportwriter.DeferredStore: it returns once the
+// reports (and tombstones) of every Write that returned before the call
+// are applied to the API server, or with an error when ctx is done or the
+// store is closed first. A failing apply is retried meanwhile.
+func (s *Store) WaitDurable(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	target := int64(s.seq)
+	for s.durableLocked() < target {
+		ch := s.roundDone
+		s.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			s.mu.Lock()
+			return ctx.Err()
+		case <-s.done:
+			s.mu.Lock()
+			if s.durableLocked() >= target {
+				return nil
+			}
+			return errors.New("kubestore closed")
+		}
+		s.mu.Lock()
+	}
 	return nil
 }
 
@@ -253,7 +367,7 @@ func (s *Store) signal() {
 func (s *Store) Flush(ctx context.Context) error {
 	for range 2 { // the round in progress may have started before the call
 		s.mu.Lock()
-		if len(s.pending) == 0 && s.lastErr == nil {
+		if len(s.pending) == 0 && !s.tombDirty && s.lastErr == nil {
 			s.mu.Unlock()
 			return nil
 		}
@@ -273,7 +387,7 @@ func (s *Store) Flush(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if len(s.pending) > 0 && s.lastErr != nil {
+	if (len(s.pending) > 0 || s.tombDirty) && s.lastErr != nil {
 		return s.lastErr
 	}
 	return nil
