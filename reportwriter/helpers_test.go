@@ -305,14 +305,16 @@ func rows(t *testing.T, c verdictv1.ReportServiceClient) []row {
 	for _, info := range list.GetReports() {
 		rep := getReport(t, c, info.GetNamespace(), info.GetName())
 		for _, r := range rep.Results {
-			out = append(out, row{
-				Report:   info.GetNamespace() + "/" + info.GetName(),
-				Policy:   r.Policy,
-				Rule:     r.Rule,
-				Resource: r.Resources[0].Kind + "/" + r.Resources[0].Name,
-				Result:   r.Result,
-				Seconds:  r.Timestamp.Seconds - t0.Unix(),
-			})
+			for _, res := range r.Resources {
+				out = append(out, row{
+					Report:   info.GetNamespace() + "/" + info.GetName(),
+					Policy:   r.Policy,
+					Rule:     r.Rule,
+					Resource: res.Kind + "/" + res.Name,
+					Result:   r.Result,
+					Seconds:  r.Timestamp.Seconds - t0.Unix(),
+				})
+			}
 		}
 	}
 	return out

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"maps"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -166,8 +168,10 @@ func (r row) result() ReportResult {
 	return out
 }
 
-// render builds the report object of fr; nil when it has no rows.
-func (fr *finalReport) render() *PolicyReport {
+// render builds the report object of fr; nil when it has no rows. Unless
+// perResource, the rows of one rule with the same outcome are grouped
+// (group).
+func (fr *finalReport) render(perResource bool) *PolicyReport {
 	var results []ReportResult
 	var newest PolicyVersion
 	for _, rows := range fr.rows {
@@ -185,10 +189,7 @@ func (fr *finalReport) render() *PolicyReport {
 		return cmp.Or(
 			cmp.Compare(a.Policy, b.Policy),
 			cmp.Compare(a.Rule, b.Rule),
-			cmp.Compare(a.Resources[0].Namespace, b.Resources[0].Namespace),
-			cmp.Compare(a.Resources[0].Name, b.Resources[0].Name),
-			cmp.Compare(a.Resources[0].Kind, b.Resources[0].Kind),
-			cmp.Compare(a.Resources[0].UID, b.Resources[0].UID),
+			compareResources(&a.Resources[0], &b.Resources[0]),
 		)
 	})
 	rep := &PolicyReport{
@@ -200,7 +201,6 @@ func (fr *finalReport) render() *PolicyReport {
 			Labels:            map[string]string{LabelManagedBy: ManagedBy},
 			CreationTimestamp: fr.created.UTC().Format(time.RFC3339),
 		},
-		Results: results,
 	}
 	prefix := labelPrefixClusterPolicy
 	if newest.Kind == "Policy" {
@@ -213,10 +213,71 @@ func (fr *finalReport) render() *PolicyReport {
 		}
 		rep.Metadata.Labels[prefix+newest.Name] = v
 	}
+	// The summary counts one result per resource and rule, as Kyverno's.
 	for _, r := range results {
 		rep.Summary.Add(r.Result)
 	}
+	if perResource {
+		rep.Results = results
+	} else {
+		rep.Results = group(results)
+	}
 	return rep
+}
+
+func compareResources(a, b *ObjectReference) int {
+	return cmp.Or(
+		cmp.Compare(a.Namespace, b.Namespace),
+		cmp.Compare(a.Name, b.Name),
+		cmp.Compare(a.Kind, b.Kind),
+		cmp.Compare(a.UID, b.UID),
+	)
+}
+
+// group merges the results (one resource each, sorted by policy, rule and
+// resource) that differ only in their resource and timestamp into one
+// result listing the resources in order, with the newest timestamp. A rule
+// that passes for a hundred Pods is then one result with a hundred
+// resources instead of a hundred results repeating the rest. Groups are in
+// the order of their first resource.
+func group(results []ReportResult) []ReportResult {
+	out := make([]ReportResult, 0, len(results)/4+1)
+	// by outcome, for the results of the current policy and rule
+	index := map[string]int{}
+	for i := range results {
+		r := &results[i]
+		if i > 0 && (r.Policy != results[i-1].Policy || r.Rule != results[i-1].Rule) {
+			clear(index)
+		}
+		key := outcomeKey(r)
+		if j, ok := index[key]; ok {
+			g := &out[j]
+			g.Resources = append(g.Resources, r.Resources...)
+			if r.Timestamp.Seconds > g.Timestamp.Seconds {
+				g.Timestamp = r.Timestamp
+			}
+			continue
+		}
+		index[key] = len(out)
+		first := *r
+		first.Resources = slices.Clip(first.Resources) // appends copy, never write into r's array
+		out = append(out, first)
+	}
+	return out
+}
+
+// outcomeKey is what results of one policy and rule must share to be
+// grouped: everything but the resource and the timestamp.
+func outcomeKey(r *ReportResult) string {
+	var b strings.Builder
+	for _, s := range []string{r.Source, r.Category, r.Severity, r.Result, strconv.FormatBool(r.Scored), r.Message} {
+		b.WriteString(strconv.Quote(s))
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.Properties)) {
+		b.WriteString(strconv.Quote(k))
+		b.WriteString(strconv.Quote(r.Properties[k]))
+	}
+	return b.String()
 }
 
 // StoredReport is a final report as stored: the report object as JSON and
@@ -233,12 +294,12 @@ type StoredReport struct {
 }
 
 // store renders fr for the store at time now; nil when the report has no
-// rows left.
-func (fr *finalReport) store(now time.Time) (*StoredReport, error) {
+// rows left. perResource is Options.ResultsPerResource.
+func (fr *finalReport) store(now time.Time, perResource bool) (*StoredReport, error) {
 	if fr.created.IsZero() {
 		fr.created = now
 	}
-	rep := fr.render()
+	rep := fr.render(perResource)
 	if rep == nil {
 		return nil, nil
 	}

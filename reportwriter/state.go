@@ -65,6 +65,8 @@ type model struct {
 	tombstones map[string]time.Time
 	policies   *PolicySet
 	reports    map[ReportKey]*finalReport
+	// perResource renders one result entry per resource (Options.ResultsPerResource).
+	perResource bool
 
 	// pending changes since the last changes() call
 	dirtyInter   map[interKey]bool
@@ -415,7 +417,7 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 			break
 		}
 		fr := m.reports[rk]
-		st, err := fr.store(now)
+		st, err := fr.store(now, m.perResource)
 		if err != nil {
 			return nil, err
 		}
@@ -459,9 +461,11 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 	return c, nil
 }
 
-// load builds a model from a store's content.
-func load(st *State) *model {
+// load builds a model from a store's content; perResource is
+// Options.ResultsPerResource.
+func load(st *State, perResource bool) *model {
 	m := newModel()
+	m.perResource = perResource
 	for _, in := range st.Intermediaries {
 		key := in.Owner.Key()
 		rs := m.resources[key]

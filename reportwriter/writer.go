@@ -78,6 +78,13 @@ type Options struct {
 	// Now is the clock (report timestamps, tombstone expiry). Default
 	// time.Now.
 	Now func() time.Time
+
+	// ResultsPerResource writes one results[] entry per resource and rule,
+	// as Kyverno does. By default the resources with the same outcome of a
+	// rule (result, message, properties) share one entry whose resources[]
+	// lists them all, which makes reports about three times smaller (see
+	// docs/reports.md); summaries count one per resource either way.
+	ResultsPerResource bool
 }
 
 func (o Options) withDefaults() Options {
@@ -205,7 +212,7 @@ func New(opts Options) (*Writer, error) {
 	for _, sr := range st.Reports {
 		w.view[sr.Key] = sr
 	}
-	md := load(st)
+	md := load(st, opts.ResultsPerResource)
 	// Remove the stored reports that have no rows any more.
 	c, err := md.changes(opts.Now(), false, opts.TombstoneTTL, true)
 	if err != nil {
@@ -494,7 +501,7 @@ func (w *Writer) reload(m *model) *model {
 		w.log.Error("reload reports", "error", err)
 		return m
 	}
-	return load(st)
+	return load(st, w.opts.ResultsPerResource)
 }
 
 // publishView makes the written reports visible to readers.

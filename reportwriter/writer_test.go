@@ -29,9 +29,24 @@ const (
 )
 
 // TestGolden publishes admission and background results and compares the
-// final reports with the golden files.
+// final reports with the golden files, in both layouts: results grouped by
+// outcome (the default: policyreport.json) and one result per resource
+// (Kyverno's: policyreport-per-resource.json).
 func TestGolden(t *testing.T) {
-	e := startWriter(t, tempDB(t), "127.0.0.1:0", reportwriter.Options{})
+	for _, layout := range []struct {
+		name   string
+		opts   reportwriter.Options
+		suffix string
+	}{
+		{"grouped", reportwriter.Options{}, ""},
+		{"per resource", reportwriter.Options{ResultsPerResource: true}, "-per-resource"},
+	} {
+		t.Run(layout.name, func(t *testing.T) { testGolden(t, layout.opts, layout.suffix) })
+	}
+}
+
+func testGolden(t *testing.T, opts reportwriter.Options, suffix string) {
+	e := startWriter(t, tempDB(t), "127.0.0.1:0", opts)
 	latest := []pol{polLatest}
 	sendBatches(t, e.client, items(
 		evaluation(podA, 0, []*verdictv1.RuleResult{
@@ -53,8 +68,8 @@ func TestGolden(t *testing.T) {
 		report    string
 		golden    string
 	}{
-		{"PolicyReport", "shop", "cpol-disallow-latest-tag", "policyreport.json"},
-		{"ClusterPolicyReport", "", "cpol-require-ns-labels", "clusterpolicyreport.json"},
+		{"PolicyReport", "shop", "cpol-disallow-latest-tag", "policyreport" + suffix + ".json"},
+		{"ClusterPolicyReport", "", "cpol-require-ns-labels", "clusterpolicyreport" + suffix + ".json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -54,6 +54,7 @@ type reportsServeFlags struct {
 	flushDelay, tombstoneTTL     time.Duration
 	shutdownTimeout              time.Duration
 	logLevel                     string
+	perResource                  bool
 	cluster                      reportsClusterFlags
 }
 
@@ -91,6 +92,7 @@ every replica), and takes over when the leader stops.`,
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
+	fs.BoolVar(&f.perResource, "results-per-resource", false, "write one results[] entry per resource and rule, as Kyverno does, instead of one entry per outcome listing its resources")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long streams may finish after a stop signal")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.cluster.register(fs)
@@ -120,6 +122,7 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		Store: st, Logger: log, Registry: reg,
 		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
 		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
+		ResultsPerResource: f.perResource,
 	})
 	if err != nil {
 		return err

@@ -248,6 +248,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 			Store: ks, Logger: log, Registry: reg,
 			MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
 			MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
+			ResultsPerResource: f.perResource,
 		})
 		if err != nil {
 			ks.Close()

@@ -341,13 +341,15 @@ func (cr *clusterReports) apiReport(ns, name string) (map[string]string, map[str
 	rs, _, _ := unstructured.NestedSlice(o.Object, "results")
 	for _, r := range rs {
 		m := r.(map[string]any)
-		res := m["resources"].([]any)[0].(map[string]any)
-		key := fmt.Sprint(res["kind"], "/", res["name"])
-		if _, dup := got[key]; dup {
-			return nil, nil, nil, errf("%s lists %s twice", name, key)
+		for _, res := range m["resources"].([]any) {
+			res := res.(map[string]any)
+			key := fmt.Sprint(res["kind"], "/", res["name"])
+			if _, dup := got[key]; dup {
+				return nil, nil, nil, errf("%s lists %s twice", name, key)
+			}
+			got[key] = fmt.Sprint(m["result"])
+			msgs = append(msgs, fmt.Sprint(m["message"]))
 		}
-		got[key] = fmt.Sprint(m["result"])
-		msgs = append(msgs, fmt.Sprint(m["message"]))
 	}
 	sum, _, _ := unstructured.NestedMap(o.Object, "summary")
 	counts := map[string]int64{}

@@ -108,8 +108,9 @@ func TestRunReports(t *testing.T) {
 		"shop cpol-require-requests-limits 1 1 0 0 0",
 		"shop cpol-require-team-label 2 0 0 0 0",
 	}
-	// Results reach the writer asynchronously: poll.
-	code, out, errOut := pollVerdict(t, func(out string) bool { return len(table(out)) == len(want) }, "reports", "get", "-A", "--server", addr)
+	// Results reach the writer asynchronously: poll until every
+	// evaluation is counted (the rows appear before the last counts).
+	code, out, errOut := pollVerdict(t, func(out string) bool { return cmp.Equal(want, table(out)) }, "reports", "get", "-A", "--server", addr)
 	if code != 0 {
 		t.Fatalf("verdict reports get -A: exit code %d (stderr %q)", code, errOut)
 	}
@@ -129,7 +130,9 @@ func TestRunReports(t *testing.T) {
 	}
 	var got []string
 	for _, r := range rep.Results {
-		got = append(got, r.Rule+" "+r.Resources[0].Kind+"/"+r.Resources[0].Name+" "+r.Result)
+		for _, res := range r.Resources {
+			got = append(got, r.Rule+" "+res.Kind+"/"+res.Name+" "+r.Result)
+		}
 	}
 	wantResults := []string{"autogen-validate-resources Deployment/api fail", "validate-resources Pod/web pass"}
 	if diff := cmp.Diff(wantResults, got); diff != "" {

@@ -273,9 +273,23 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 		return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
 	}
 	const overhead = 2 << 10 // metadata and summary
+	// A result listing more resources than a part can hold is cut into
+	// results with fewer resources.
+	var pieces []json.RawMessage
+	for _, r := range rep.Results {
+		if len(r)+1+overhead <= s.opts.MaxReportBytes {
+			pieces = append(pieces, r)
+			continue
+		}
+		split, err := splitResult(r, s.opts.MaxReportBytes-overhead)
+		if err != nil {
+			return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
+		}
+		pieces = append(pieces, split...)
+	}
 	var groups [][]json.RawMessage
 	size := 0
-	for _, r := range rep.Results {
+	for _, r := range pieces {
 		if len(groups) == 0 || (size+len(r)+1+overhead > s.opts.MaxReportBytes && len(groups[len(groups)-1]) > 0) {
 			groups = append(groups, nil)
 			size = 0
@@ -296,8 +310,12 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 			if err := json.Unmarshal(r, &v); err != nil {
 				return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
 			}
+			// One count per resource, as the report's summary.
 			res, _ := v["result"].(string)
-			sum.Add(res)
+			resources, _ := v["resources"].([]any)
+			for range max(len(resources), 1) {
+				sum.Add(res)
+			}
 			results = append(results, v)
 		}
 		labels := maps.Clone(rep.Metadata.Labels)
@@ -328,6 +346,61 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 		}})
 	}
 	return objs, nil
+}
+
+// splitResult cuts a result whose resources[] lists several resources
+// into results of the same outcome with fewer resources each, every one at
+// most limit bytes of JSON when its resources allow it (a single resource
+// is never cut).
+func splitResult(raw json.RawMessage, limit int) ([]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, err
+	}
+	var resources []json.RawMessage
+	if r, ok := m["resources"]; ok {
+		if err := json.Unmarshal(r, &resources); err != nil {
+			return nil, fmt.Errorf("resources: %w", err)
+		}
+	}
+	if len(resources) <= 1 {
+		return []json.RawMessage{raw}, nil
+	}
+	delete(m, "resources")
+	base, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	const listOverhead = len(`,"resources":[]`)
+	var out []json.RawMessage
+	flush := func(part []json.RawMessage) error {
+		m["resources"], err = json.Marshal(part)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(m)
+		if err != nil {
+			return err
+		}
+		out = append(out, b)
+		return nil
+	}
+	var part []json.RawMessage
+	size := len(base) + listOverhead
+	for _, r := range resources {
+		if len(part) > 0 && size+len(r)+1 > limit {
+			if err := flush(part); err != nil {
+				return nil, err
+			}
+			part, size = nil, len(base)+listOverhead
+		}
+		part = append(part, r)
+		size += len(r) + 1
+	}
+	if err := flush(part); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 func toAny(m map[string]string) map[string]any {

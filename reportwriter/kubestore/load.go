@@ -187,52 +187,52 @@ func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[
 			kind, pns = "Policy", k.Namespace
 		}
 		for _, res := range r.results {
-			if len(res.Resources) == 0 {
-				continue
-			}
-			owner := res.Resources[0]
-			bg := res.Properties["process"] == "background scan"
-			source := reportwriter.SourceAdmission
-			if bg {
-				source = reportwriter.SourceBackground
-			}
-			ik := ikey{source, owner.Key()}
-			in := inters[ik]
-			if in == nil {
-				in = &reportwriter.Intermediary{Source: source, Owner: owner}
-				inters[ik] = in
-			}
-			pname := res.Policy
-			if kind == "Policy" {
-				_, pname, _ = strings.Cut(res.Policy, "/")
-			}
-			pv := reportwriter.PolicyVersion{Kind: kind, Namespace: pns, Name: pname, Background: bg, Time: time.Unix(res.Timestamp.Seconds, 0).UTC()}
-			if v := r.labels[map[string]string{"ClusterPolicy": "cpol.kyverno.io/", "Policy": "pol.kyverno.io/"}[kind]+pname]; v != "" {
-				pv.Hash = v
-			}
-			seen := false
-			for _, p := range in.Policies {
-				if p.Key() == pv.Key() {
-					seen = true
+			// A result lists one resource (Kyverno's layout) or every
+			// resource with the same outcome of the rule (grouped).
+			for _, owner := range res.Resources {
+				bg := res.Properties["process"] == "background scan"
+				source := reportwriter.SourceAdmission
+				if bg {
+					source = reportwriter.SourceBackground
 				}
-			}
-			if !seen {
-				in.Policies = append(in.Policies, pv)
-			}
-			props := map[string]string{}
-			for k, v := range res.Properties {
-				if k != "process" {
-					props[k] = v
+				ik := ikey{source, owner.Key()}
+				in := inters[ik]
+				if in == nil {
+					in = &reportwriter.Intermediary{Source: source, Owner: owner}
+					inters[ik] = in
 				}
+				pname := res.Policy
+				if kind == "Policy" {
+					_, pname, _ = strings.Cut(res.Policy, "/")
+				}
+				pv := reportwriter.PolicyVersion{Kind: kind, Namespace: pns, Name: pname, Background: bg, Time: time.Unix(res.Timestamp.Seconds, 0).UTC()}
+				if v := r.labels[map[string]string{"ClusterPolicy": "cpol.kyverno.io/", "Policy": "pol.kyverno.io/"}[kind]+pname]; v != "" {
+					pv.Hash = v
+				}
+				seen := false
+				for _, p := range in.Policies {
+					if p.Key() == pv.Key() {
+						seen = true
+					}
+				}
+				if !seen {
+					in.Policies = append(in.Policies, pv)
+				}
+				props := map[string]string{}
+				for k, v := range res.Properties {
+					if k != "process" {
+						props[k] = v
+					}
+				}
+				if len(props) == 0 {
+					props = nil
+				}
+				in.Results = append(in.Results, reportwriter.Entry{
+					Policy: res.Policy, Rule: res.Rule, Result: res.Result, Message: res.Message,
+					Category: res.Category, Severity: res.Severity, Scored: res.Scored, Properties: props,
+				})
+				in.Summary.Add(res.Result)
 			}
-			if len(props) == 0 {
-				props = nil
-			}
-			in.Results = append(in.Results, reportwriter.Entry{
-				Policy: res.Policy, Rule: res.Rule, Result: res.Result, Message: res.Message,
-				Category: res.Category, Severity: res.Severity, Scored: res.Scored, Properties: props,
-			})
-			in.Summary.Add(res.Result)
 		}
 	}
 	st := &reportwriter.State{Tombstones: old.Tombstones, Policies: old.Policies}

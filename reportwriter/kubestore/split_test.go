@@ -103,3 +103,67 @@ func TestOptionsDefaults(t *testing.T) {
 		t.Errorf("withDefaults() changed set options: %+v", set)
 	}
 }
+
+// groupedReport is a report with one grouped result listing n Pods.
+func groupedReport(ns string, n int) *reportwriter.StoredReport {
+	var res []string
+	for i := range n {
+		res = append(res, fmt.Sprintf(`{"apiVersion":"v1","kind":"Pod","namespace":%q,"name":"pod-%04d","uid":"%036d"}`, ns, i, i))
+	}
+	b := fmt.Sprintf(`{"apiVersion":"wgpolicyk8s.io/v1alpha2","kind":"PolicyReport","metadata":{"name":"cpol-p","namespace":%q},"results":[{"policy":"p","rule":"r","result":"pass","message":"validation rule 'r' passed.","resources":[%s]}]}`, ns, strings.Join(res, ","))
+	return &reportwriter.StoredReport{Key: reportwriter.ReportKey{Namespace: ns, Name: "cpol-p"}, Report: []byte(b)}
+}
+
+// TestObjectsSplitGroup cuts a grouped result larger than a part into
+// results with fewer resources: every part within the limit, every
+// resource once, in order, and the summaries counting resources.
+func TestObjectsSplitGroup(t *testing.T) {
+	for _, tt := range []struct {
+		resources, maxBytes, wantParts int
+	}{
+		{10, 64 << 10, 1},
+		{1000, 64 << 10, 2}, // ~106 bytes a resource, 62 KiB a part
+		{1, 100, 1},         // a single resource is never cut
+	} {
+		s := &Store{opts: Options{MaxReportBytes: tt.maxBytes}.withDefaults()}
+		sr := groupedReport("shop", tt.resources)
+		objs, err := s.objects(sr.Key, sr)
+		if err != nil {
+			t.Fatalf("objects(%d resources, max %d) error = %v", tt.resources, tt.maxBytes, err)
+		}
+		if len(objs) != tt.wantParts {
+			t.Errorf("objects(%d resources, max %d) = %d parts, want %d", tt.resources, tt.maxBytes, len(objs), tt.wantParts)
+		}
+		var names []string
+		pass := int64(0)
+		for _, o := range objs {
+			b, err := o.MarshalJSON()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tt.resources > 1 && len(b) > tt.maxBytes {
+				t.Errorf("objects(%d resources, max %d): part %s is %d bytes", tt.resources, tt.maxBytes, o.GetName(), len(b))
+			}
+			pass += o.Object["summary"].(map[string]any)["pass"].(int64)
+			for _, r := range o.Object["results"].([]any) {
+				r := r.(map[string]any)
+				if r["message"] != "validation rule 'r' passed." || r["rule"] != "r" {
+					t.Errorf("objects(%d resources, max %d): result %v lost its outcome", tt.resources, tt.maxBytes, r)
+				}
+				for _, res := range r["resources"].([]any) {
+					names = append(names, res.(map[string]any)["name"].(string))
+				}
+			}
+		}
+		var want []string
+		for i := range tt.resources {
+			want = append(want, fmt.Sprintf("pod-%04d", i))
+		}
+		if diff := cmp.Diff(want, names); diff != "" {
+			t.Errorf("objects(%d resources, max %d) resources (-want +got):\n%s", tt.resources, tt.maxBytes, diff)
+		}
+		if pass != int64(tt.resources) {
+			t.Errorf("objects(%d resources, max %d) summaries count %d passes, want %d", tt.resources, tt.maxBytes, pass, tt.resources)
+		}
+	}
+}
