@@ -20,7 +20,8 @@ BENCHTIME   ?= 1s
 BUF_VERSION                ?= v1.75.0
 PROTOC_GEN_GO_VERSION      ?= v1.36.12
 PROTOC_GEN_GO_GRPC_VERSION ?= v1.6.2
-PROTO_TOOLS ?= bin/tools/buf-$(BUF_VERSION)_go-$(PROTOC_GEN_GO_VERSION)_grpc-$(PROTOC_GEN_GO_GRPC_VERSION)
+PROTOC_GEN_GO_VTPROTO_VERSION ?= v0.6.0
+PROTO_TOOLS ?= bin/tools/buf-$(BUF_VERSION)_go-$(PROTOC_GEN_GO_VERSION)_grpc-$(PROTOC_GEN_GO_GRPC_VERSION)_vtproto-$(PROTOC_GEN_GO_VTPROTO_VERSION)
 BUF         ?= $(PROTO_TOOLS)/buf
 # buf breaking compares the API with this git revision.
 BUF_AGAINST ?= HEAD~1
@@ -70,6 +71,7 @@ $(PROTO_TOOLS)/.installed:
 	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install github.com/bufbuild/buf/cmd/buf@$(BUF_VERSION)
 	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install google.golang.org/protobuf/cmd/protoc-gen-go@$(PROTOC_GEN_GO_VERSION)
 	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install google.golang.org/grpc/cmd/protoc-gen-go-grpc@$(PROTOC_GEN_GO_GRPC_VERSION)
+	GOBIN="$(abspath $(PROTO_TOOLS))" $(GO) install github.com/planetscale/vtprotobuf/cmd/protoc-gen-go-vtproto@$(PROTOC_GEN_GO_VTPROTO_VERSION)
 	touch $@
 
 # The list merge keys of strategic merge patches, from the Kubernetes schema
@@ -109,6 +111,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/jsonvalue
 	$(GO) test -run '^$$' -fuzz FuzzEncodeFailures -fuzztime 30s ./server
 	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy
+	$(GO) test -run '^$$' -fuzz FuzzCodec -fuzztime 30s ./internal/grpccodec
 
 # The container image: a static binary with the version from git, on
 # gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker

@@ -18,6 +18,7 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 
+	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -188,6 +189,8 @@ func Dial(target string, opts Options) (*Client, error) {
 			otelgrpc.WithPropagators(propagation.TraceContext{}),
 		)))
 	}
+	// Protobuf on the wire, with the generated (reflection-free) code.
+	dopts = append(dopts, grpccodec.DialOption())
 	dopts = append(dopts, o.DialOptions...)
 	conn, err := grpc.NewClient(target, dopts...)
 	if err != nil {

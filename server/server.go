@@ -33,6 +33,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -157,6 +158,8 @@ func (s *Server) serverOptions() []grpc.ServerOption {
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: KeepaliveMinTime, PermitWithoutStream: true}),
 		grpc.ChainUnaryInterceptor(unary...),
 		grpc.ChainStreamInterceptor(stream...),
+		// Protobuf on the wire; answers marshalled by the generated code.
+		grpccodec.ServerOption(),
 	}
 	if o.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(o.TLS)))

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
@@ -133,7 +134,7 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	}
 	// The transport limit leaves room for the writer's own check, which
 	// names the limit.
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10))
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes+64<<10), grpccodec.ServerOption())
 	verdictv1.RegisterReportServiceServer(srv, w)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

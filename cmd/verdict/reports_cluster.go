@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
@@ -188,7 +189,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
 	}
 	gate := &writerGate{shard: shardName}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10))
+	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes+64<<10), grpccodec.ServerOption())
 	verdictv1.RegisterReportServiceServer(srv, gate)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)

@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter/publish"
 	"github.com/verdict-policy/verdict/scanner"
@@ -578,7 +579,7 @@ func dialReportWriter(addr string, shards int, o client.Options, reg prometheus.
 	if o.TLS != nil {
 		creds = credentials.NewTLS(o.TLS)
 	}
-	dopts := []grpc.DialOption{grpc.WithTransportCredentials(creds)}
+	dopts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpccodec.DialOption()}
 	if o.BearerToken != "" {
 		dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{token: o.BearerToken, secure: o.TLS != nil}))
 	}
