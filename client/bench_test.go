@@ -3,15 +3,12 @@
 package client_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"iter"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -22,51 +19,33 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/testcorpus"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )
 
-// corpus is the kyverno/policies corpus, present next to the repository in
-// development and CI.
-const corpus = "../../shared/conformance/kyverno-policies"
-
-// corpusSource holds the ClusterPolicies of the given corpus folders
-// (their policy files: one ClusterPolicy per file, test folders starting
-// with a dot skipped), and skips the benchmark when the corpus is absent.
+// corpusSource holds the ClusterPolicies of the given folders of the
+// kyverno/policies corpus (their policy files: one ClusterPolicy per file,
+// test folders starting with a dot skipped), and skips the benchmark when
+// the corpus is absent.
 func corpusSource(b *testing.B, folders ...string) (*staticSource, int) {
 	b.Helper()
 	src := &staticSource{name: "corpus"}
 	for _, f := range folders {
-		root := filepath.Join(corpus, f)
-		if _, err := os.Stat(root); err != nil {
-			b.Skipf("corpus not present: %v", err)
+		dir, ok := testcorpus.Corpus(f)
+		if !ok {
+			b.Skipf("corpus not present at %s", dir)
 		}
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			if d.IsDir() || filepath.Ext(path) != ".yaml" {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			if !bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) {
-				return nil
-			}
-			var doc map[string]any
-			if err := yaml.Unmarshal(data, &doc); err != nil || doc["kind"] != "ClusterPolicy" {
-				return nil // a multi-document file or not a policy
-			}
-			src.docs = append(src.docs, server.Document{Origin: path, Line: 1, JSON: mustJSON(b, doc)})
-			return nil
-		})
+		files, err := testcorpus.ClusterPolicies(dir)
 		if err != nil {
 			b.Fatal(err)
+		}
+		for _, file := range files {
+			var doc map[string]any
+			if err := yaml.Unmarshal(file.Data, &doc); err != nil {
+				b.Fatal(err)
+			}
+			src.docs = append(src.docs, server.Document{Origin: file.Path, Line: 1, JSON: mustJSON(b, doc)})
 		}
 	}
 	return src, len(src.docs)

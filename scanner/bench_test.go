@@ -5,10 +5,10 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/verdict-policy/verdict/internal/testcorpus"
 	"github.com/verdict-policy/verdict/scanner"
 )
 
@@ -16,28 +16,13 @@ import (
 // skipped; files holding one ClusterPolicy).
 func benchPolicies(b *testing.B, dir string) []string {
 	b.Helper()
-	var out []string
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && path != dir && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || filepath.Ext(path) != ".yaml" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		if bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) && !bytes.Contains(data, []byte("\n---")) {
-			out = append(out, string(data))
-		}
-		return nil
-	})
+	files, err := testcorpus.ClusterPolicies(dir)
 	if err != nil {
 		b.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, string(f.Data))
 	}
 	return out
 }

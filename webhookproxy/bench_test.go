@@ -15,7 +15,6 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,14 +26,11 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/testcorpus"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
-
-// podSecurityDir holds Kyverno's pod-security ClusterPolicies in the
-// kyverno/policies corpus, next to the repository in development and CI.
-const podSecurityDir = "../../shared/conformance/kyverno-policies/pod-security"
 
 // benchPolicies returns the pod-security policies of the corpus (one
 // ClusterPolicy per policy file, test folders starting with a dot
@@ -43,28 +39,14 @@ const podSecurityDir = "../../shared/conformance/kyverno-policies/pod-security"
 func benchPolicies(b *testing.B) ([]string, string) {
 	b.Helper()
 	var out []string
-	err := filepath.WalkDir(podSecurityDir, func(path string, d os.DirEntry, err error) error {
+	if dir, ok := testcorpus.Corpus("pod-security"); ok {
+		files, err := testcorpus.ClusterPolicies(dir)
 		if err != nil {
-			return err
+			b.Fatal(err)
 		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
+		for _, f := range files {
+			out = append(out, string(f.Data))
 		}
-		if d.IsDir() || filepath.Ext(path) != ".yaml" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		var doc map[string]any
-		if !bytes.Contains(data, []byte("\nkind: ClusterPolicy\n")) || yaml.Unmarshal(data, &doc) != nil || doc["kind"] != "ClusterPolicy" {
-			return nil
-		}
-		out = append(out, string(data))
-		return nil
-	})
-	if err == nil && len(out) > 0 {
 		return out, fmt.Sprintf("%d pod-security policies of the corpus", len(out))
 	}
 	files, _ := filepath.Glob("../examples/policies/*.yaml")

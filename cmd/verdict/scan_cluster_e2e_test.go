@@ -28,11 +28,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/deploy"
 	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testcorpus"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -196,34 +196,21 @@ func etcdRange(t *testing.T, etcdURL, prefix string, keysOnly bool) (map[string]
 }
 
 // podSecurityPolicies reads the ClusterPolicies of the corpus folder
-// pod-security/ (test folders skipped), or skips t when it is absent.
+// pod-security/ (test folders skipped) by file name, or skips t when it is
+// absent.
 func podSecurityPolicies(t *testing.T) map[string]string {
 	t.Helper()
-	const dir = "../../../shared/conformance/kyverno-policies/pod-security"
-	out := map[string]string{}
-	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
-			return filepath.SkipDir
-		}
-		if d.IsDir() || filepath.Ext(path) != ".yaml" {
-			return nil
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		var doc map[string]any
-		if yaml.Unmarshal(data, &doc) != nil || doc["kind"] != "ClusterPolicy" {
-			return nil
-		}
-		out[filepath.Base(path)] = string(data)
-		return nil
-	})
-	if err != nil || len(out) == 0 {
+	dir, ok := testcorpus.Corpus("pod-security")
+	if !ok {
+		t.Skipf("the corpus pod-security policies are not in %s", dir)
+	}
+	files, err := testcorpus.ClusterPolicies(dir)
+	if err != nil || len(files) == 0 {
 		t.Skipf("the corpus pod-security policies are not in %s: %v", dir, err)
+	}
+	out := map[string]string{}
+	for _, f := range files {
+		out[filepath.Base(f.Path)] = string(f.Data)
 	}
 	return out
 }

@@ -3,8 +3,6 @@ package eval_test
 import (
 	"context"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"sigs.k8s.io/yaml"
@@ -12,51 +10,36 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/testcorpus"
 )
 
-// corpus is the kyverno/policies corpus, present next to the repository in
-// development and CI.
-const corpus = "../../../shared/conformance/kyverno-policies"
-
-// corpusPolicies compiles the ClusterPolicies of the given corpus folders,
-// skipping the benchmark when the corpus is absent.
+// corpusPolicies compiles the ClusterPolicies of the given folders of the
+// kyverno/policies corpus, skipping the benchmark when the corpus is
+// absent.
 func corpusPolicies(tb testing.TB, folders ...string) []*policy.Policy {
 	tb.Helper()
 	var out []*policy.Policy
 	for _, f := range folders {
-		root := filepath.Join(corpus, f)
-		if _, err := os.Stat(root); err != nil {
-			tb.Skipf("corpus not present: %v", err)
+		dir, ok := testcorpus.Corpus(f)
+		if !ok {
+			tb.Skipf("corpus not present at %s", dir)
 		}
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		files, err := testcorpus.ClusterPolicies(dir)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, file := range files {
+			docs, err := kyverno.DecodePolicies(file.Path, file.Data)
 			if err != nil {
-				return err
-			}
-			if d.IsDir() && strings.HasPrefix(d.Name(), ".") {
-				return filepath.SkipDir
-			}
-			if d.IsDir() || filepath.Ext(path) != ".yaml" || d.Name() == "artifacthub-pkg.yml" {
-				return nil
-			}
-			data, err := os.ReadFile(path)
-			if err != nil {
-				return err
-			}
-			docs, err := kyverno.DecodePolicies(path, data)
-			if err != nil {
-				return nil // not a policy file
+				tb.Fatalf("DecodePolicies(%s) = %v", file.Path, err)
 			}
 			for _, doc := range docs {
 				p, err := policy.Compile(doc)
 				if err != nil {
-					tb.Fatalf("Compile(%s) = %v", path, err)
+					tb.Fatalf("Compile(%s) = %v", file.Path, err)
 				}
 				out = append(out, p)
 			}
-			return nil
-		})
-		if err != nil {
-			tb.Fatal(err)
 		}
 	}
 	return out
