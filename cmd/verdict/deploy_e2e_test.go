@@ -111,15 +111,71 @@ func TestE2EDeployProcesses(t *testing.T) {
 // clients of the cluster, the loopback addresses of the processes started
 // with the manifests' flags, and the rendered objects.
 type devDeployment struct {
-	cluster                           *e2e.Cluster
-	cs                                *kubernetes.Clientset
-	dyn                               *dynamic.DynamicClient
-	mapper                            *restmapper.DeferredDiscoveryRESTMapper
-	cached                            discovery.CachedDiscoveryInterface
+	*devCluster
 	c                                 *client.Client
-	objs                              []*unstructured.Unstructured
-	overlay, dir, kubeconfig          string
 	writerAddr, serverAddr, proxyAddr string
+}
+
+// devCluster is a real API server with the CRDs and Namespaces of
+// overlays/dev applied, and clients of it.
+type devCluster struct {
+	cluster                  *e2e.Cluster
+	cs                       *kubernetes.Clientset
+	dyn                      *dynamic.DynamicClient
+	mapper                   *restmapper.DeferredDiscoveryRESTMapper
+	cached                   discovery.CachedDiscoveryInterface
+	objs                     []*unstructured.Unstructured // overlays/dev, rendered
+	overlay, dir, kubeconfig string
+}
+
+// startDevCluster starts an API server and applies the CRDs and
+// Namespaces of overlays/dev.
+func startDevCluster(t *testing.T) *devCluster {
+	t.Helper()
+	cluster := e2e.Start(t, e2e.Options{})
+	dc := &devCluster{cluster: cluster, overlay: "overlays/dev", dir: t.TempDir()}
+	dc.kubeconfig = writeE2EKubeconfig(t, cluster, filepath.Join(dc.dir, "kubeconfig"))
+	var err error
+	if dc.cs, err = kubernetes.NewForConfig(cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	if dc.dyn, err = dynamic.NewForConfig(cluster.Config); err != nil {
+		t.Fatal(err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dc.cached = memory.NewMemCacheClient(disc)
+	dc.mapper = restmapper.NewDeferredDiscoveryRESTMapper(dc.cached)
+	if dc.objs, err = deploy.Render(dc.overlay); err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range dc.objs {
+		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
+			if err := deploy.Apply(context.Background(), dc.dyn, dc.mapper, o, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return dc
+}
+
+// applyPolicies creates the policies (YAML documents) through their CRDs,
+// retrying while the CRDs are not served yet.
+func (dc *devCluster) applyPolicies(t *testing.T, policies ...string) {
+	t.Helper()
+	for _, doc := range policies {
+		var pol map[string]any
+		if err := yaml.Unmarshal([]byte(doc), &pol); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
+			dc.cached.Invalidate()
+			dc.mapper.Reset()
+			return deploy.Apply(context.Background(), dc.dyn, dc.mapper, &unstructured.Unstructured{Object: pol}, false)
+		})
+	}
 }
 
 // deployDev starts a cluster, applies the CRDs and namespaces of
@@ -128,48 +184,9 @@ type devDeployment struct {
 // registers the manifests' validating webhooks at the proxy.
 func deployDev(t *testing.T, policies ...string) *devDeployment {
 	t.Helper()
-	cluster := e2e.Start(t, e2e.Options{})
-	ctx := context.Background()
-	dir := t.TempDir()
-	kubeconfig := writeE2EKubeconfig(t, cluster, filepath.Join(dir, "kubeconfig"))
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached := memory.NewMemCacheClient(disc)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-
-	const overlay = "overlays/dev"
-	objs, err := deploy.Render(overlay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
-			if err := deploy.Apply(ctx, dyn, mapper, o, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	for _, doc := range policies {
-		var pol map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &pol); err != nil {
-			t.Fatal(err)
-		}
-		poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
-			cached.Invalidate()
-			mapper.Reset()
-			return deploy.Apply(ctx, dyn, mapper, &unstructured.Unstructured{Object: pol}, false)
-		})
-	}
+	dc := startDevCluster(t)
+	dc.applyPolicies(t, policies...)
+	cluster, cs, objs, overlay, dir, kubeconfig := dc.cluster, dc.cs, dc.objs, dc.overlay, dc.dir, dc.kubeconfig
 
 	writerAddr, serverAddr, proxyAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 	certFile, keyFile, ca := writeLoopbackCert(t, dir)
@@ -210,11 +227,7 @@ func deployDev(t *testing.T, policies ...string) *devDeployment {
 			}
 		}
 	})
-	return &devDeployment{
-		cluster: cluster, cs: cs, dyn: dyn, mapper: mapper, cached: cached, c: c, objs: objs,
-		overlay: overlay, dir: dir, kubeconfig: kubeconfig,
-		writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr,
-	}
+	return &devDeployment{devCluster: dc, c: c, writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr}
 }
 
 // waitPoliciesReady waits until the decision server behind c serves at

@@ -26,16 +26,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/restmapper"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/deploy"
-	"github.com/verdict-policy/verdict/internal/e2e"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
 )
 
@@ -94,18 +87,10 @@ spec:
 // Kubernetes store (a leader and a standby), reached through a forwarder
 // that, like the Service of a shard, sends connections to the ready one.
 type clusterReports struct {
-	cs         *kubernetes.Clientset
-	dyn        *dynamic.DynamicClient
-	kubeconfig string
-	overlay    string
+	*devCluster
 	serverAddr string
 	writerAddr string // the forwarder
 	writers    []*writerProc
-
-	dir    string
-	objs   []*unstructured.Unstructured
-	cached discovery.CachedDiscoveryInterface
-	mapper *restmapper.DeferredDiscoveryRESTMapper
 }
 
 type writerProc struct {
@@ -117,36 +102,9 @@ type writerProc struct {
 // of overlays/dev, and no Verdict process yet.
 func newClusterReports(t *testing.T) *clusterReports {
 	t.Helper()
-	cluster := e2e.Start(t, e2e.Options{})
+	dc := startDevCluster(t)
 	ctx := context.Background()
-	dir := t.TempDir()
-	kubeconfig := writeE2EKubeconfig(t, cluster, filepath.Join(dir, "kubeconfig"))
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached := memory.NewMemCacheClient(disc)
-	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-	const overlay = "overlays/dev"
-	objs, err := deploy.Render(overlay)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, o := range objs {
-		if o.GetKind() == "CustomResourceDefinition" || o.GetKind() == "Namespace" {
-			if err := deploy.Apply(ctx, dyn, mapper, o, false); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	cs, dyn := dc.cs, dc.dyn
 	// No controller manager: the default ServiceAccount Pods need.
 	if _, err := cs.CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -155,25 +113,14 @@ func newClusterReports(t *testing.T) *clusterReports {
 		_, err := dyn.Resource(kubestore.ClusterPolicyReports).List(ctx, metav1.ListOptions{})
 		return err
 	})
-	return &clusterReports{cs: cs, dyn: dyn, kubeconfig: kubeconfig, overlay: overlay, dir: dir, objs: objs, cached: cached, mapper: mapper}
+	return &clusterReports{devCluster: dc}
 }
 
 func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...string) *clusterReports {
 	t.Helper()
 	cr := newClusterReports(t)
-	ctx := context.Background()
-	dyn, cs, kubeconfig, overlay, dir, objs := cr.dyn, cr.cs, cr.kubeconfig, cr.overlay, cr.dir, cr.objs
-	for _, doc := range policies {
-		var pol map[string]any
-		if err := yaml.Unmarshal([]byte(doc), &pol); err != nil {
-			t.Fatal(err)
-		}
-		poll(t, 30*time.Second, "ClusterPolicy created through the CRD", func() error {
-			cr.cached.Invalidate()
-			cr.mapper.Reset()
-			return deploy.Apply(ctx, dyn, cr.mapper, &unstructured.Unstructured{Object: pol}, false)
-		})
-	}
+	cs, kubeconfig, overlay, dir, objs := cr.cs, cr.kubeconfig, cr.overlay, cr.dir, cr.objs
+	cr.applyPolicies(t, policies...)
 
 	for i, id := range []string{"replica-a", "replica-b"} {
 		w := &writerProc{addr: freeAddr(t), metrics: freeAddr(t)}

@@ -413,7 +413,7 @@ func TestE2EScanWatch(t *testing.T) {
 	if _, err := pods.Create(ctx, pod("busybox", false), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	cr := &clusterReports{cs: sc.cs, dyn: sc.dyn}
+	cr := &clusterReports{devCluster: &devCluster{cs: sc.cs, dyn: sc.dyn}}
 	metrics := freeAddr(t)
 	stop := startStoppable(t, "scan", []string{"scan", "--server", sc.serverAddr, "--kubeconfig", sc.kubeconfig,
 		"--report-writer", sc.writer.addr, "--watch", "--watch-delay", "200ms", "--policy-poll", "300ms",
