@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -58,27 +59,7 @@ func policySource(tb testing.TB, files ...string) *staticSource {
 // the test ends and returns its address.
 func startServer(tb testing.TB, opts server.Options) string {
 	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("listen: %v", err)
-	}
-	srv, err := server.New(opts)
-	if err != nil {
-		tb.Fatalf("server.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Run(ctx, lis); err != nil {
-			tb.Errorf("server Run: %v", err)
-		}
-	}()
-	tb.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	return lis.Addr().String()
+	return servertest.Start(tb, opts)
 }
 
 // dial returns a Client for target, closed when the test ends.
@@ -95,17 +76,7 @@ func dial(tb testing.TB, target string, opts client.Options) *client.Client {
 // waitServing waits until c's server reports SERVING.
 func waitServing(tb testing.TB, c *client.Client) {
 	tb.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.CheckHealth(context.Background())
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("server not SERVING after 10s: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	servertest.WaitServing(tb, c)
 }
 
 func mustJSON(tb testing.TB, v any) []byte {

@@ -3,17 +3,16 @@ package scanner_test
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	"github.com/verdict-policy/verdict/scanner"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -77,41 +76,10 @@ func startServer(tb testing.TB, policies ...string) *testServer {
 // startServerWith is startServer with more server options (a Lookup).
 func startServerWith(tb testing.TB, opts server.Options, policies ...string) *testServer {
 	tb.Helper()
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("listen: %v", err)
-	}
 	src := &policySource{docs: documents(tb, policies...), updates: make(chan []server.Document)}
 	reg := prometheus.NewRegistry()
 	opts.Sources, opts.Registry = []server.PolicySource{src}, reg
-	srv, err := server.New(opts)
-	if err != nil {
-		tb.Fatalf("server.New: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Run(ctx, lis); err != nil {
-			tb.Errorf("server Run: %v", err)
-		}
-	}()
-	tb.Cleanup(func() {
-		cancel()
-		<-done
-	})
-	c, err := client.Dial(lis.Addr().String(), client.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for c.CheckHealth(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			tb.Fatal("server not SERVING after 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c := servertest.Dial(tb, servertest.Start(tb, opts), client.Options{})
 	return &testServer{client: c, registry: reg, source: src}
 }
 

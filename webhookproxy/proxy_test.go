@@ -23,6 +23,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
@@ -106,33 +107,7 @@ func startDecisionServerWith(tb testing.TB, opts server.Options, policies ...str
 		}
 	}
 	opts.Sources = append(opts.Sources, &server.FolderSource{Dir: dir})
-	srv, err := server.New(opts)
-	if err != nil {
-		tb.Fatalf("server.New: %v", err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Run(ctx, lis)
-	}()
-	tb.Cleanup(func() { cancel(); <-done })
-	c, err := client.Dial(lis.Addr().String(), client.Options{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { c.Close() })
-	deadline := time.Now().Add(10 * time.Second)
-	for c.CheckHealth(context.Background()) != nil {
-		if time.Now().After(deadline) {
-			tb.Fatal("decision server not SERVING after 10s")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	c := servertest.Dial(tb, servertest.Start(tb, opts), client.Options{})
 	return c
 }
 
