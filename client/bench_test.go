@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	"github.com/verdict-policy/verdict/internal/testcorpus"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
@@ -118,7 +118,7 @@ func BenchmarkEvaluate(b *testing.B) {
 			var wg sync.WaitGroup
 			ctx := b.Context()
 			b.ResetTimer()
-			cpu0 := cpuTime(b)
+			cpu0 := servertest.CPUTime(b)
 			start := time.Now()
 			for range min(conc, b.N) {
 				wg.Go(func() {
@@ -144,32 +144,12 @@ func BenchmarkEvaluate(b *testing.B) {
 				b.Fatalf("Evaluate() = %v", *err)
 			}
 			slices.Sort(lat)
-			b.ReportMetric(float64(percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
-			b.ReportMetric(float64(percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
+			b.ReportMetric(float64(servertest.Percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
+			b.ReportMetric(float64(servertest.Percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
-}
-
-// cpuTime is the CPU time (user and system) the process used so far:
-// client and server together, unlike wall time insensitive to other work
-// on the machine.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// percentile returns the p-th percentile of sorted durations.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p+99)/100 - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
 }
 
 // BenchmarkEvaluateStream measures Scan (EvaluateStream) throughput: b.N
@@ -190,7 +170,7 @@ func BenchmarkEvaluateStream(b *testing.B) {
 			}
 			results := 0
 			b.ResetTimer()
-			cpu0 := cpuTime(b)
+			cpu0 := servertest.CPUTime(b)
 			start := time.Now()
 			err := c.Scan(context.Background(), iter.Seq[client.Item](items), func(r client.Result) error {
 				results++
@@ -205,7 +185,7 @@ func BenchmarkEvaluateStream(b *testing.B) {
 				b.Fatalf("Scan() delivered %d results, want %d", results, b.N)
 			}
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "resources/s")
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
@@ -226,7 +206,7 @@ func BenchmarkTransport(b *testing.B) {
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
-			cpu0 := cpuTime(b)
+			cpu0 := servertest.CPUTime(b)
 			start := time.Now()
 			for range min(conc, b.N) {
 				wg.Go(func() {
@@ -240,7 +220,7 @@ func BenchmarkTransport(b *testing.B) {
 			}
 			wg.Wait()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "req/s")
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }

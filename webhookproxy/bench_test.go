@@ -17,7 +17,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -26,6 +25,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	"github.com/verdict-policy/verdict/internal/testcorpus"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
@@ -172,7 +172,7 @@ func BenchmarkProxyAddedLatency(b *testing.B) {
 	slices.Sort(direct)
 	slices.Sort(proxied)
 	for _, q := range []int{50, 99} {
-		d, pr := percentile(direct, q), percentile(proxied, q)
+		d, pr := servertest.Percentile(direct, q), servertest.Percentile(proxied, q)
 		b.ReportMetric(us(d), fmt.Sprintf("direct-p%d-µs", q))
 		b.ReportMetric(us(pr), fmt.Sprintf("proxy-p%d-µs", q))
 		b.ReportMetric(us(pr-d), fmt.Sprintf("added-p%d-µs", q))
@@ -205,7 +205,7 @@ func BenchmarkAdmissionReview(b *testing.B) {
 			}
 			warm.Wait()
 			b.ResetTimer()
-			cpu0 := cpuTime(b)
+			cpu0 := servertest.CPUTime(b)
 			start := time.Now()
 			for range min(conc, b.N) {
 				wg.Go(func() {
@@ -231,10 +231,10 @@ func BenchmarkAdmissionReview(b *testing.B) {
 				b.Fatalf("POST /validate = %v", *err)
 			}
 			slices.Sort(lat)
-			b.ReportMetric(us(percentile(lat, 50)), "p50-µs")
-			b.ReportMetric(us(percentile(lat, 99)), "p99-µs")
+			b.ReportMetric(us(servertest.Percentile(lat, 50)), "p50-µs")
+			b.ReportMetric(us(servertest.Percentile(lat, 99)), "p99-µs")
 			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(float64((cpuTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 		})
 	}
 }
@@ -273,24 +273,6 @@ func BenchmarkHandler(b *testing.B) {
 }
 
 func us(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
-
-// cpuTime is the CPU time (user and system) of the process so far.
-func cpuTime(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// percentile returns the p-th percentile of sorted durations.
-func percentile(sorted []time.Duration, p int) time.Duration {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := (len(sorted)*p+99)/100 - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
-}
 
 // BenchmarkAdmissionReviewOpenLoop: 500 API-server clients, each sending
 // reviews at its own pace so that together they arrive at a fixed rate
@@ -355,8 +337,8 @@ func BenchmarkAdmissionReviewOpenLoop(b *testing.B) {
 				b.Fatalf("POST /validate = %v", *err)
 			}
 			slices.Sort(lat)
-			b.ReportMetric(us(percentile(lat, 50)), "p50-µs")
-			b.ReportMetric(us(percentile(lat, 99)), "p99-µs")
+			b.ReportMetric(us(servertest.Percentile(lat, 50)), "p50-µs")
+			b.ReportMetric(us(servertest.Percentile(lat, 99)), "p99-µs")
 			b.ReportMetric(float64(len(lat))/elapsed.Seconds(), "req/s")
 			b.ReportMetric(float64(maxInflight.Load()), "max-in-flight")
 		})
