@@ -9,13 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/scanner"
 )
@@ -44,21 +39,8 @@ spec:
 `
 
 func TestE2EClusterScan(t *testing.T) {
-	cluster := e2e.Start(t, e2e.Options{})
+	_, cs, dyn, cached := startCluster(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached := memory.NewMemCacheClient(disc)
 
 	// Three namespaces, two labelled for the generateExisting policy, and
 	// a ConfigMap with and one without the team label.

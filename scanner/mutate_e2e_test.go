@@ -8,13 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
 	"github.com/verdict-policy/verdict/scanner"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubelookup"
@@ -53,21 +48,8 @@ spec:
 // scanner patches them and records the policy version on the trigger; a
 // second scan patches nothing.
 func TestE2EMutateExisting(t *testing.T) {
-	cluster := e2e.Start(t, e2e.Options{})
+	cluster, cs, dyn, cached := startCluster(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cached := memory.NewMemCacheClient(disc)
 	if _, err := cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "mx"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -129,20 +129,8 @@ func counterValue(t *testing.T, reg *prometheus.Registry, name string, labels ma
 // namespace whose labels change, and deleted, a ConfigMap of the other
 // shard, then a policy changed on the server; and stops it.
 func TestE2EWatch(t *testing.T) {
-	cluster := e2e.Start(t, e2e.Options{})
+	_, cs, dyn, cached := startCluster(t)
 	ctx := context.Background()
-	cs, err := kubernetes.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cluster.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
 	// The shard of ns-a, and a namespace of the other shard.
 	shard := scanner.Shard{Index: scanner.ShardOf("ns-a", 2), Count: 2}
 	other := ""
@@ -162,7 +150,7 @@ func TestE2EWatch(t *testing.T) {
 	}
 
 	ts := startServer(t, teamConfigMapPolicy, prodOwnerPolicy)
-	cl, err := scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: memory.NewMemCacheClient(disc)})
+	cl, err := scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: cached})
 	if err != nil {
 		t.Fatal(err)
 	}
