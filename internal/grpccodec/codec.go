@@ -18,6 +18,7 @@ type vtMessage interface {
 	SizeVT() int
 	MarshalToSizedBufferVT(data []byte) (int, error)
 	UnmarshalVT(data []byte) error
+	UnmarshalVTUnsafe(data []byte) error
 }
 
 // Codec marshals vtproto messages with their generated methods and
@@ -82,11 +83,14 @@ func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {
 		return c.fallback.Unmarshal(data, v)
 	}
 	r.Reset()
-	buf := data.MaterializeToBuffer(mem.DefaultBufferPool())
-	defer buf.Free()
-	if err := m.UnmarshalVT(buf.ReadOnlyData()); err != nil {
+	// One private copy of the message, which the decoded strings and
+	// bytes alias instead of each being copied (gRPC's buffers return to
+	// its pool): one allocation for the message instead of one per
+	// string. The copy lives as long as any of them.
+	buf := data.Materialize()
+	if err := m.UnmarshalVTUnsafe(buf); err != nil {
 		r.Reset()
-		return c.fallback.Unmarshal(mem.BufferSlice{buf}, v)
+		return c.fallback.Unmarshal(data, v)
 	}
 	return nil
 }

@@ -78,6 +78,14 @@ func TestCodecRoundTrip(t *testing.T) {
 			if !proto.Equal(m, viaCodec) {
 				t.Errorf("Unmarshal(proto bytes) differs from the message (proto.Equal)")
 			}
+			// gRPC reuses the buffers it hands to Unmarshal: the message
+			// must not point into them.
+			for i := range pb {
+				pb[i] = 0xff
+			}
+			if !proto.Equal(m, viaCodec) {
+				t.Errorf("Unmarshal(proto bytes) changed when its input buffer was overwritten: it aliases gRPC's buffer")
+			}
 		})
 	}
 }
