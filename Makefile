@@ -112,6 +112,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzEncodeFailures -fuzztime 30s ./server
 	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy
 	$(GO) test -run '^$$' -fuzz FuzzCodec -fuzztime 30s ./internal/grpccodec
+	$(GO) test -run '^$$' -fuzz FuzzDurationString -fuzztime 30s ./engine/condition
 
 # The container image: a static binary with the version from git, on
 # gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker

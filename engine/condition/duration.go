@@ -30,7 +30,13 @@ func parseDurations(key, value any) (k, v time.Duration, ok bool) {
 
 func durationString(x any) (time.Duration, bool) {
 	s, ok := x.(string)
-	if !ok || s == "0" {
+	if !ok || s == "0" || s == "" {
+		return 0, false
+	}
+	// Every string time.ParseDuration accepts ends with a unit (s, m, h:
+	// ns, us, ms, ...) or is a signed "0"; the others fail without
+	// building its error (FuzzDurationString).
+	if c := s[len(s)-1]; c != 's' && c != 'm' && c != 'h' && c != '0' {
 		return 0, false
 	}
 	d, err := time.ParseDuration(s)

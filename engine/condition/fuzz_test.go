@@ -3,6 +3,7 @@ package condition
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 var allOperators = []Operator{
@@ -64,6 +65,22 @@ func FuzzEvaluate(f *testing.F) {
 		key, value := fuzzOperand(ks, kf, km), fuzzOperand(vs, vf, vm)
 		for _, op := range allOperators {
 			Evaluate(key, op, value)
+		}
+	})
+}
+
+// FuzzDurationString checks durationString against time.ParseDuration,
+// whose answer its quick test must never change.
+func FuzzDurationString(f *testing.F) {
+	for _, s := range []string{"", "0", "-0", "+0", "00", "1h", "1.5h", "2h45m", "300ms", "-1.5µs", "1μs", "1us", "10ns", "1", "1d", "h", ".s", "1e3s", "+5m", "5m0", "9223372036854775807ns", "9999999999h", "1hm"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		d, ok := durationString(s)
+		want, err := time.ParseDuration(s)
+		wantOK := err == nil && s != "0"
+		if ok != wantOK || (ok && d != want) {
+			t.Errorf("durationString(%q) = %v, %v, want %v, %v", s, d, ok, want, wantOK)
 		}
 	})
 }

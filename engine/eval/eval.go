@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -75,6 +76,9 @@ type evaluation struct {
 	celObject map[string]any
 	// pod is the pod of podSecurity rules (podOf), built on first use.
 	pod *podCache
+	// free holds the root scopes of finished rules for the next ones
+	// (release): rules run one after another, so one or two are enough.
+	free []*scope
 }
 
 // Evaluate runs policies against one request, in order, and returns one
@@ -87,11 +91,13 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 	// (of the mutated object), then generation (mutate.go, generate.go).
 	ev.mutatePhase(policies, resp)
 	ev.verifyImagesPhase(policies, resp) // verifyimages.go
+	// About one result per policy: one allocation for most requests.
+	resp.Results = slices.Grow(resp.Results, len(policies))
 	for _, p := range policies {
 		if ctx.Err() != nil || req.GenerateExisting || req.MutateExisting {
 			break
 		}
-		resp.Results = append(resp.Results, ev.policy(p)...)
+		resp.Results = ev.policy(p, resp.Results)
 	}
 	ev.generatePhase(policies, resp)
 	return resp
@@ -262,7 +268,16 @@ func serviceAccount(username string) (name, namespace string) {
 
 // newScope returns the root scope of rule r.
 func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
-	s := &scope{ev: ev, data: ev.base}
+	var s *scope
+	if n := len(ev.free); n > 0 {
+		s = ev.free[n-1]
+		ev.free = ev.free[:n-1]
+		// envv resolves through s itself and has the evaluation's
+		// Delete: it stays valid.
+		*s = scope{ev: ev, data: ev.base, envv: s.envv}
+	} else {
+		s = &scope{ev: ev, data: ev.base}
+	}
 	if vars := ev.req.RuleVariables[RuleKey{Policy: p.Name(), Rule: r.Name}]; len(vars) > 0 {
 		s.ruleVars = vars
 		for k, v := range vars {
@@ -275,6 +290,12 @@ func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
 		s.pending = append(s.pending, &s.images)
 	}
 	return s
+}
+
+// release hands back a root scope that no one holds any more, for a later
+// newScope. Only the scope itself is reused, never its data.
+func (ev *evaluation) release(s *scope) {
+	ev.free = append(ev.free, s)
 }
 
 // loadImages is the value of the images variable: the images of the

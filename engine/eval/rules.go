@@ -27,12 +27,14 @@ func ruleError(msg string, err error) *outcome {
 	return &outcome{StatusError, msg}
 }
 
-func (ev *evaluation) policy(p *policy.Policy) []RuleResult {
+// policy appends the results of p's validate and verifyImages rules to
+// out.
+func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 	if ev.req.Mode == Background && !p.Background {
-		return nil
+		return out
 	}
 	if ev.req.Mode == Admission && !p.Admission {
-		return nil
+		return out
 	}
 	if p.Namespaced() {
 		ns := ev.res.Namespace
@@ -40,10 +42,9 @@ func (ev *evaluation) policy(p *policy.Policy) []RuleResult {
 			ns = ev.oldRes.Namespace
 		}
 		if ns == "" || ns != p.Namespace() {
-			return nil
+			return out
 		}
 	}
-	var out []RuleResult
 	applied := 0
 	for _, r := range p.Rules {
 		if ev.ctx.Err() != nil {
@@ -110,6 +111,7 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 		return errorf("%s", r.Unsupported)
 	}
 	s := ev.newScope(p, r)
+	defer ev.release(s)
 	s.loadContext(r.Context)
 	ok, msg, err := s.conditions(r.Preconditions)
 	if err != nil {

@@ -63,7 +63,7 @@ func (v *validator) deny(s *scope, c *policy.Conditions) *outcome {
 		return ruleError("failed to check deny conditions", err)
 	}
 	if !denied {
-		return pass(fmt.Sprintf("validation rule '%s' passed.", v.rule.Name))
+		return pass(pattern.PassMessage(v.rule.Name))
 	}
 	if v.val.RawMessage == "" && msg == "" {
 		return fail(fmt.Sprintf("validation error: rule %s failed", v.rule.Name))
