@@ -58,12 +58,14 @@ func (cs Conditions[C]) Eval(eval EvalFunc[C]) (bool, string, error) {
 			if err != nil {
 				return false, "", err
 			}
+			// Only non-empty messages are joined: most conditions have
+			// none, and the lists then stay unallocated.
 			if ok {
 				anyOK = true
-				passed = append(passed, msg)
+				passed = appendNonEmpty(passed, msg)
 				break
 			}
-			failed = append(failed, msg)
+			failed = appendNonEmpty(failed, msg)
 		}
 	}
 	for _, c := range cs.All {
@@ -73,10 +75,10 @@ func (cs Conditions[C]) Eval(eval EvalFunc[C]) (bool, string, error) {
 		}
 		if !ok {
 			allOK = false
-			failed = append(failed, msg)
+			failed = appendNonEmpty(failed, msg)
 			break
 		}
-		passed = append(passed, msg)
+		passed = appendNonEmpty(passed, msg)
 	}
 	if anyOK && allOK {
 		return true, joinNonEmpty(passed, "; "), nil
@@ -117,6 +119,13 @@ func EvalEach[C any](blocks []Conditions[C], eval EvalFunc[C]) (bool, string, er
 		passed = append(passed, msg)
 	}
 	return true, joinNonEmpty(passed, ";"), nil
+}
+
+func appendNonEmpty(list []string, s string) []string {
+	if s == "" {
+		return list
+	}
+	return append(list, s)
 }
 
 // joinNonEmpty joins the non-empty elements of elems with sep.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Status is the outcome of matching a resource against a pattern.
@@ -169,10 +170,16 @@ type state struct {
 	pathBuf [16]seg
 }
 
+// states are the states of finished Validate calls: a state is about
+// 500 bytes, and a policy set validates dozens of patterns per resource.
+var states = sync.Pool{New: func() any { return new(state) }}
+
 // Validate matches a resource (a JSON-decoded value) against the pattern,
 // with Kyverno's semantics: see the package documentation.
 func (p *Pattern) Validate(resource any) Result {
-	st := &state{p: p}
+	st := states.Get().(*state)
+	defer states.Put(st)
+	*st = state{p: p}
 	st.path = st.pathBuf[:0]
 	if n := len(p.tracked); n <= len(st.buf) {
 		st.found = st.buf[:n]

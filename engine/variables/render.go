@@ -208,7 +208,7 @@ func (r *renderer) value(v any, path string, depth int) (out any, changed bool, 
 			return nil, false, err
 		}
 		if s, ok := out.(string); ok && s == x {
-			return x, false, nil
+			return out, false, nil // x, already boxed
 		}
 		return out, true, nil
 	case map[string]any:
