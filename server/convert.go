@@ -73,12 +73,14 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 }
 
 // decodeObject decodes a JSON object; numbers become float64, as the
-// engine reads them from YAML.
+// engine reads them from YAML. b is a field of a decoded request, which
+// owns its bytes (protobuf-go copies them out of gRPC's buffer) and never
+// changes them: the object's strings share them.
 func decodeObject(field string, b []byte) (map[string]any, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	m, err := jsonvalue.DecodeObject(b)
+	m, err := jsonvalue.DecodeObjectShared(b)
 	if err != nil {
 		return nil, fieldError(field, "not a JSON object: %v", err)
 	}

@@ -174,11 +174,12 @@ func (s *Server) evaluateBatch(ctx context.Context, items []*verdictv1.EvaluateS
 // becomes the item's error; the stream goes on.
 func (s *Server) evaluateItem(ctx context.Context, i int, it *verdictv1.EvaluateStreamItem) (res *verdictv1.EvaluateStreamResult) {
 	res = &verdictv1.EvaluateStreamResult{Id: it.GetId()}
-	prefix := fmt.Sprintf("items[%d].request.", i)
+	// The field prefix of the item's errors, built only for an error.
+	prefix := func() string { return fmt.Sprintf("items[%d].request.", i) }
 	defer func() {
 		if p := recover(); p != nil {
 			s.log.ErrorContext(ctx, "panic in stream item", "panic", p, "id", it.GetId(), "stack", string(debug.Stack()))
-			res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(status.Error(codes.Internal, "internal error"), prefix)}
+			res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(status.Error(codes.Internal, "internal error"), prefix())}
 		}
 	}()
 	req := it.GetRequest()
@@ -192,7 +193,7 @@ func (s *Server) evaluateItem(ctx context.Context, i int, it *verdictv1.Evaluate
 		resp, err = s.evaluate(ctx, req)
 	}
 	if err != nil {
-		res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(err, prefix)}
+		res.Outcome = &verdictv1.EvaluateStreamResult_Error{Error: itemError(err, prefix())}
 		return res
 	}
 	res.Outcome = &verdictv1.EvaluateStreamResult_Response{Response: resp}

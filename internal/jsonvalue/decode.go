@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // maxDepth is encoding/json's nesting limit; deeper input is left to it
@@ -33,7 +34,18 @@ func Decode(data []byte) (any, error) {
 // DecodeObject is json.Unmarshal(data, &m) for m of type map[string]any:
 // a JSON null gives a nil map, anything but an object an error.
 func DecodeObject(data []byte) (map[string]any, error) {
-	p := parser{data: data}
+	return decodeObject(data, false)
+}
+
+// DecodeObjectShared is DecodeObject for data that no one changes any
+// more: the keys and string values of the result share data's memory
+// instead of each being copied, so data lives as long as any of them.
+func DecodeObjectShared(data []byte) (map[string]any, error) {
+	return decodeObject(data, true)
+}
+
+func decodeObject(data []byte, shared bool) (map[string]any, error) {
+	p := parser{data: data, shared: shared}
 	v, err := p.value(0)
 	if err == nil {
 		p.skipSpace()
@@ -51,6 +63,8 @@ func DecodeObject(data []byte) (map[string]any, error) {
 type parser struct {
 	data []byte
 	pos  int
+	// shared: strings point into data (DecodeObjectShared).
+	shared bool
 }
 
 func (p *parser) skipSpace() {
@@ -185,6 +199,9 @@ func (p *parser) string() (string, error) {
 		switch {
 		case c == '"':
 			p.pos = i + 1
+			if p.shared && i > start {
+				return unsafe.String(&p.data[start], i-start), nil
+			}
 			return string(p.data[start:i]), nil
 		case c == '\\' || c >= utf8.RuneSelf:
 			return p.slowString()

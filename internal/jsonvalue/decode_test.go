@@ -3,6 +3,7 @@ package jsonvalue
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,14 @@ func TestDecodeMatchesEncodingJSON(t *testing.T) {
 		if err == nil && !reflect.DeepEqual(wantM, gotM) {
 			t.Errorf("DecodeObject(%.60q) differs from encoding/json (-want +got):\n%s", in, cmp.Diff(wantM, gotM))
 		}
+		gotM, err = DecodeObjectShared([]byte(in))
+		if (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Errorf("DecodeObjectShared(%.60q) error = %v, want %v", in, err, wantErr)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(wantM, gotM) {
+			t.Errorf("DecodeObjectShared(%.60q) differs from encoding/json (-want +got):\n%s", in, cmp.Diff(wantM, gotM))
+		}
 	}
 }
 
@@ -106,6 +115,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err == nil && !reflect.DeepEqual(wantM, gotM) {
 			t.Fatalf("DecodeObject(%q) differs from encoding/json (-want +got):\n%s", data, cmp.Diff(wantM, gotM))
+		}
+		shared := slices.Clone(data)
+		gotM, err = DecodeObjectShared(shared)
+		if (err != nil) != (wantErr != nil) || err != nil && err.Error() != wantErr.Error() {
+			t.Fatalf("DecodeObjectShared(%q) error = %v, want %v", data, err, wantErr)
+		}
+		if err == nil && !reflect.DeepEqual(wantM, gotM) {
+			t.Fatalf("DecodeObjectShared(%q) differs from encoding/json (-want +got):\n%s", data, cmp.Diff(wantM, gotM))
 		}
 	})
 }
