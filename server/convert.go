@@ -176,33 +176,21 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 	if err := intentsToProto(res, resp); err != nil {
 		return nil, err
 	}
-	resp.Policies = make([]*verdictv1.PolicyVersion, 0, len(groups))
-	for _, g := range groups {
-		p := g.policy
-		resp.Policies = append(resp.Policies, &verdictv1.PolicyVersion{
-			Kind:        p.Kind(),
-			Namespace:   p.Namespace(),
-			Name:        p.Name(),
-			ContentHash: p.Hash(),
-			Background:  p.Background,
-		})
+	// The messages of a response are allocated together (one array per
+	// message type) and filled in place.
+	versions := make([]verdictv1.PolicyVersion, len(groups))
+	resp.Policies = make([]*verdictv1.PolicyVersion, len(groups))
+	for i, g := range groups {
+		p, v := g.policy, &versions[i]
+		v.Kind, v.Namespace, v.Name, v.ContentHash, v.Background = p.Kind(), p.Namespace(), p.Name(), p.Hash(), p.Background
+		resp.Policies[i] = v
 	}
-	resp.Results = make([]*verdictv1.RuleResult, 0, len(res.Results))
+	rules := make([]verdictv1.RuleResult, len(res.Results))
+	resp.Results = make([]*verdictv1.RuleResult, len(res.Results))
 	for i := range res.Results {
-		r := &res.Results[i]
-		resp.Results = append(resp.Results, &verdictv1.RuleResult{
-			Policy:          r.Policy,
-			PolicyNamespace: r.PolicyNamespace,
-			Rule:            r.Rule,
-			Type:            ruleTypes[r.Type],
-			Result:          results[r.Status],
-			Message:         r.Message,
-			Category:        r.Category,
-			Severity:        r.Severity,
-			Scored:          r.Scored,
-			Properties:      r.Properties,
-			Enforce:         r.Enforce,
-		})
+		r, out := &res.Results[i], &rules[i]
+		resp.Results[i] = out
+		fillRuleResult(out, r)
 	}
 	if req.Mode == eval.Background {
 		return resp, nil
@@ -214,6 +202,14 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 	}
 	resp.Warnings = warnings(groups)
 	return resp, nil
+}
+
+// fillRuleResult sets the fields of out, a zero message, from r.
+func fillRuleResult(out *verdictv1.RuleResult, r *eval.RuleResult) {
+	out.Policy, out.PolicyNamespace, out.Rule = r.Policy, r.PolicyNamespace, r.Rule
+	out.Type, out.Result = ruleTypes[r.Type], results[r.Status]
+	out.Message, out.Category, out.Severity = r.Message, r.Category, r.Severity
+	out.Scored, out.Properties, out.Enforce = r.Scored, r.Properties, r.Enforce
 }
 
 var generateActions = map[eval.GenerateAction]verdictv1.GenerateAction{
