@@ -90,9 +90,10 @@ func (s *Server) policiesFor(req *verdictv1.EvaluateRequest) ([]*policy.Policy, 
 // EvaluateStream implements verdictv1.DecisionServiceServer: it answers
 // each batch in order. One goroutine reads ahead at most one batch while
 // the current one is evaluated, so a fast client is held back by gRPC flow
-// control. When the server shuts down, the stream ends with UNAVAILABLE
-// after the batch in progress; the client resends the batches it got no
-// answer for.
+// control; another sends the answers, so that a batch is evaluated while
+// the answer to the one before it is marshalled and sent. When the server
+// shuts down, the stream ends with UNAVAILABLE after the batch in progress
+// is answered; the client resends the batches it got no answer for.
 func (s *Server) EvaluateStream(stream verdictv1.DecisionService_EvaluateStreamServer) error {
 	ctx := stream.Context()
 	batches := make(chan *verdictv1.EvaluateStreamRequest)
@@ -111,28 +112,60 @@ func (s *Server) EvaluateStream(stream verdictv1.DecisionService_EvaluateStreamS
 			}
 		}
 	}()
+	answers := make(chan *verdictv1.EvaluateStreamResponse, 1)
+	sendFailed := make(chan struct{})
+	sendErr := make(chan error, 1)
+	go func() {
+		var err error
+		for a := range answers {
+			if err != nil {
+				continue
+			}
+			if err = stream.Send(a); err != nil {
+				close(sendFailed)
+			}
+		}
+		sendErr <- err
+	}()
+	// finish ends the stream with err once the answers queued so far are
+	// sent (the handler must not return while the stream is in use), or
+	// with the error of sending them.
+	finish := func(err error) error {
+		close(answers)
+		if e := <-sendErr; err == nil {
+			err = e
+		}
+		return err
+	}
 	for {
 		select {
 		case <-s.draining:
-			return toStatus(errShuttingDown)
+			return finish(toStatus(errShuttingDown))
 		default:
 		}
 		select {
 		case <-s.draining:
-			return toStatus(errShuttingDown)
+			return finish(toStatus(errShuttingDown))
 		case <-ctx.Done():
-			return toStatus(ctx.Err())
+			return finish(toStatus(ctx.Err()))
+		case <-sendFailed:
+			return finish(nil)
 		case err := <-recvErr:
 			if errors.Is(err, io.EOF) {
-				return nil
+				return finish(nil)
 			}
-			return err
+			return finish(err)
 		case b := <-batches:
 			if n := len(b.GetItems()); n > s.opts.MaxBatchSize {
-				return toStatus(&limitError{field: "items", description: fmt.Sprintf("%d requests in one batch; the limit is %d", n, s.opts.MaxBatchSize)})
+				return finish(toStatus(&limitError{field: "items", description: fmt.Sprintf("%d requests in one batch; the limit is %d", n, s.opts.MaxBatchSize)}))
 			}
-			if err := stream.Send(s.evaluateBatch(ctx, b.GetItems())); err != nil {
-				return err
+			a := s.evaluateBatch(ctx, b.GetItems())
+			select {
+			case answers <- a:
+			case <-sendFailed:
+				return finish(nil)
+			case <-ctx.Done():
+				return finish(toStatus(ctx.Err()))
 			}
 		}
 	}
