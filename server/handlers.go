@@ -32,6 +32,17 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if s.opts.evalHook != nil {
 		s.opts.evalHook(req)
 	}
+	if s.slots != nil {
+		var sl *slot
+		var err error
+		if ctx, sl, err = s.slots.acquire(ctx); err != nil {
+			return nil, err
+		}
+		defer sl.done()
+		if s.opts.slotHook != nil {
+			s.opts.slotHook(req)
+		}
+	}
 	er, err := requestFromProto(req)
 	if err != nil {
 		return nil, err

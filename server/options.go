@@ -69,6 +69,13 @@ type Options struct {
 	// parallel. Default: GOMAXPROCS.
 	StreamWorkers int
 
+	// MaxEvaluations limits the evaluations (of unary calls and stream
+	// items together) that run at once; others wait in line, first come
+	// first served, and fail with DEADLINE_EXCEEDED if their deadline
+	// passes there. An evaluation waiting for cluster data or a registry
+	// does not hold its place. Default: GOMAXPROCS; negative: no limit.
+	MaxEvaluations int
+
 	// TLS serves TLS with this configuration; set ClientCAs and
 	// ClientAuth (see TLSConfig) to require client certificates (mTLS).
 	// Default: plain text.
@@ -116,6 +123,9 @@ type Options struct {
 	// evalHook, when set, is called with every request before it is
 	// evaluated (a test seam: it may panic or block).
 	evalHook func(*verdictv1.EvaluateRequest)
+	// slotHook, when set, is called with every request once it holds an
+	// evaluation slot (MaxEvaluations; a test seam: it may block).
+	slotHook func(*verdictv1.EvaluateRequest)
 }
 
 // withDefaults returns o with every unset field set to its default.
@@ -143,6 +153,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.StreamWorkers <= 0 {
 		o.StreamWorkers = runtime.GOMAXPROCS(0)
+	}
+	if o.MaxEvaluations == 0 {
+		o.MaxEvaluations = runtime.GOMAXPROCS(0)
 	}
 	if o.ResultBuffer <= 0 {
 		o.ResultBuffer = DefaultResultBuffer

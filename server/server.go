@@ -59,6 +59,8 @@ type Server struct {
 	metrics *metrics
 	pub     *publisher
 	tokens  [][]byte
+	// slots limits the evaluations running at once (nil: no limit).
+	slots *slots
 
 	// draining is closed when shutdown starts: streams stop after the
 	// batch in progress. stopping is closed when the server stops taking
@@ -82,11 +84,25 @@ func New(opts Options) (*Server, error) {
 		}
 		names[src.Name()] = true
 	}
+	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier}
+	var sl *slots
+	if opts.MaxEvaluations > 0 {
+		if sl, err = newSlots(opts.MaxEvaluations, opts.Registry); err != nil {
+			return nil, fmt.Errorf("register metrics: %w", err)
+		}
+		if opts.Lookup != nil {
+			engineOpts.Lookup = slotLookup{opts.Lookup}
+		}
+		if opts.ImageVerifier != nil {
+			engineOpts.ImageVerifier = slotVerifier{opts.ImageVerifier}
+		}
+	}
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
 		health:   health.NewServer(),
-		engine:   eval.New(eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier}),
+		engine:   eval.New(engineOpts),
+		slots:    sl,
 		metrics:  m,
 		draining: make(chan struct{}),
 		stopping: make(chan struct{}),

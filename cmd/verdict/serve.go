@@ -35,6 +35,7 @@ type serveFlags struct {
 	callTimeout          time.Duration
 	maxConcurrentStreams uint32
 	maxBatchSize         int
+	maxEvaluations       int
 	cacheSize            int
 	shutdownTimeout      time.Duration
 	drainDelay           time.Duration
@@ -65,6 +66,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.DurationVar(&f.callTimeout, "call-timeout", server.DefaultCallTimeout, "deadline of each call and of each stream batch")
 	fs.Uint32Var(&f.maxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "calls in flight per client connection")
 	fs.IntVar(&f.maxBatchSize, "max-batch-size", server.DefaultMaxBatchSize, "requests per EvaluateStream batch")
+	fs.IntVar(&f.maxEvaluations, "max-evaluations", 0, "evaluations running at once, others wait in line (0: GOMAXPROCS; negative: no limit)")
 	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in the LRU cache")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long calls in flight may run after a stop signal")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
@@ -102,6 +104,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 		CallTimeout:          f.callTimeout,
 		MaxConcurrentStreams: f.maxConcurrentStreams,
 		MaxBatchSize:         f.maxBatchSize,
+		MaxEvaluations:       f.maxEvaluations,
 		ShutdownTimeout:      f.shutdownTimeout,
 		DrainDelay:           f.drainDelay,
 		MaxConnectionAge:     f.maxConnectionAge,
