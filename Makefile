@@ -103,6 +103,7 @@ e2e: e2e-bins
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSearch -fuzztime 30s ./engine/jmespath
 	$(GO) test -run '^$$' -fuzz FuzzSimplePath -fuzztime 30s ./engine/jmespath
+	$(GO) test -run '^$$' -fuzz FuzzCompiled -fuzztime 30s ./engine/jmespath
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables

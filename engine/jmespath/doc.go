@@ -15,6 +15,15 @@
 //     types, return type, implementation and note for each. Functions
 //     exposes it for listings.
 //
+// Search has three ways to evaluate, all with go-jmespath's result: simple
+// paths and path || literal walk the data directly (path.go); other
+// queries made only of supported node kinds are compiled by Parse into a
+// tree of evaluator nodes (compile.go), which call functions through the
+// interpreter's own function caller; the rest, and every evaluation the
+// fast forms cannot finish (an error, a missing key at the top, a value
+// only reflection reads), run go-jmespath's interpreter, which builds the
+// result or the error itself.
+//
 // Function results are JSON-shaped (float64, string, bool, nil, []any,
 // map[string]any). The implementations follow Kyverno v1.19.0
 // (pkg/engine/jmespath) in argument types, results and error texts; the

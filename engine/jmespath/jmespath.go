@@ -26,6 +26,9 @@ type Query struct {
 	simple  bool
 	or      bool
 	literal any
+	// compiled is the evaluator of the other queries, when all their
+	// nodes are supported (see compile.go); nil otherwise.
+	compiled evaluator
 }
 
 // Parse parses expr and checks every function call in it against the
@@ -53,6 +56,9 @@ func Parse(expr string) (q *Query, err error) {
 	q.path, q.simple = simplePath(q.ast)
 	if !q.simple {
 		q.path, q.literal, q.or = orLiteral(q.ast)
+	}
+	if !q.simple && !q.or {
+		q.compiled = compile(q.ast)
 	}
 	return q, nil
 }
@@ -221,6 +227,10 @@ func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
 		}
 	case q.or:
 		if v, ok := walkOr(q.path, q.literal, data); ok {
+			return v, nil
+		}
+	case q.compiled != nil:
+		if v, ok := evalCompiled(q.compiled, i.caller, data); ok {
 			return v, nil
 		}
 	}
