@@ -69,6 +69,12 @@ func readBenchPod(b *testing.B) map[string]any {
 // policies and returns a connected client and the Pod's request.
 func benchServer(b *testing.B) (*client.Client, *verdictv1.EvaluateRequest) {
 	b.Helper()
+	return benchServerWith(b, server.Options{})
+}
+
+// benchServerWith is benchServer with opts (Sources are set).
+func benchServerWith(b *testing.B, opts server.Options) (*client.Client, *verdictv1.EvaluateRequest) {
+	b.Helper()
 	// The collector's target of verdict serve (--gc-percent 400), unless
 	// GOGC is set. Client and server share this process.
 	if os.Getenv("GOGC") == "" {
@@ -76,7 +82,8 @@ func benchServer(b *testing.B) (*client.Client, *verdictv1.EvaluateRequest) {
 		b.Cleanup(func() { debug.SetGCPercent(prev) })
 	}
 	src, n := corpusSource(b, "pod-security", "best-practices")
-	addr := startServer(b, server.Options{Sources: []server.PolicySource{src}})
+	opts.Sources = []server.PolicySource{src}
+	addr := startServer(b, opts)
 	c := dial(b, addr, client.Options{})
 	waitServing(b, c)
 	list, err := c.ListPolicies(b.Context())
@@ -112,44 +119,59 @@ func BenchmarkEvaluate(b *testing.B) {
 	c, req := benchServer(b)
 	for _, conc := range []int{1, 16, 256} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			lat := make([]time.Duration, b.N)
-			var next atomic.Int64
-			var failed atomic.Pointer[error]
-			var wg sync.WaitGroup
-			ctx := b.Context()
-			b.ResetTimer()
-			cpu0 := servertest.CPUTime(b)
-			start := time.Now()
-			for range min(conc, b.N) {
-				wg.Go(func() {
-					for {
-						i := int(next.Add(1) - 1)
-						if i >= len(lat) {
-							return
-						}
-						t0 := time.Now()
-						_, err := c.Evaluate(ctx, req)
-						lat[i] = time.Since(t0)
-						if err != nil {
-							failed.Store(&err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			if err := failed.Load(); err != nil {
-				b.Fatalf("Evaluate() = %v", *err)
-			}
-			slices.Sort(lat)
-			b.ReportMetric(float64(servertest.Percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
-			b.ReportMetric(float64(servertest.Percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			benchUnary(b, c, req, conc)
 		})
 	}
+}
+
+// BenchmarkEvaluateUnlimited is BenchmarkEvaluate at concurrency 16 with
+// no limit on the evaluations running at once (MaxEvaluations -1): every
+// call in flight shares the CPU with the others instead of waiting in
+// line.
+func BenchmarkEvaluateUnlimited(b *testing.B) {
+	c, req := benchServerWith(b, server.Options{MaxEvaluations: -1})
+	b.Run("concurrency=16", func(b *testing.B) { benchUnary(b, c, req, 16) })
+}
+
+// benchUnary makes b.N Evaluate calls, conc at a time, and reports their
+// latency percentiles, the throughput and the CPU time per call.
+func benchUnary(b *testing.B, c *client.Client, req *verdictv1.EvaluateRequest, conc int) {
+	lat := make([]time.Duration, b.N)
+	var next atomic.Int64
+	var failed atomic.Pointer[error]
+	var wg sync.WaitGroup
+	ctx := b.Context()
+	b.ResetTimer()
+	cpu0 := servertest.CPUTime(b)
+	start := time.Now()
+	for range min(conc, b.N) {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(lat) {
+					return
+				}
+				t0 := time.Now()
+				_, err := c.Evaluate(ctx, req)
+				lat[i] = time.Since(t0)
+				if err != nil {
+					failed.Store(&err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if err := failed.Load(); err != nil {
+		b.Fatalf("Evaluate() = %v", *err)
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(servertest.Percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
+	b.ReportMetric(float64(servertest.Percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
 }
 
 // BenchmarkEvaluateStream measures Scan (EvaluateStream) throughput: b.N
