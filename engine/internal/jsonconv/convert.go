@@ -38,8 +38,14 @@ func Into(v any, dst any) error {
 // Decode is Into with the fallback: it decodes v into a new T, through the
 // JSON round trip when Into cannot.
 func Decode[T any](v any) (*T, error) {
+	return decode(v, func(v any, dst *T) error { return Into(v, dst) })
+}
+
+// decode stores v into a new T with into (Into, or a generated converter
+// with the same rules), and through the JSON round trip when into cannot.
+func decode[T any](v any, into func(any, *T) error) (*T, error) {
 	var out T
-	if err := Into(v, &out); err == nil {
+	if err := into(v, &out); err == nil {
 		return &out, nil
 	}
 	data, err := json.Marshal(v)
