@@ -6,6 +6,8 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -198,14 +200,37 @@ func store(v any, dst reflect.Value) error {
 	return errFallback
 }
 
-// marshal is json.Marshal(v), without its buffers for the strings that
-// need no escaping (quantities, times, ports by name).
+// marshal is json.Marshal(v), without its buffers for the values the
+// custom unmarshalers mostly see (quantities, times, ports by name or
+// number).
 func marshal(v any) ([]byte, error) {
-	if s, ok := v.(string); ok && plain(s) {
-		b := make([]byte, 0, len(s)+2)
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"'), nil
+	return appendMarshal(nil, v)
+}
+
+// appendMarshal appends json.Marshal(v) to dst: itself for strings that
+// need no escaping, integers and the floats json writes without an
+// exponent, json.Marshal's result (not appended to dst) otherwise.
+func appendMarshal(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if plain(x) {
+			dst = slices.Grow(dst, len(x)+2)
+			dst = append(dst, '"')
+			dst = append(dst, x...)
+			return append(dst, '"'), nil
+		}
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case float64:
+		// json writes 'f' format for 0 and magnitudes in [1e-6, 1e21),
+		// 'e' format (with its own exponent spelling) otherwise.
+		if abs := math.Abs(x); abs == 0 || (abs >= 1e-6 && abs < 1e21) {
+			return strconv.AppendFloat(dst, x, 'f', -1, 64), nil
+		}
+	case bool:
+		return strconv.AppendBool(dst, x), nil
 	}
 	return json.Marshal(v)
 }

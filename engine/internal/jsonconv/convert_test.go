@@ -2,6 +2,7 @@ package jsonconv
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 
@@ -200,6 +201,40 @@ func BenchmarkDecodePod(b *testing.B) {
 		for b.Loop() {
 			if _, err := roundTrip[corev1.Pod](v); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestMarshal checks marshal against json.Marshal on the values its
+// shortcuts cover and on some they leave to json.
+func TestMarshal(t *testing.T) {
+	tests := []any{
+		"100m", "", "a\"b", "<tag>", "é", "\x01",
+		int64(0), int64(-8080), int64(math.MinInt64), 8080, -1,
+		0.0, math.Copysign(0, -1), 1.0, -2.5, 8080.0, 1e-6, 9.99e-7, 1e20, 1e21, -1e21, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		true, false, nil, []any{1.0}, map[string]any{"a": "b"},
+	}
+	for _, give := range tests {
+		want, wantErr := json.Marshal(give)
+		got, err := marshal(give)
+		if string(got) != string(want) || (err != nil) != (wantErr != nil) {
+			t.Errorf("marshal(%#v) = %s, %v, want %s, %v", give, got, err, want, wantErr)
+		}
+	}
+}
+
+// FuzzMarshal checks marshal against json.Marshal on strings, floats
+// and integers.
+func FuzzMarshal(f *testing.F) {
+	f.Add("100m", 8080.0, int64(8080))
+	f.Add("<\u2028>", 1e-7, int64(-1))
+	f.Fuzz(func(t *testing.T, s string, x float64, i int64) {
+		for _, give := range []any{s, x, i} {
+			want, wantErr := json.Marshal(give)
+			got, err := marshal(give)
+			if string(got) != string(want) || (err != nil) != (wantErr != nil) {
+				t.Fatalf("marshal(%#v) = %s, %v, want %s, %v", give, got, err, want, wantErr)
 			}
 		}
 	})

@@ -484,7 +484,8 @@ func storeMetav1Time(v any, dst *metav1.Time) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
 	}
-	data, err := marshal(v)
+	var buf [32]byte
+	data, err := appendMarshal(buf[:0], v)
 	if err != nil {
 		return errFallback
 	}
@@ -1908,7 +1909,8 @@ func storeResourceQuantity(v any, dst *resource.Quantity) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
 	}
-	data, err := marshal(v)
+	var buf [32]byte
+	data, err := appendMarshal(buf[:0], v)
 	if err != nil {
 		return errFallback
 	}
@@ -3382,7 +3384,8 @@ func storeMetav1FieldsV1(v any, dst *metav1.FieldsV1) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
 	}
-	data, err := marshal(v)
+	var buf [32]byte
+	data, err := appendMarshal(buf[:0], v)
 	if err != nil {
 		return errFallback
 	}
@@ -7230,7 +7233,8 @@ func storeIntstrIntOrString(v any, dst *intstr.IntOrString) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
 	}
-	data, err := marshal(v)
+	var buf [32]byte
+	data, err := appendMarshal(buf[:0], v)
 	if err != nil {
 		return errFallback
 	}

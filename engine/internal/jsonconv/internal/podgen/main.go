@@ -338,7 +338,9 @@ func (g *gen) emit(w *bytes.Buffer, t reflect.Type) error {
 		}
 	}
 	if unmarshaler {
-		fmt.Fprintf(w, "data, err := marshal(v)\nif err != nil {\nreturn errFallback\n}\n")
+		// A buffer on the stack when UnmarshalJSON keeps no reference to
+		// its argument (resource.Quantity's), on the heap otherwise.
+		fmt.Fprintf(w, "var buf [32]byte\ndata, err := appendMarshal(buf[:0], v)\nif err != nil {\nreturn errFallback\n}\n")
 		fmt.Fprintf(w, "if err := dst.UnmarshalJSON(data); err != nil {\nreturn errFallback\n}\nreturn nil\n")
 		return nil
 	}
