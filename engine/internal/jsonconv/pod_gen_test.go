@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -250,21 +252,112 @@ func TestDecodePodSeeds(t *testing.T) {
 }
 
 // FuzzDecodePod checks DecodePod against the round trip, and the
-// generated converter against the reflection one, on mutations of the
-// Pods of the test data and the corpus.
+// generated converter against the reflection one, on Pods of the test
+// data and the corpus: their JSON mutated as bytes, and their tree
+// mutated by ops (see mutate).
 func FuzzDecodePod(f *testing.F) {
-	f.Add([]byte(typicalPod), false)
-	f.Add([]byte(typicalPod), true)
-	for _, s := range podSeeds(f) {
-		f.Add(s, false)
+	f.Add([]byte(typicalPod), false, []byte{})
+	f.Add([]byte(typicalPod), true, []byte{3, 1, 40, 7, 90, 12, 11, 0})
+	for i, s := range podSeeds(f) {
+		f.Add(s, i%2 == 0, []byte{byte(i), byte(i >> 8), byte(i * 7), byte(i * 13)})
 	}
-	f.Fuzz(func(t *testing.T, data []byte, ints bool) {
+	f.Fuzz(func(t *testing.T, data []byte, ints bool, ops []byte) {
 		v, err := generic(data, ints)
 		if err != nil {
 			return
 		}
+		v = mutate(v, ops)
 		if msg := checkDecodePod(v); msg != "" {
 			t.Fatal(msg)
 		}
 	})
+}
+
+// replacements are the values mutate puts in place of a node: each JSON
+// type, numbers at the edges of the integer types, quantities, times and
+// ports valid and not.
+var replacements = []any{
+	nil, true, false, "", "x", "100m", "1Gi", "lots", "2024-05-01T10:00:00Z", "yesterday", "http", "<&>", "é",
+	0.0, 1.0, -1.0, 1.5, 8080.0, 2147483648.0, -2147483649.0, 1e21, 9.3e18, -0.0,
+	int64(0), int64(-1), int64(1) << 31, int64(math.MaxInt64), 1,
+	map[string]any{}, []any{}, []any{nil}, map[string]any{"name": "c"}, []any{map[string]any{"name": "c"}},
+}
+
+// mutate changes the tree v (decoded from JSON, so it may be changed in
+// place) by ops, two bytes an operation: the first picks a node (in the
+// order of a walk with sorted keys), the second what to do with it:
+// replace it by (a copy of) one of replacements, or for an object
+// capitalize a key, add a key json would fold into a field name, or add
+// an unknown key.
+func mutate(v any, ops []byte) any {
+	type node struct {
+		v   any
+		set func(any)
+	}
+	for ; len(ops) >= 2; ops = ops[2:] {
+		var nodes []node
+		var walk func(v any, set func(any))
+		walk = func(v any, set func(any)) {
+			nodes = append(nodes, node{v, set})
+			switch x := v.(type) {
+			case map[string]any:
+				for _, k := range sortedKeys(x) {
+					walk(x[k], func(n any) { x[k] = n })
+				}
+			case []any:
+				for i := range x {
+					walk(x[i], func(n any) { x[i] = n })
+				}
+			}
+		}
+		walk(v, func(n any) { v = n })
+		target := nodes[int(ops[0])%len(nodes)]
+		op := int(ops[1])
+		repl := deepCopy(replacements[op/4%len(replacements)])
+		if m, ok := target.v.(map[string]any); ok && op%4 != 0 && len(m) > 0 {
+			keys := sortedKeys(m)
+			k := keys[op/4%len(keys)]
+			switch op % 4 {
+			case 1:
+				x := m[k]
+				delete(m, k)
+				n := min(1, len(k))
+				m[strings.ToUpper(k[:n])+k[n:]] = x
+			case 2:
+				m[strings.ToUpper(k)] = repl
+			case 3:
+				m["unknown"+k] = repl
+			}
+			continue
+		}
+		target.set(repl)
+	}
+	return v
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func deepCopy(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = deepCopy(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = deepCopy(e)
+		}
+		return out
+	}
+	return v
 }
