@@ -278,7 +278,7 @@ func FuzzDecodePod(f *testing.F) {
 // ports valid and not.
 var replacements = []any{
 	nil, true, false, "", "x", "100m", "1Gi", "lots", "2024-05-01T10:00:00Z", "yesterday", "http", "<&>", "é",
-	0.0, 1.0, -1.0, 1.5, 8080.0, 2147483648.0, -2147483649.0, 1e21, 9.3e18, -0.0,
+	0.0, 1.0, -1.0, 1.5, 8080.0, 2147483648.0, -2147483649.0, 1e21, 9.3e18, math.Copysign(0, -1),
 	int64(0), int64(-1), int64(1) << 31, int64(math.MaxInt64), 1,
 	map[string]any{}, []any{}, []any{nil}, map[string]any{"name": "c"}, []any{map[string]any{"name": "c"}},
 }
