@@ -11,12 +11,13 @@
 // round trip is what the tests and the fuzzers check.
 //
 // DecodePod (pod_gen.go, written by internal/podgen: go generate) is
-// Decode[corev1.Pod] without reflection: a function per type the Pod
-// reaches, which takes each decision store takes for that type (the
-// field names come from the same internal/layout) once, at generation.
-// It falls back to the round trip exactly where Into does; the tests and
-// FuzzDecodePod compare it with both, and internal/podgen's test fails
-// when pod_gen.go is not what the generator writes.
+// Decode[corev1.Pod] without reflection: one function per type the Pod
+// reaches, in which the generator has already made the choices store
+// makes for that type at run time (field names from the same
+// internal/layout, custom unmarshalers, integer ranges). It falls back to
+// the round trip exactly where Into does; the tests and FuzzDecodePod
+// compare it with both, and internal/podgen's test fails when pod_gen.go
+// is not what the generator writes.
 //
 // Like encoding/json it keeps a process-wide cache of type layouts
 // (computed once per type, never changed). The reflection converter
