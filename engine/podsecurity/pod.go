@@ -19,8 +19,9 @@ var ErrNotAPod = errors.New("could not find correct resource type")
 // metadata) of a DaemonSet, Deployment, Job, StatefulSet, ReplicaSet or
 // ReplicationController; for a CronJob the job template's pod spec with
 // the job template's metadata. The resource is decoded through JSON into
-// the Kubernetes types with encoding/json's rules (jsonconv.Decode), so a
-// field of the wrong type is an error.
+// the Kubernetes types with encoding/json's rules (jsonconv.DecodePod for
+// a Pod, jsonconv.Decode otherwise), so a field of the wrong type is an
+// error.
 func PodOf(obj map[string]any) (*corev1.Pod, error) {
 	kind, _ := obj["kind"].(string)
 	switch kind {
@@ -30,7 +31,7 @@ func PodOf(obj map[string]any) (*corev1.Pod, error) {
 	}
 	switch kind {
 	case "Pod":
-		pod, err := jsonconv.Decode[corev1.Pod](obj)
+		pod, err := jsonconv.DecodePod(obj)
 		if err != nil {
 			return nil, err
 		}

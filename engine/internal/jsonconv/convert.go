@@ -6,9 +6,13 @@ import (
 	"errors"
 	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv/internal/layout"
 )
 
 // errFallback reports a value Into does not convert by itself, either
@@ -36,8 +40,14 @@ func Into(v any, dst any) error {
 // Decode is Into with the fallback: it decodes v into a new T, through the
 // JSON round trip when Into cannot.
 func Decode[T any](v any) (*T, error) {
+	return decode(v, func(v any, dst *T) error { return Into(v, dst) })
+}
+
+// decode stores v into a new T with into (Into, or a generated converter
+// with the same rules), and through the JSON round trip when into cannot.
+func decode[T any](v any, into func(any, *T) error) (*T, error) {
 	var out T
-	if err := Into(v, &out); err == nil {
+	if err := into(v, &out); err == nil {
 		return &out, nil
 	}
 	data, err := json.Marshal(v)
@@ -190,14 +200,37 @@ func store(v any, dst reflect.Value) error {
 	return errFallback
 }
 
-// marshal is json.Marshal(v), without its buffers for the strings that
-// need no escaping (quantities, times, ports by name).
+// marshal is json.Marshal(v), without its buffers for the values the
+// custom unmarshalers mostly see (quantities, times, ports by name or
+// number).
 func marshal(v any) ([]byte, error) {
-	if s, ok := v.(string); ok && plain(s) {
-		b := make([]byte, 0, len(s)+2)
-		b = append(b, '"')
-		b = append(b, s...)
-		return append(b, '"'), nil
+	return appendMarshal(nil, v)
+}
+
+// appendMarshal appends json.Marshal(v) to dst: itself for strings that
+// need no escaping, integers and the floats json writes without an
+// exponent, json.Marshal's result (not appended to dst) otherwise.
+func appendMarshal(dst []byte, v any) ([]byte, error) {
+	switch x := v.(type) {
+	case string:
+		if plain(x) {
+			dst = slices.Grow(dst, len(x)+2)
+			dst = append(dst, '"')
+			dst = append(dst, x...)
+			return append(dst, '"'), nil
+		}
+	case int64:
+		return strconv.AppendInt(dst, x, 10), nil
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10), nil
+	case float64:
+		// json writes 'f' format for 0 and magnitudes in [1e-6, 1e21),
+		// 'e' format (with its own exponent spelling) otherwise.
+		if abs := math.Abs(x); abs == 0 || (abs >= 1e-6 && abs < 1e21) {
+			return strconv.AppendFloat(dst, x, 'f', -1, 64), nil
+		}
+	case bool:
+		return strconv.AppendBool(dst, x), nil
 	}
 	return json.Marshal(v)
 }
@@ -246,7 +279,7 @@ func storeStruct(m map[string]any, dst reflect.Value, info *typeInfo) error {
 			}
 			continue
 		}
-		fv, err := fieldByIndex(dst, f.index)
+		fv, err := fieldByIndex(dst, f)
 		if err != nil {
 			return err
 		}
@@ -281,14 +314,10 @@ type typeInfo struct {
 	unmarshaler, textUnmarshaler bool
 	// fields maps the JSON names of a struct's fields, promoted fields
 	// of embedded structs included, to their index paths.
-	fields map[string]field
+	fields map[string][]int
 	// lower holds the lower-cased JSON names, to tell a key json would
 	// match case-insensitively.
 	lower map[string]bool
-}
-
-type field struct {
-	index []int
 }
 
 func (ti *typeInfo) folds(key string) bool {
@@ -317,118 +346,8 @@ func typeInfoOf(t reflect.Type) *typeInfo {
 		textUnmarshaler: pt.Implements(textUnmarshalerType),
 	}
 	if t.Kind() == reflect.Struct && !ti.unmarshaler && !ti.textUnmarshaler {
-		ti.fields, ti.lower = structFields(t)
+		ti.fields, ti.lower = layout.Fields(t)
 	}
 	actual, _ := typeInfos.LoadOrStore(t, ti)
 	return actual.(*typeInfo)
-}
-
-// structFields lists the JSON fields of a struct type with encoding/json's
-// rules: exported fields, names from the json tag, "-" skipped, untagged
-// embedded structs promoting their fields, and of several fields with
-// the same name the least nested (then the tagged) one; a name still
-// ambiguous is dropped. Fields with the ",string" option make the whole
-// struct fall back (fields maps them to a nil index).
-func structFields(t reflect.Type) (map[string]field, map[string]bool) {
-	type cand struct {
-		name   string
-		index  []int
-		tagged bool
-		str    bool
-	}
-	var cands []cand
-	type level struct {
-		t     reflect.Type
-		index []int
-	}
-	current := []level{{t: t}}
-	visited := map[reflect.Type]bool{}
-	for len(current) > 0 {
-		var next []level
-		for _, l := range current {
-			if visited[l.t] {
-				continue
-			}
-			visited[l.t] = true
-			for i := 0; i < l.t.NumField(); i++ {
-				sf := l.t.Field(i)
-				if sf.Anonymous {
-					ft := sf.Type
-					if ft.Kind() == reflect.Pointer {
-						ft = ft.Elem()
-					}
-					if !sf.IsExported() && ft.Kind() != reflect.Struct {
-						continue
-					}
-				} else if !sf.IsExported() {
-					continue
-				}
-				tag := sf.Tag.Get("json")
-				if tag == "-" {
-					continue
-				}
-				name, opts, _ := strings.Cut(tag, ",")
-				index := append(append([]int(nil), l.index...), i)
-				ft := sf.Type
-				if ft.Name() == "" && ft.Kind() == reflect.Pointer {
-					ft = ft.Elem()
-				}
-				if name == "" && sf.Anonymous && ft.Kind() == reflect.Struct {
-					next = append(next, level{t: ft, index: index})
-					continue
-				}
-				tagged := name != ""
-				if name == "" {
-					name = sf.Name
-				}
-				str := false
-				for o := range strings.SplitSeq(opts, ",") {
-					if o == "string" {
-						str = true
-					}
-				}
-				cands = append(cands, cand{name: name, index: index, tagged: tagged, str: str})
-			}
-		}
-		current = next
-	}
-	// Dominant field per name: shortest index, then tagged; a tie drops
-	// the name, as encoding/json does.
-	best := map[string][]cand{}
-	for _, c := range cands {
-		best[c.name] = append(best[c.name], c)
-	}
-	fields := make(map[string]field, len(best))
-	lower := make(map[string]bool, len(best))
-	for name, cs := range best {
-		depth := len(cs[0].index)
-		var top []cand
-		for _, c := range cs {
-			switch {
-			case len(c.index) < depth:
-				depth, top = len(c.index), []cand{c}
-			case len(c.index) == depth:
-				top = append(top, c)
-			}
-		}
-		if len(top) > 1 {
-			var tagged []cand
-			for _, c := range top {
-				if c.tagged {
-					tagged = append(tagged, c)
-				}
-			}
-			top = tagged
-		}
-		if len(top) != 1 {
-			continue
-		}
-		lower[strings.ToLower(name)] = true
-		if top[0].str {
-			// Matching the key must fall back: fold lookup says yes.
-			continue
-		}
-		fields[name] = field{index: top[0].index}
-	}
-	return fields, lower
 }

@@ -2,6 +2,7 @@ package jsonconv
 
 import (
 	"encoding/json"
+	"math"
 	"reflect"
 	"testing"
 
@@ -65,41 +66,59 @@ func TestIntoTypicalPod(t *testing.T) {
 	}
 }
 
-// TestDecodeMatchesRoundTrip covers the cases where json's rules are
-// subtle: each must give the round trip's value or its error.
-func TestDecodeMatchesRoundTrip(t *testing.T) {
-	tests := []struct {
+// roundTripCases are inputs where json's rules are subtle: a converter
+// must give the round trip's value or its error for each.
+func roundTripCases(t testing.TB) []struct {
+	name string
+	in   any
+} {
+	t.Helper()
+	return []struct {
 		name string
 		in   any
 	}{
 		{"typical pod", decodeJSON(t, typicalPod)},
 		{"int64 numbers", map[string]any{"spec": map[string]any{"securityContext": map[string]any{"runAsUser": int64(1000)}, "priority": int64(-5)}}},
+		{"int numbers", map[string]any{"spec": map[string]any{"securityContext": map[string]any{"runAsUser": 1000}, "priority": -5}}},
 		{"case-insensitive key", map[string]any{"spec": map[string]any{"HostNetwork": true}}},
 		{"both spellings", map[string]any{"spec": map[string]any{"HostNetwork": true, "hostNetwork": false}}},
 		{"non-ASCII key", map[string]any{"spec": map[string]any{"hoſtNetwork": true}}},
+		{"unknown non-ASCII key", map[string]any{"spec": map[string]any{"é": true}}},
 		{"null fields", map[string]any{"metadata": nil, "spec": map[string]any{"containers": nil, "securityContext": nil, "hostNetwork": nil}}},
 		{"empty list", map[string]any{"spec": map[string]any{"containers": []any{}}}},
 		{"fraction into int", map[string]any{"spec": map[string]any{"terminationGracePeriodSeconds": 1.5}}},
 		{"huge into int32", map[string]any{"spec": map[string]any{"securityContext": map[string]any{"runAsUser": 1e12}, "priority": 1e12}}},
+		{"int64 beyond int32", map[string]any{"spec": map[string]any{"priority": int64(1) << 40}}},
 		{"1e21 into int64", map[string]any{"spec": map[string]any{"activeDeadlineSeconds": 1e21}}},
 		{"negative into uint", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "ports": []any{map[string]any{"containerPort": -1}}}}}}},
 		{"string into bool", map[string]any{"spec": map[string]any{"hostNetwork": "true"}}},
 		{"number into string", map[string]any{"metadata": map[string]any{"name": 5.0}}},
 		{"list into map", map[string]any{"metadata": map[string]any{"labels": []any{"a"}}}},
 		{"map into list", map[string]any{"spec": map[string]any{"containers": map[string]any{"name": "c"}}}},
+		{"list into struct", map[string]any{"spec": []any{}}},
+		{"null list element", map[string]any{"spec": map[string]any{"containers": []any{nil}, "imagePullSecrets": []any{nil}}}},
+		{"null map value", map[string]any{"metadata": map[string]any{"labels": map[string]any{"a": nil}}}},
 		{"bad quantity", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": "lots"}}}}}}},
 		{"number quantity", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"resources": map[string]any{"limits": map[string]any{"cpu": 2.0}}}}}}},
+		{"escaped quantity", map[string]any{"spec": map[string]any{"overhead": map[string]any{"cpu": "1<2"}}}},
 		{"intOrString number", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"livenessProbe": map[string]any{"tcpSocket": map[string]any{"port": 80.0}}}}}}},
+		{"intOrString fraction", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"livenessProbe": map[string]any{"tcpSocket": map[string]any{"port": 80.5}}}}}}},
+		{"intOrString bool", map[string]any{"spec": map[string]any{"containers": []any{map[string]any{"livenessProbe": map[string]any{"tcpSocket": map[string]any{"port": true}}}}}}},
 		{"bad time", map[string]any{"metadata": map[string]any{"creationTimestamp": "yesterday"}}},
 		{"null time", map[string]any{"metadata": map[string]any{"creationTimestamp": nil}}},
 		{"null quantity", map[string]any{"spec": map[string]any{"overhead": map[string]any{"cpu": nil}}}},
+		{"managed fields", map[string]any{"metadata": map[string]any{"managedFields": []any{map[string]any{"manager": "m", "fieldsV1": map[string]any{"f:spec": map[string]any{}}}}}}},
 		{"unknown fields", map[string]any{"spec": map[string]any{"nope": 1.0, "containers": []any{map[string]any{"nope": []any{}}}}}},
 		{"byte slice field", map[string]any{"binaryData": map[string]any{"k": "aGk="}}},
 		{"not an object", []any{1.0}},
 		{"top-level string", "pod"},
 		{"null", nil},
 	}
-	for _, tt := range tests {
+}
+
+// TestDecodeMatchesRoundTrip runs roundTripCases through Decode.
+func TestDecodeMatchesRoundTrip(t *testing.T) {
+	for _, tt := range roundTripCases(t) {
 		t.Run(tt.name, func(t *testing.T) {
 			want, wantErr := roundTrip[corev1.Pod](tt.in)
 			got, err := Decode[corev1.Pod](tt.in)
@@ -169,11 +188,53 @@ func BenchmarkDecodePod(b *testing.B) {
 			}
 		}
 	})
+	b.Run("generated", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := DecodePod(v); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 	b.Run("roundtrip", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := roundTrip[corev1.Pod](v); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// TestMarshal checks marshal against json.Marshal on the values its
+// shortcuts cover and on some they leave to json.
+func TestMarshal(t *testing.T) {
+	tests := []any{
+		"100m", "", "a\"b", "<tag>", "é", "\x01",
+		int64(0), int64(-8080), int64(math.MinInt64), 8080, -1,
+		0.0, math.Copysign(0, -1), 1.0, -2.5, 8080.0, 1e-6, 9.99e-7, 1e20, 1e21, -1e21, 123456789.125, math.MaxFloat64, math.SmallestNonzeroFloat64,
+		true, false, nil, []any{1.0}, map[string]any{"a": "b"},
+	}
+	for _, give := range tests {
+		want, wantErr := json.Marshal(give)
+		got, err := marshal(give)
+		if string(got) != string(want) || (err != nil) != (wantErr != nil) {
+			t.Errorf("marshal(%#v) = %s, %v, want %s, %v", give, got, err, want, wantErr)
+		}
+	}
+}
+
+// FuzzMarshal checks marshal against json.Marshal on strings, floats
+// and integers.
+func FuzzMarshal(f *testing.F) {
+	f.Add("100m", 8080.0, int64(8080))
+	f.Add("<\u2028>", 1e-7, int64(-1))
+	f.Fuzz(func(t *testing.T, s string, x float64, i int64) {
+		for _, give := range []any{s, x, i} {
+			want, wantErr := json.Marshal(give)
+			got, err := marshal(give)
+			if string(got) != string(want) || (err != nil) != (wantErr != nil) {
+				t.Fatalf("marshal(%#v) = %s, %v, want %s, %v", give, got, err, want, wantErr)
 			}
 		}
 	})

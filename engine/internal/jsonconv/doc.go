@@ -8,9 +8,21 @@
 // Read first: Into (the converter; it refuses what it does not convert
 // as json would) and Decode (Into with the round trip as the fallback,
 // which also gives json's errors for invalid input). Equality with the
-// round trip is what the tests and the fuzzer check.
+// round trip is what the tests and the fuzzers check.
+//
+// DecodePod (pod_gen.go, written by internal/podgen: go generate) is
+// Decode[corev1.Pod] without reflection: one function per type the Pod
+// reaches, in which the generator has already made the choices store
+// makes for that type at run time (field names from the same
+// internal/layout, custom unmarshalers, integer ranges). It falls back to
+// the round trip exactly where Into does; the tests and FuzzDecodePod
+// compare it with both, and internal/podgen's test fails when pod_gen.go
+// is not what the generator writes.
 //
 // Like encoding/json it keeps a process-wide cache of type layouts
-// (computed once per type, never changed). It must not depend on anything
-// but the standard library.
+// (computed once per type, never changed). The reflection converter
+// depends on the standard library only; the generated one on the
+// Kubernetes types it converts.
 package jsonconv
+
+//go:generate go run ./internal/podgen -o pod_gen.go
