@@ -12,13 +12,13 @@ import (
 
 // slots limits the evaluations that use the CPU at once
 // (Options.MaxEvaluations). Evaluation is CPU-bound: running more at once
-// than there are cores only interleaves them, so that every call in a
-// burst finishes late; waiting in line, first come first served (a
-// channel's waiters are served in order), each runs to its end at full
-// speed and the tail of the latency follows its median. An evaluation
-// gives its slot up while it waits for cluster data or a registry
-// (slotLookup), and a call whose deadline passes in line fails without
-// using the CPU.
+// than there are cores adds no throughput, only memory and interleaving.
+// The others wait in line, first come first served (a channel's waiters
+// are served in order), so that under overload a call whose deadline
+// passes in line fails without using the CPU, and the calls that do run
+// finish, instead of every call in flight slowing down together until all
+// of them time out. An evaluation gives its slot up while it waits for
+// cluster data or a registry (slotLookup, slotVerifier).
 type slots struct {
 	ch      chan struct{}
 	waiting prometheus.Gauge
