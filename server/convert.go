@@ -121,26 +121,28 @@ func groupResults(policies []*policy.Policy, results []eval.RuleResult) []policy
 	var out []policyResults
 	group := make([]int, len(results))
 	var counts []int
-	last := -1
+	// groupOf[i] is 1 + the group of policies[i] (0: none yet). Results
+	// come in the order of policies, phase after phase: the search for a
+	// result's policy starts where the previous one was found.
+	groupOf := make([]int, len(policies))
+	last, cursor := -1, 0
 	for j := range results {
 		r := &results[j]
 		if last < 0 || !samePolicy(out[last].policy, r) {
 			last = -1
-			for i := range out {
-				if samePolicy(out[i].policy, r) {
-					last = i
-					break
+			for k := range policies {
+				i := (cursor + k) % len(policies)
+				if !samePolicy(policies[i], r) {
+					continue
 				}
-			}
-			if last < 0 {
-				for _, p := range policies {
-					if samePolicy(p, r) {
-						out = append(out, policyResults{policy: p})
-						counts = append(counts, 0)
-						last = len(out) - 1
-						break
-					}
+				cursor = i
+				if groupOf[i] == 0 {
+					out = append(out, policyResults{policy: policies[i]})
+					counts = append(counts, 0)
+					groupOf[i] = len(out)
 				}
+				last = groupOf[i] - 1
+				break
 			}
 		}
 		// A result of a policy that was not evaluated cannot happen; it
