@@ -99,7 +99,7 @@ func (s *Store) loadTombstones(ctx context.Context, st *reportwriter.State) erro
 			if v, ok := o.GetAnnotations()[AnnotationTombstones]; ok {
 				found, err := decodeTombstones(v)
 				if err != nil {
-					return fmt.Errorf("Lease %s/%s: annotation %s: %w", s.opts.TombstoneNamespace, s.opts.TombstoneName, AnnotationTombstones, err)
+					return fmt.Errorf("lease %s/%s: annotation %s: %w", s.opts.TombstoneNamespace, s.opts.TombstoneName, AnnotationTombstones, err)
 				}
 				for k, t := range found {
 					if cur, ok := st.Tombstones[k]; !ok || t.After(cur) {
