@@ -19,9 +19,9 @@ type metrics struct {
 	// policyResults counts rule results, with the labels of Kyverno's
 	// kyverno_policy_results metric.
 	policyResults *prometheus.CounterVec
-	// resultCounters caches the counters of policyResults by label values,
-	// so that counting a result does not hash twelve label values.
-	resultCounters sync.Map // resultLabels -> prometheus.Counter
+	// resultCounters caches the counters of policyResults by label values:
+	// requestLabels -> *sync.Map of ruleLabels -> prometheus.Counter.
+	resultCounters sync.Map
 
 	cacheHits      prometheus.Counter
 	cacheMisses    prometheus.Counter
@@ -103,21 +103,6 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
-// resultLabels are the label values of verdict_policy_results_total.
-type resultLabels struct {
-	validationMode, policyType, backgroundMode, policyName, policyNamespace string
-	resourceKind, resourceNamespace, operation, ruleName, ruleResult        string
-	ruleType, cause                                                         string
-}
-
-func (l resultLabels) values() []string {
-	return []string{
-		l.validationMode, l.policyType, l.backgroundMode, l.policyName, l.policyNamespace,
-		l.resourceKind, l.resourceNamespace, l.operation, l.ruleName, l.ruleResult,
-		l.ruleType, l.cause,
-	}
-}
-
 // countResults adds the results of one evaluation to
 // verdict_policy_results_total.
 func (m *metrics) countResults(req *eval.Request, groups []policyResults) {
@@ -133,38 +118,63 @@ func (m *metrics) countResults(req *eval.Request, groups []policyResults) {
 	if req.Mode == eval.Background {
 		cause = "background_scan"
 	}
+	counters := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: op, cause: cause})
 	for _, g := range groups {
-		background := "true"
-		if !g.policy.Background {
-			background = "false"
-		}
 		for _, r := range g.results {
-			l := resultLabels{
-				validationMode:    "audit",
-				policyType:        "cluster",
-				backgroundMode:    background,
-				policyName:        r.Policy,
-				policyNamespace:   "-",
-				resourceKind:      kind,
-				resourceNamespace: namespace,
-				operation:         op,
-				ruleName:          r.Rule,
-				ruleResult:        string(r.Status),
-				ruleType:          ruleTypeLabel(r.Type),
-				cause:             cause,
+			k := ruleLabels{
+				policy: r.Policy, policyNamespace: r.PolicyNamespace, rule: r.Rule,
+				status: r.Status, typ: r.Type, enforce: r.Enforce, background: g.policy.Background,
 			}
-			if r.Enforce {
-				l.validationMode = "enforce"
-			}
-			if r.PolicyNamespace != "" {
-				l.policyType, l.policyNamespace = "namespaced", r.PolicyNamespace
-			}
-			c, ok := m.resultCounters.Load(l)
+			c, ok := counters.Load(k)
 			if !ok {
-				c, _ = m.resultCounters.LoadOrStore(l, m.policyResults.WithLabelValues(l.values()...))
+				c, _ = counters.LoadOrStore(k, m.policyResults.WithLabelValues(resultLabelValues(k, kind, namespace, op, cause)...))
 			}
 			c.(prometheus.Counter).Inc()
 		}
+	}
+}
+
+// requestLabels are the labels of verdict_policy_results_total that the
+// results of one evaluation share; ruleLabels decide the others.
+// Counters are cached in two levels (resultCounters), so that a result
+// hashes its rule's few labels, not all twelve.
+type requestLabels struct {
+	kind, namespace, operation, cause string
+}
+
+type ruleLabels struct {
+	policy, policyNamespace, rule string
+	status                        eval.Status
+	typ                           eval.RuleType
+	enforce, background           bool
+}
+
+// requestCounters returns the counters of the results with labels l.
+func (m *metrics) requestCounters(l requestLabels) *sync.Map {
+	c, ok := m.resultCounters.Load(l)
+	if !ok {
+		c, _ = m.resultCounters.LoadOrStore(l, new(sync.Map))
+	}
+	return c.(*sync.Map)
+}
+
+// resultLabelValues are the label values of verdict_policy_results_total,
+// in the order of its labels.
+func resultLabelValues(k ruleLabels, kind, namespace, op, cause string) []string {
+	mode, policyType, policyNamespace, background := "audit", "cluster", "-", "true"
+	if k.enforce {
+		mode = "enforce"
+	}
+	if k.policyNamespace != "" {
+		policyType, policyNamespace = "namespaced", k.policyNamespace
+	}
+	if !k.background {
+		background = "false"
+	}
+	return []string{
+		mode, policyType, background, k.policy, policyNamespace,
+		kind, namespace, op, k.rule, string(k.status),
+		ruleTypeLabel(k.typ), cause,
 	}
 }
 
