@@ -118,9 +118,10 @@ func groupResults(policies []*policy.Policy, results []eval.RuleResult) []policy
 	if len(results) == 0 {
 		return nil
 	}
-	var out []policyResults
+	n := min(len(policies), len(results))
+	out := make([]policyResults, 0, n)
 	group := make([]int, len(results))
-	var counts []int
+	counts := make([]int, 0, n)
 	// groupOf[i] is 1 + the group of policies[i] (0: none yet). Results
 	// come in the order of policies, phase after phase: the search for a
 	// result's policy starts where the previous one was found.

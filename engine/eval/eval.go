@@ -79,6 +79,9 @@ type evaluation struct {
 	// free holds the root scopes of finished rules for the next ones
 	// (release): rules run one after another, so one or two are enough.
 	free []*scope
+	// freeChildren holds the child scopes of finished foreach loops of
+	// validate rules, with their own maps (releaseChild).
+	freeChildren []*scope
 }
 
 // Evaluate runs policies against one request, in order, and returns one
@@ -296,6 +299,27 @@ func (ev *evaluation) newScope(p *policy.Policy, r *policy.Rule) *scope {
 // newScope. Only the scope itself is reused, never its data.
 func (ev *evaluation) release(s *scope) {
 	ev.free = append(ev.free, s)
+}
+
+// childScope returns a child of s: a scope of a finished foreach loop,
+// reset to be s's child (its map, when it has one, is reused), or a new
+// one.
+func (ev *evaluation) childScope(s *scope) *scope {
+	n := len(ev.freeChildren)
+	if n == 0 {
+		return s.child()
+	}
+	c := ev.freeChildren[n-1]
+	ev.freeChildren = ev.freeChildren[:n-1]
+	s.reset(c)
+	return c
+}
+
+// releaseChild hands back a child scope that no one holds any more, with
+// its map: what a loop bound in it (elements, context entries) is only
+// read by the rule that ran the loop, which has its result by then.
+func (ev *evaluation) releaseChild(c *scope) {
+	ev.freeChildren = append(ev.freeChildren, c)
 }
 
 // loadImages is the value of the images variable: the images of the

@@ -195,13 +195,18 @@ func (v *validator) foreach(s *scope, entries []*policy.Foreach) *outcome {
 func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*outcome, int) {
 	applied := 0
 	var c *scope
+	defer func() {
+		if c != nil {
+			v.ev.releaseChild(c)
+		}
+	}()
 	child := &validator{ev: v.ev, rule: v.rule, val: v.val, nesting: v.nesting + 1}
 	for i, el := range elements {
 		if el == nil {
 			continue
 		}
 		if c == nil {
-			c = s.child()
+			c = v.ev.childScope(s)
 		} else {
 			s.reset(c)
 		}
