@@ -63,7 +63,7 @@ func (v *validator) deny(s *scope, c *policy.Conditions) *outcome {
 		return ruleError("failed to check deny conditions", err)
 	}
 	if !denied {
-		return pass(pattern.PassMessage(v.rule.Name))
+		return passOutcome(v.rule.Name)
 	}
 	if v.val.RawMessage == "" && msg == "" {
 		return fail(fmt.Sprintf("validation error: rule %s failed", v.rule.Name))
@@ -102,7 +102,9 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		}
 		r := p.Validate(resource)
 		switch r.Status {
-		case pattern.Pass, pattern.Skip:
+		case pattern.Pass:
+			return passOutcome(v.rule.Name)
+		case pattern.Skip:
 			return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, "")}
 		}
 		msg, ok := v.message(s)
@@ -189,7 +191,7 @@ func (v *validator) foreach(s *scope, entries []*policy.Foreach) *outcome {
 		}
 		return nil
 	}
-	return pass("rule passed")
+	return passedForeach
 }
 
 func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*outcome, int) {
@@ -226,7 +228,7 @@ func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*out
 		}
 		applied++
 	}
-	return pass(""), applied
+	return passedElements, applied
 }
 
 // list evaluates a foreach list expression.
