@@ -19,7 +19,7 @@ type outcome struct {
 	message string
 }
 
-func pass(msg string) *outcome           { return &outcome{StatusPass, msg} }
+func pass(msg string) *outcome { return &outcome{StatusPass, msg} }
 
 // Outcomes are never changed once made (mutate.go changes only those it
 // makes itself), so the frequent pass outcomes of validate rules are
