@@ -197,7 +197,7 @@ func (r *renderer) value(v any, path string, depth int) (out any, changed bool, 
 	switch x := v.(type) {
 	case string:
 		if !strings.Contains(x, "{{") {
-			return x, false, nil
+			return v, false, nil // v, not x: x would be boxed again
 		}
 		if depth > maxDepth {
 			return nil, false, r.errorf(engine.CodeEvaluation, path,
@@ -218,12 +218,12 @@ func (r *renderer) value(v any, path string, depth int) (out any, changed bool, 
 		return r.object(x, path, depth)
 	case []any:
 		if !hasBraces(x) {
-			return x, false, nil
+			return v, false, nil
 		}
 		return r.list(x, path, depth)
 	case []map[string]any:
 		if !hasBraces(x) {
-			return x, false, nil
+			return v, false, nil
 		}
 		list := make([]any, len(x))
 		for i, m := range x {
