@@ -76,7 +76,8 @@ type Item struct {
 // Result is the outcome of one Item.
 type Result struct {
 	ID string
-	// Response is the decision; nil when Err is set.
+	// Response is the decision; nil when Err is set. The results of one
+	// batch share their PolicyVersion messages: treat them as read-only.
 	Response *verdictv1.EvaluateResponse
 	// Err is the status error Evaluate would have returned for the
 	// request (FieldViolations reads its bad fields). A failed item does
@@ -213,7 +214,7 @@ func (s *scanner) sendOn(b []*verdictv1.EvaluateStreamItem) error {
 	if s.broken {
 		return nil
 	}
-	err := s.stream.Send(&verdictv1.EvaluateStreamRequest{Items: b})
+	err := s.stream.Send(&verdictv1.EvaluateStreamRequest{Items: b, SharedPolicyVersions: true})
 	if errors.Is(err, io.EOF) {
 		s.broken = true
 		return nil
@@ -287,6 +288,7 @@ func (s *scanner) answer(ctx context.Context, m recvMsg) error {
 	}
 	s.pending = s.pending[1:]
 	s.retries = 0
+	versions := m.resp.GetPolicies()
 	for i, r := range results {
 		if r.GetId() != b[i].GetId() {
 			return fmt.Errorf("EvaluateStream: result %d has id %q, want %q", i, r.GetId(), b[i].GetId())
@@ -294,6 +296,9 @@ func (s *scanner) answer(ctx context.Context, m recvMsg) error {
 		res := Result{ID: r.GetId()}
 		switch o := r.GetOutcome().(type) {
 		case *verdictv1.EvaluateStreamResult_Response:
+			if err := restorePolicies(o.Response, versions); err != nil {
+				return fmt.Errorf("EvaluateStream: result %d: %w", i, err)
+			}
 			res.Response = o.Response
 		case *verdictv1.EvaluateStreamResult_Error:
 			res.Err = itemStatus(o.Error)
@@ -304,6 +309,25 @@ func (s *scanner) answer(ctx context.Context, m recvMsg) error {
 			return err
 		}
 	}
+	return nil
+}
+
+// restorePolicies gives r the policies its policy_indexes name in the
+// versions of its batch (shared_policy_versions): the results of a batch
+// share those messages.
+func restorePolicies(r *verdictv1.EvaluateResponse, versions []*verdictv1.PolicyVersion) error {
+	idx := r.GetPolicyIndexes()
+	if len(idx) == 0 {
+		return nil
+	}
+	ps := make([]*verdictv1.PolicyVersion, len(idx))
+	for k, i := range idx {
+		if int(i) >= len(versions) {
+			return fmt.Errorf("policy_indexes[%d] is %d, but the batch has %d policy versions", k, i, len(versions))
+		}
+		ps[k] = versions[i]
+	}
+	r.Policies, r.PolicyIndexes = ps, nil
 	return nil
 }
 

@@ -62,13 +62,19 @@ func TestScan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var want, got []string
 			for i := range tt.n {
-				want = append(want, fmt.Sprintf("pod-%d allowed=%v", i, i%3 != 0))
+				want = append(want, fmt.Sprintf("pod-%d allowed=%v policies=[require-team-label] indexes=0", i, i%3 != 0))
 			}
 			err := c.Scan(t.Context(), podItems(t, tt.n, nil), func(r client.Result) error {
 				if r.Err != nil {
 					return r.Err
 				}
-				got = append(got, fmt.Sprintf("%s allowed=%v", r.ID, r.Response.GetAllowed()))
+				// The policy versions travel once per batch; each result
+				// has its own back.
+				var names []string
+				for _, p := range r.Response.GetPolicies() {
+					names = append(names, p.GetName())
+				}
+				got = append(got, fmt.Sprintf("%s allowed=%v policies=%v indexes=%d", r.ID, r.Response.GetAllowed(), names, len(r.Response.GetPolicyIndexes())))
 				return nil
 			}, tt.opts)
 			if err != nil {
@@ -289,23 +295,40 @@ func TestScanReconnectsRunOut(t *testing.T) {
 }
 
 func TestScanMismatchedAnswer(t *testing.T) {
-	f := startFake(t, &fakeServer{stream: func(s verdictv1.DecisionService_EvaluateStreamServer) error {
-		b, err := s.Recv()
-		if err != nil {
-			return err
-		}
-		resp := answer(b)
-		resp.Results[0].Id = "other"
-		if err := s.Send(resp); err != nil {
-			return err
-		}
-		<-s.Context().Done()
-		return nil
-	}})
-	c := dial(t, f.addr, client.Options{WaitForReady: true})
-	err := c.Scan(t.Context(), podItems(t, 3, nil), func(client.Result) error { return nil }, client.ScanOptions{})
-	if err == nil || status.Code(err) != codes.Unknown {
-		t.Errorf("Scan() = %v, want an error about the id", err)
+	tests := []struct {
+		name   string
+		change func(*verdictv1.EvaluateStreamResponse)
+	}{
+		{"another id", func(r *verdictv1.EvaluateStreamResponse) { r.Results[0].Id = "other" }},
+		{"a policy version the batch does not have", func(r *verdictv1.EvaluateStreamResponse) {
+			r.Policies = []*verdictv1.PolicyVersion{{Name: "p"}}
+			r.Results[0].GetResponse().PolicyIndexes = []uint32{1}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := startFake(t, &fakeServer{stream: func(s verdictv1.DecisionService_EvaluateStreamServer) error {
+				b, err := s.Recv()
+				if err != nil {
+					return err
+				}
+				if !b.GetSharedPolicyVersions() {
+					t.Errorf("Scan() sent a batch without shared_policy_versions")
+				}
+				resp := answer(b)
+				tt.change(resp)
+				if err := s.Send(resp); err != nil {
+					return err
+				}
+				<-s.Context().Done()
+				return nil
+			}})
+			c := dial(t, f.addr, client.Options{WaitForReady: true})
+			err := c.Scan(t.Context(), podItems(t, 3, nil), func(client.Result) error { return nil }, client.ScanOptions{})
+			if err == nil || status.Code(err) != codes.Unknown {
+				t.Errorf("Scan() = %v, want an error about the answer", err)
+			}
+		})
 	}
 }
 

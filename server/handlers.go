@@ -171,6 +171,9 @@ func (s *Server) EvaluateStream(stream verdictv1.DecisionService_EvaluateStreamS
 				return finish(toStatus(&limitError{field: "items", description: fmt.Sprintf("%d requests in one batch; the limit is %d", n, s.opts.MaxBatchSize)}))
 			}
 			a := s.evaluateBatch(ctx, b.GetItems())
+			if b.GetSharedPolicyVersions() {
+				sharePolicyVersions(a)
+			}
 			select {
 			case answers <- a:
 			case <-sendFailed:
@@ -289,4 +292,66 @@ func resourceRef(obj, old map[string]any) ResourceRef {
 		r.ResourceVersion, _ = meta["resourceVersion"].(string)
 	}
 	return r
+}
+
+// sharePolicyVersions rewrites the answer to a batch sent with
+// shared_policy_versions: each version once in the answer's policies, and
+// each item's response with policy_indexes instead of policies. The
+// responses themselves are not changed (the result sink holds them): an
+// item gets a copy that shares everything else with its response.
+func sharePolicyVersions(a *verdictv1.EvaluateStreamResponse) {
+	type versionKey struct {
+		kind, namespace, name, hash string
+		background                  bool
+	}
+	keyOf := func(v *verdictv1.PolicyVersion) versionKey {
+		return versionKey{v.GetKind(), v.GetNamespace(), v.GetName(), v.GetContentHash(), v.GetBackground()}
+	}
+	index := map[versionKey]uint32{}
+	// The items of a batch are mostly evaluated by the same policies, in
+	// the same order: a version at the same place as in the previous item
+	// is found without hashing.
+	var prev []*verdictv1.PolicyVersion
+	var prevIdx []uint32
+	for _, r := range a.GetResults() {
+		o, ok := r.GetOutcome().(*verdictv1.EvaluateStreamResult_Response)
+		if !ok || o.Response == nil {
+			continue
+		}
+		versions := o.Response.GetPolicies()
+		idx := make([]uint32, len(versions))
+		for j, v := range versions {
+			if j < len(prev) && keyOf(prev[j]) == keyOf(v) {
+				idx[j] = prevIdx[j]
+				continue
+			}
+			k := keyOf(v)
+			i, found := index[k]
+			if !found {
+				i = uint32(len(a.Policies))
+				index[k] = i
+				a.Policies = append(a.Policies, v)
+			}
+			idx[j] = i
+		}
+		prev, prevIdx = versions, idx
+		r.Outcome = &verdictv1.EvaluateStreamResult_Response{Response: withPolicyIndexes(o.Response, idx)}
+	}
+}
+
+// withPolicyIndexes returns a copy of r with policy_indexes idx and no
+// policies; the copy shares r's fields (TestWithPolicyIndexes checks that
+// every field is copied).
+func withPolicyIndexes(r *verdictv1.EvaluateResponse, idx []uint32) *verdictv1.EvaluateResponse {
+	return &verdictv1.EvaluateResponse{
+		Allowed:          r.GetAllowed(),
+		Message:          r.GetMessage(),
+		Results:          r.GetResults(),
+		JsonPatch:        r.GetJsonPatch(),
+		Warnings:         r.GetWarnings(),
+		Generates:        r.GetGenerates(),
+		PolicyIndexes:    idx,
+		GenerateFailures: r.GetGenerateFailures(),
+		TargetPatches:    r.GetTargetPatches(),
+	}
 }

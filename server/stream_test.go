@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -144,5 +146,122 @@ func TestEvaluateStreamBatchLimit(t *testing.T) {
 				t.Errorf("batch of %d field violations mismatch (-want +got):\n%s", tt.giveItems, diff)
 			}
 		})
+	}
+}
+
+// imageTagPolicy is a second policy for Pods (audit), for
+// TestSharedPolicyVersions.
+var imageTagPolicy = bt(`apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: disallow-latest
+spec:
+  rules:
+  - name: tag
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      failureAction: Audit
+      message: no latest
+      pattern:
+        spec:
+          containers:
+          - image: "!*:latest"
+`)
+
+// TestSharedPolicyVersions sends the same batch with and without
+// shared_policy_versions: the shared answer lists each version once and
+// the items refer to them; given back their versions, the items equal the
+// plain answer's.
+func TestSharedPolicyVersions(t *testing.T) {
+	_, src := policyFolder(t, map[string]string{"team.yaml": teamLabelPolicy, "tag.yaml": imageTagPolicy})
+	ts := startServer(t, Options{Sources: []PolicySource{src}})
+	c := ts.client(t)
+	var items []*verdictv1.EvaluateStreamItem
+	for i := range 20 {
+		labels := map[string]string{"team": "a"}
+		if i%2 == 0 {
+			labels = nil
+		}
+		items = append(items, &verdictv1.EvaluateStreamItem{Id: fmt.Sprint(i), Request: &verdictv1.EvaluateRequest{
+			Object: pod(t, fmt.Sprint("p", i), "default", "nginx:latest", labels),
+		}})
+	}
+	items = append(items, &verdictv1.EvaluateStreamItem{Id: "bad", Request: &verdictv1.EvaluateRequest{Object: []byte("{")}})
+	answer := func(shared bool) *verdictv1.EvaluateStreamResponse {
+		stream, err := c.EvaluateStream(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := stream.Send(&verdictv1.EvaluateStreamRequest{Items: items, SharedPolicyVersions: shared}); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := stream.Recv()
+		if err != nil {
+			t.Fatalf("Recv: %v", err)
+		}
+		stream.CloseSend()
+		return resp
+	}
+	plain, shared := answer(false), answer(true)
+	if n := len(plain.GetPolicies()); n != 0 {
+		t.Errorf("answer without shared_policy_versions lists %d versions, want 0", n)
+	}
+	if n := len(shared.GetPolicies()); n != 2 {
+		t.Errorf("answer with shared_policy_versions lists %d versions, want 2 (one per policy): %v", n, shared.GetPolicies())
+	}
+	if len(shared.GetResults()) != len(plain.GetResults()) {
+		t.Fatalf("shared answer has %d results, want %d", len(shared.GetResults()), len(plain.GetResults()))
+	}
+	for i, r := range shared.GetResults() {
+		want := plain.GetResults()[i]
+		if r.GetError() != nil || want.GetError() != nil {
+			if !proto.Equal(r, want) {
+				t.Errorf("item %s: shared %v, want %v", r.GetId(), r, want)
+			}
+			continue
+		}
+		resp := r.GetResponse()
+		if len(resp.GetPolicies()) != 0 || len(resp.GetPolicyIndexes()) != len(want.GetResponse().GetPolicies()) {
+			t.Errorf("item %s: %d policies and %d indexes, want 0 and %d", r.GetId(), len(resp.GetPolicies()), len(resp.GetPolicyIndexes()), len(want.GetResponse().GetPolicies()))
+			continue
+		}
+		restored := proto.CloneOf(resp)
+		for _, k := range restored.PolicyIndexes {
+			restored.Policies = append(restored.Policies, shared.GetPolicies()[k])
+		}
+		restored.PolicyIndexes = nil
+		if diff := cmp.Diff(want.GetResponse(), restored, protocmp.Transform()); diff != "" {
+			t.Errorf("item %s with its versions given back (-plain +shared):\n%s", r.GetId(), diff)
+		}
+	}
+}
+
+// TestWithPolicyIndexes checks that the copy of a response made for a
+// shared answer keeps every field but policies.
+func TestWithPolicyIndexes(t *testing.T) {
+	r := &verdictv1.EvaluateResponse{
+		Allowed:          true,
+		Message:          "m",
+		Results:          []*verdictv1.RuleResult{{Policy: "p"}},
+		JsonPatch:        []byte("[]"),
+		Warnings:         []string{"w"},
+		Generates:        []*verdictv1.GenerateIntent{{Policy: "g"}},
+		Policies:         []*verdictv1.PolicyVersion{{Name: "p"}},
+		GenerateFailures: []*verdictv1.GenerateFailure{{Policy: "f"}},
+		TargetPatches:    []*verdictv1.TargetPatch{{Policy: "t"}},
+	}
+	// Every field but policy_indexes is set, so that a field added to
+	// EvaluateResponse and not to this test fails here.
+	fields := r.ProtoReflect().Descriptor().Fields()
+	for i := range fields.Len() {
+		if fd := fields.Get(i); fd.Name() != "policy_indexes" && !r.ProtoReflect().Has(fd) {
+			t.Fatalf("the test response does not set %s", fd.Name())
+		}
+	}
+	got := withPolicyIndexes(r, []uint32{3})
+	want := proto.CloneOf(r)
+	want.Policies, want.PolicyIndexes = nil, []uint32{3}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("withPolicyIndexes() (-want +got):\n%s", diff)
 	}
 }

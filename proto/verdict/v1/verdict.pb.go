@@ -955,6 +955,10 @@ type EvaluateResponse struct {
 	GenerateFailures []*GenerateFailure `protobuf:"bytes,8,rep,name=generate_failures,json=generateFailures,proto3" json:"generate_failures,omitempty"`
 	// Existing resources patched by mutate rules with targets.
 	TargetPatches []*TargetPatch `protobuf:"bytes,9,rep,name=target_patches,json=targetPatches,proto3" json:"target_patches,omitempty"`
+	// Set instead of policies in the answers of an EvaluateStream batch sent
+	// with shared_policy_versions: the indexes of this response's policies
+	// in EvaluateStreamResponse.policies, in the order policies would have.
+	PolicyIndexes []uint32 `protobuf:"varint,10,rep,packed,name=policy_indexes,json=policyIndexes,proto3" json:"policy_indexes,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1048,6 +1052,13 @@ func (x *EvaluateResponse) GetGenerateFailures() []*GenerateFailure {
 func (x *EvaluateResponse) GetTargetPatches() []*TargetPatch {
 	if x != nil {
 		return x.TargetPatches
+	}
+	return nil
+}
+
+func (x *EvaluateResponse) GetPolicyIndexes() []uint32 {
+	if x != nil {
+		return x.PolicyIndexes
 	}
 	return nil
 }
@@ -1522,9 +1533,17 @@ type EvaluateStreamRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The requests of the batch. At most the server's batch limit (1000 by
 	// default).
-	Items         []*EvaluateStreamItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Items []*EvaluateStreamItem `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// Asks for the policy versions of the answer once per batch: the answer's
+	// policies lists each version once, and each item's EvaluateResponse
+	// refers to them by policy_indexes instead of repeating them in its
+	// policies. A batch of resources evaluated by the same policies then
+	// carries each version once instead of once per resource. Servers that
+	// do not know the field repeat them; Client.Scan sets it and gives each
+	// result its policies back.
+	SharedPolicyVersions bool `protobuf:"varint,2,opt,name=shared_policy_versions,json=sharedPolicyVersions,proto3" json:"shared_policy_versions,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *EvaluateStreamRequest) Reset() {
@@ -1562,6 +1581,13 @@ func (x *EvaluateStreamRequest) GetItems() []*EvaluateStreamItem {
 		return x.Items
 	}
 	return nil
+}
+
+func (x *EvaluateStreamRequest) GetSharedPolicyVersions() bool {
+	if x != nil {
+		return x.SharedPolicyVersions
+	}
+	return false
 }
 
 // EvaluateStreamItem is one request of a batch.
@@ -1622,7 +1648,10 @@ func (x *EvaluateStreamItem) GetRequest() *EvaluateRequest {
 type EvaluateStreamResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// One result per item of the batch, in the order of the batch.
-	Results       []*EvaluateStreamResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	Results []*EvaluateStreamResult `protobuf:"bytes,1,rep,name=results,proto3" json:"results,omitempty"`
+	// With shared_policy_versions: the versions the items' policy_indexes
+	// refer to.
+	Policies      []*PolicyVersion `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1660,6 +1689,13 @@ func (*EvaluateStreamResponse) Descriptor() ([]byte, []int) {
 func (x *EvaluateStreamResponse) GetResults() []*EvaluateStreamResult {
 	if x != nil {
 		return x.Results
+	}
+	return nil
+}
+
+func (x *EvaluateStreamResponse) GetPolicies() []*PolicyVersion {
+	if x != nil {
+		return x.Policies
 	}
 	return nil
 }
@@ -2555,7 +2591,7 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x0efailure_policy\x18\x03 \x01(\x0e2\x19.verdict.v1.FailurePolicyR\rfailurePolicy\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xae\x03\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"\xd5\x03\n" +
 	"\x10EvaluateResponse\x12\x18\n" +
 	"\aallowed\x18\x01 \x01(\bR\aallowed\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x120\n" +
@@ -2566,7 +2602,9 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\tgenerates\x18\x06 \x03(\v2\x1a.verdict.v1.GenerateIntentR\tgenerates\x125\n" +
 	"\bpolicies\x18\a \x03(\v2\x19.verdict.v1.PolicyVersionR\bpolicies\x12H\n" +
 	"\x11generate_failures\x18\b \x03(\v2\x1b.verdict.v1.GenerateFailureR\x10generateFailures\x12>\n" +
-	"\x0etarget_patches\x18\t \x03(\v2\x17.verdict.v1.TargetPatchR\rtargetPatches\"\xc4\x03\n" +
+	"\x0etarget_patches\x18\t \x03(\v2\x17.verdict.v1.TargetPatchR\rtargetPatches\x12%\n" +
+	"\x0epolicy_indexes\x18\n" +
+	" \x03(\rR\rpolicyIndexes\"\xc4\x03\n" +
 	"\n" +
 	"RuleResult\x12\x16\n" +
 	"\x06policy\x18\x01 \x01(\tR\x06policy\x12)\n" +
@@ -2613,14 +2651,16 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\fcontent_hash\x18\x04 \x01(\tR\vcontentHash\x12\x1e\n" +
 	"\n" +
 	"background\x18\x05 \x01(\bR\n" +
-	"background\"M\n" +
+	"background\"\x83\x01\n" +
 	"\x15EvaluateStreamRequest\x124\n" +
-	"\x05items\x18\x01 \x03(\v2\x1e.verdict.v1.EvaluateStreamItemR\x05items\"[\n" +
+	"\x05items\x18\x01 \x03(\v2\x1e.verdict.v1.EvaluateStreamItemR\x05items\x124\n" +
+	"\x16shared_policy_versions\x18\x02 \x01(\bR\x14sharedPolicyVersions\"[\n" +
 	"\x12EvaluateStreamItem\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x125\n" +
-	"\arequest\x18\x02 \x01(\v2\x1b.verdict.v1.EvaluateRequestR\arequest\"T\n" +
+	"\arequest\x18\x02 \x01(\v2\x1b.verdict.v1.EvaluateRequestR\arequest\"\x8b\x01\n" +
 	"\x16EvaluateStreamResponse\x12:\n" +
-	"\aresults\x18\x01 \x03(\v2 .verdict.v1.EvaluateStreamResultR\aresults\"\x9c\x01\n" +
+	"\aresults\x18\x01 \x03(\v2 .verdict.v1.EvaluateStreamResultR\aresults\x125\n" +
+	"\bpolicies\x18\x02 \x03(\v2\x19.verdict.v1.PolicyVersionR\bpolicies\"\x9c\x01\n" +
 	"\x14EvaluateStreamResult\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\tR\x02id\x12:\n" +
 	"\bresponse\x18\x02 \x01(\v2\x1c.verdict.v1.EvaluateResponseH\x00R\bresponse\x12-\n" +
@@ -2795,33 +2835,34 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	19, // 20: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
 	6,  // 21: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
 	21, // 22: verdict.v1.EvaluateStreamResponse.results:type_name -> verdict.v1.EvaluateStreamResult
-	12, // 23: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
-	22, // 24: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
-	23, // 25: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
-	26, // 26: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
-	28, // 27: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
-	27, // 28: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	39, // 29: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
-	27, // 30: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
-	26, // 31: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	33, // 32: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
-	27, // 33: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
-	8,  // 34: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	6,  // 35: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	18, // 36: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	24, // 37: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	29, // 38: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	31, // 39: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
-	12, // 40: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	20, // 41: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	25, // 42: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	30, // 43: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	32, // 44: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
-	40, // [40:45] is the sub-list for method output_type
-	35, // [35:40] is the sub-list for method input_type
-	35, // [35:35] is the sub-list for extension type_name
-	35, // [35:35] is the sub-list for extension extendee
-	0,  // [0:35] is the sub-list for field type_name
+	17, // 23: verdict.v1.EvaluateStreamResponse.policies:type_name -> verdict.v1.PolicyVersion
+	12, // 24: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
+	22, // 25: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
+	23, // 26: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
+	26, // 27: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
+	28, // 28: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
+	27, // 29: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
+	39, // 30: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	27, // 31: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
+	26, // 32: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
+	33, // 33: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
+	27, // 34: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
+	8,  // 35: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 36: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	18, // 37: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	24, // 38: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	29, // 39: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	31, // 40: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
+	12, // 41: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	20, // 42: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	25, // 43: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	30, // 44: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	32, // 45: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
+	41, // [41:46] is the sub-list for method output_type
+	36, // [36:41] is the sub-list for method input_type
+	36, // [36:36] is the sub-list for extension type_name
+	36, // [36:36] is the sub-list for extension extendee
+	0,  // [0:36] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
