@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -179,15 +181,12 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 	if err := intentsToProto(res, resp); err != nil {
 		return nil, err
 	}
-	// The messages of a response are allocated together (one array per
-	// message type) and filled in place.
-	versions := make([]verdictv1.PolicyVersion, len(groups))
 	resp.Policies = make([]*verdictv1.PolicyVersion, len(groups))
 	for i, g := range groups {
-		p, v := g.policy, &versions[i]
-		v.Kind, v.Namespace, v.Name, v.ContentHash, v.Background = p.Kind(), p.Namespace(), p.Name(), p.Hash(), p.Background
-		resp.Policies[i] = v
+		resp.Policies[i] = versionOf(g.policy)
 	}
+	// The results of a response are allocated together and filled in
+	// place.
 	rules := make([]verdictv1.RuleResult, len(res.Results))
 	resp.Results = make([]*verdictv1.RuleResult, len(res.Results))
 	for i := range res.Results {
@@ -205,6 +204,38 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 	}
 	resp.Warnings = warnings(groups)
 	return resp, nil
+}
+
+// versions holds the PolicyVersion message of each policy version the
+// server answered with, by content hash (which covers the policy's
+// identity and spec): responses share them, as read-only messages, instead
+// of each building its own. It is emptied when it reaches maxVersions
+// entries (policies change rarely; inline policies are bounded by the
+// compile cache).
+var (
+	versions   sync.Map // content hash -> *verdictv1.PolicyVersion
+	versionsN  atomic.Int64
+	versionsMu sync.Mutex
+)
+
+const maxVersions = 4096
+
+// versionOf returns the shared PolicyVersion message of p.
+func versionOf(p *policy.Policy) *verdictv1.PolicyVersion {
+	if v, ok := versions.Load(p.Hash()); ok {
+		return v.(*verdictv1.PolicyVersion)
+	}
+	v := &verdictv1.PolicyVersion{Kind: p.Kind(), Namespace: p.Namespace(), Name: p.Name(), ContentHash: p.Hash(), Background: p.Background}
+	if versionsN.Add(1) > maxVersions {
+		versionsMu.Lock()
+		if versionsN.Load() > maxVersions {
+			versions.Clear()
+			versionsN.Store(1)
+		}
+		versionsMu.Unlock()
+	}
+	actual, _ := versions.LoadOrStore(p.Hash(), v)
+	return actual.(*verdictv1.PolicyVersion)
 }
 
 // fillRuleResult sets the fields of out, a zero message, from r.

@@ -5,10 +5,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
 func compileTestPolicy(t *testing.T, kind, ns, name string) *policy.Policy {
@@ -68,5 +71,30 @@ func TestGroupResults(t *testing.T) {
 	}
 	if g := groupResults(policies, nil); g != nil {
 		t.Errorf("groupResults(no results) = %v, want nil", g)
+	}
+}
+
+// TestVersionOf checks that responses share one PolicyVersion message per
+// policy version, with the policy's fields, and that the cache starts over
+// when full.
+func TestVersionOf(t *testing.T) {
+	a := compileTestPolicy(t, "ClusterPolicy", "", "a")
+	b := compileTestPolicy(t, "Policy", "team", "b")
+	va, vb := versionOf(a), versionOf(b)
+	want := &verdictv1.PolicyVersion{Kind: "Policy", Namespace: "team", Name: "b", ContentHash: b.Hash(), Background: b.Background}
+	if diff := cmp.Diff(want, vb, protocmp.Transform()); diff != "" {
+		t.Errorf("versionOf(team/b) (-want +got):\n%s", diff)
+	}
+	if versionOf(a) != va || va == vb {
+		t.Errorf("versionOf() gives a policy a new message, or two policies one message")
+	}
+	versionsN.Store(maxVersions)
+	c := compileTestPolicy(t, "ClusterPolicy", "", "c")
+	versionOf(c)
+	if n := versionsN.Load(); n != 1 {
+		t.Errorf("versions cache after reaching %d entries counts %d, want 1 (emptied, then c)", maxVersions, n)
+	}
+	if got := versionOf(a); got == va || !proto.Equal(got, va) {
+		t.Errorf("versionOf(a) after the cache was emptied: same message %v, equal %v; want a new, equal one", got == va, proto.Equal(got, va))
 	}
 }

@@ -300,19 +300,10 @@ func resourceRef(obj, old map[string]any) ResourceRef {
 // responses themselves are not changed (the result sink holds them): an
 // item gets a copy that shares everything else with its response.
 func sharePolicyVersions(a *verdictv1.EvaluateStreamResponse) {
-	type versionKey struct {
-		kind, namespace, name, hash string
-		background                  bool
-	}
-	keyOf := func(v *verdictv1.PolicyVersion) versionKey {
-		return versionKey{v.GetKind(), v.GetNamespace(), v.GetName(), v.GetContentHash(), v.GetBackground()}
-	}
-	index := map[versionKey]uint32{}
-	// The items of a batch are mostly evaluated by the same policies, in
-	// the same order: a version at the same place as in the previous item
-	// is found without hashing.
-	var prev []*verdictv1.PolicyVersion
-	var prevIdx []uint32
+	// Responses share the message of each policy version (versionOf): a
+	// version is found by its pointer. (Should the cache be emptied during
+	// the batch, a version may be listed twice, which changes nothing.)
+	index := map[*verdictv1.PolicyVersion]uint32{}
 	for _, r := range a.GetResults() {
 		o, ok := r.GetOutcome().(*verdictv1.EvaluateStreamResult_Response)
 		if !ok || o.Response == nil {
@@ -321,20 +312,14 @@ func sharePolicyVersions(a *verdictv1.EvaluateStreamResponse) {
 		versions := o.Response.GetPolicies()
 		idx := make([]uint32, len(versions))
 		for j, v := range versions {
-			if j < len(prev) && keyOf(prev[j]) == keyOf(v) {
-				idx[j] = prevIdx[j]
-				continue
-			}
-			k := keyOf(v)
-			i, found := index[k]
+			i, found := index[v]
 			if !found {
 				i = uint32(len(a.Policies))
-				index[k] = i
+				index[v] = i
 				a.Policies = append(a.Policies, v)
 			}
 			idx[j] = i
 		}
-		prev, prevIdx = versions, idx
 		r.Outcome = &verdictv1.EvaluateStreamResult_Response{Response: withPolicyIndexes(o.Response, idx)}
 	}
 }
