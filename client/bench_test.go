@@ -8,7 +8,6 @@ import (
 	"iter"
 	"os"
 	"runtime/debug"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -136,42 +135,10 @@ func BenchmarkEvaluateUnlimited(b *testing.B) {
 // benchUnary makes b.N Evaluate calls, conc at a time, and reports their
 // latency percentiles, the throughput and the CPU time per call.
 func benchUnary(b *testing.B, c *client.Client, req *verdictv1.EvaluateRequest, conc int) {
-	lat := make([]time.Duration, b.N)
-	var next atomic.Int64
-	var failed atomic.Pointer[error]
-	var wg sync.WaitGroup
-	ctx := b.Context()
-	b.ResetTimer()
-	cpu0 := servertest.CPUTime(b)
-	start := time.Now()
-	for range min(conc, b.N) {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(lat) {
-					return
-				}
-				t0 := time.Now()
-				_, err := c.Evaluate(ctx, req)
-				lat[i] = time.Since(t0)
-				if err != nil {
-					failed.Store(&err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	b.StopTimer()
-	if err := failed.Load(); err != nil {
-		b.Fatalf("Evaluate() = %v", *err)
-	}
-	slices.Sort(lat)
-	b.ReportMetric(float64(servertest.Percentile(lat, 50).Nanoseconds())/1e3, "p50-µs")
-	b.ReportMetric(float64(servertest.Percentile(lat, 99).Nanoseconds())/1e3, "p99-µs")
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-	b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+	servertest.Concurrent(b, "Evaluate()", conc, func(ctx context.Context) error {
+		_, err := c.Evaluate(ctx, req)
+		return err
+	})
 }
 
 // BenchmarkEvaluateStream measures Scan (EvaluateStream) throughput: b.N

@@ -187,54 +187,25 @@ func BenchmarkAdmissionReview(b *testing.B) {
 	_, p, body := benchSetup(b)
 	for _, conc := range []int{16, 500} {
 		b.Run(fmt.Sprintf("concurrency=%d", conc), func(b *testing.B) {
-			lat := make([]time.Duration, b.N)
-			var next atomic.Int64
-			var failed atomic.Pointer[error]
-			var wg sync.WaitGroup
-			ctx := b.Context()
 			// Warm up: open the connections conc callers need (the API
 			// server keeps its webhook connections too), so that TLS
 			// handshakes are not measured.
 			var warm sync.WaitGroup
+			var warmErr atomic.Pointer[error]
 			for range conc {
 				warm.Go(func() {
-					if err := postReview(ctx, p, body); err != nil {
-						failed.Store(&err)
+					if err := postReview(b.Context(), p, body); err != nil {
+						warmErr.Store(&err)
 					}
 				})
 			}
 			warm.Wait()
-			b.ResetTimer()
-			cpu0 := servertest.CPUTime(b)
-			start := time.Now()
-			for range min(conc, b.N) {
-				wg.Go(func() {
-					for {
-						i := int(next.Add(1) - 1)
-						if i >= len(lat) {
-							return
-						}
-						t0 := time.Now()
-						err := postReview(ctx, p, body)
-						lat[i] = time.Since(t0)
-						if err != nil {
-							failed.Store(&err)
-							return
-						}
-					}
-				})
-			}
-			wg.Wait()
-			elapsed := time.Since(start)
-			b.StopTimer()
-			if err := failed.Load(); err != nil {
+			if err := warmErr.Load(); err != nil {
 				b.Fatalf("POST /validate = %v", *err)
 			}
-			slices.Sort(lat)
-			b.ReportMetric(us(servertest.Percentile(lat, 50)), "p50-µs")
-			b.ReportMetric(us(servertest.Percentile(lat, 99)), "p99-µs")
-			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
-			b.ReportMetric(float64((servertest.CPUTime(b)-cpu0).Microseconds())/float64(b.N), "cpu-µs/op")
+			servertest.Concurrent(b, "POST /validate", conc, func(ctx context.Context) error {
+				return postReview(ctx, p, body)
+			})
 		})
 	}
 }
