@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -301,7 +302,7 @@ func mutate(v any, ops []byte) any {
 			nodes = append(nodes, node{v, set})
 			switch x := v.(type) {
 			case map[string]any:
-				for _, k := range sortedKeys(x) {
+				for _, k := range slices.Sorted(maps.Keys(x)) {
 					walk(x[k], func(n any) { x[k] = n })
 				}
 			case []any:
@@ -315,7 +316,7 @@ func mutate(v any, ops []byte) any {
 		op := int(ops[1])
 		repl := deepCopy(replacements[op/4%len(replacements)])
 		if m, ok := target.v.(map[string]any); ok && op%4 != 0 && len(m) > 0 {
-			keys := sortedKeys(m)
+			keys := slices.Sorted(maps.Keys(m))
 			k := keys[op/4%len(keys)]
 			switch op % 4 {
 			case 1:
@@ -335,14 +336,6 @@ func mutate(v any, ops []byte) any {
 	return v
 }
 
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
 
 func deepCopy(v any) any {
 	switch x := v.(type) {
