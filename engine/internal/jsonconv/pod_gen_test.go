@@ -336,7 +336,6 @@ func mutate(v any, ops []byte) any {
 	return v
 }
 
-
 func deepCopy(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
