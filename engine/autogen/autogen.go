@@ -3,6 +3,7 @@ package autogen
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"slices"
@@ -771,7 +772,7 @@ func rewriteValue(x any, rs []replacement) (any, error) {
 		return out, nil
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		for _, k := range sortedKeys(x) {
+		for _, k := range slices.Sorted(maps.Keys(x)) {
 			e, err := rewriteValue(x[k], rs)
 			if err != nil {
 				return nil, err
@@ -791,15 +792,6 @@ func rewriteValue(x any, rs []replacement) (any, error) {
 		return nil, err
 	}
 	return rewriteValue(v, rs)
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // isEmpty reports whether v equals the zero value of Kyverno's type for it

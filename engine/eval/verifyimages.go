@@ -5,8 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -207,7 +208,7 @@ func (ev *evaluation) extract(obj any, path, fields []string, x imageExtractor, 
 				}
 			}
 		case map[string]any:
-			for _, k := range sortedKeys(t) {
+			for _, k := range slices.Sorted(maps.Keys(t)) {
 				if err := ev.extract(t[k], append(path, k), fields[1:], x, out); err != nil {
 					return err
 				}
@@ -755,13 +756,4 @@ func scopedImageMeta(obj map[string]any) map[string]map[string]map[string]string
 		return nil
 	}
 	return scoped.Policies
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -4,9 +4,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -197,7 +198,7 @@ func checkSchema(v any, s *schemaNode, path string, errs *engine.Errors) {
 			*errs = append(*errs, typeError(path, "object", v))
 			return
 		}
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			e := m[k]
 			switch {
 			case s.Properties[k] != nil:
@@ -283,7 +284,7 @@ func decodeInto(v any, rv reflect.Value, path string, errs *engine.Errors) {
 			return
 		}
 		out := reflect.MakeMapWithSize(rv.Type(), len(m))
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			e := reflect.New(rv.Type().Elem()).Elem()
 			decodeInto(m[k], e, joinPath(path, k), errs)
 			out.SetMapIndex(reflect.ValueOf(k), e)
@@ -356,15 +357,6 @@ func toFloat(v any) (float64, bool) {
 
 func typeError(path, want string, got any) *engine.Error {
 	return engine.Errorf(engine.CodeDecode, path, "expected "+want+", got "+jsonType(got))
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // joinPath appends a field or map key to a path: ".name" for plain names,

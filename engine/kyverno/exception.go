@@ -2,7 +2,9 @@ package kyverno
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
@@ -110,7 +112,7 @@ func checkFields(v any, t reflect.Type, path string, errs *engine.Errors) {
 		}
 		fields := map[string]reflect.Type{}
 		exceptionFields(t, fields)
-		for _, k := range sortedKeys(m) {
+		for _, k := range slices.Sorted(maps.Keys(m)) {
 			ft, ok := fields[k]
 			if !ok {
 				*errs = append(*errs, engine.Errorf(engine.CodeDecode, joinPath(path, k), "unknown field"))
@@ -126,7 +128,7 @@ func checkFields(v any, t reflect.Type, path string, errs *engine.Errors) {
 		}
 	case reflect.Map:
 		if m, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				checkFields(m[k], t.Elem(), joinPath(path, k), errs)
 			}
 		}

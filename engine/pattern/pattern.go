@@ -2,6 +2,8 @@ package pattern
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -309,7 +311,7 @@ func (c *compiler) checkLabelStrings(md map[string]any, path *cpath) {
 			continue
 		}
 		tpath := &cpath{parent: path, key: tag, idx: -1}
-		for _, k := range sortedKeys(vals) {
+		for _, k := range slices.Sorted(maps.Keys(vals)) {
 			if _, ok := vals[k].(string); !ok {
 				c.fail(&cpath{parent: tpath, key: k, idx: -1}, labelsMsg)
 			}
@@ -322,13 +324,4 @@ func (c *compiler) checkLabelStrings(md map[string]any, path *cpath) {
 func Check(p any) error {
 	_, err := Compile(p)
 	return err
-}
-
-func sortedKeys(m map[string]any) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
