@@ -18,7 +18,10 @@ import (
 )
 
 // Evaluate implements verdictv1.DecisionServiceServer. The request was
-// validated by the interceptor chain.
+// validated by the interceptor chain. The request's bytes must not change
+// once it is handed over (gRPC decodes each request into its own): the
+// decoded object's strings share them, and the result sink may hold them
+// after the call.
 func (s *Server) Evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (*verdictv1.EvaluateResponse, error) {
 	resp, err := s.evaluate(ctx, req)
 	if err != nil {
