@@ -455,8 +455,11 @@ func containerAt(pod *corev1.Pod, i int, kind string) corev1.Container {
 func Message(failed []Result, kind string) string {
 	convertFields(failed, kind)
 	var b strings.Builder
+	b.Grow(256 * len(failed))
 	for _, r := range failed {
-		fmt.Fprintf(&b, "(Forbidden reason: %s, field error list: [", r.Result.ForbiddenReason)
+		b.WriteString("(Forbidden reason: ")
+		b.WriteString(r.Result.ForbiddenReason)
+		b.WriteString(", field error list: [")
 		if r.Result.ErrList != nil {
 			list := *r.Result.ErrList
 			for i, e := range list {
