@@ -3,9 +3,8 @@ package eval
 import (
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 
+	"github.com/verdict-policy/verdict/engine/internal/memo"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -19,33 +18,7 @@ type outcome struct {
 	message string
 }
 
-func pass(msg string) *outcome { return &outcome{StatusPass, msg} }
-
-// Outcomes are never changed once made (mutate.go changes only those it
-// makes itself), so the frequent pass outcomes of validate rules are
-// shared.
-var (
-	passedElements = pass("")
-	passedForeach  = pass("rule passed")
-	passOutcomes   sync.Map // rule name -> *outcome
-	passOutcomesN  atomic.Int64
-)
-
-// maxPassOutcomes bounds passOutcomes (rule names come from policies,
-// inline ones included).
-const maxPassOutcomes = 10000
-
-// passOutcome is pass(pattern.PassMessage(rule)), shared.
-func passOutcome(rule string) *outcome {
-	if o, ok := passOutcomes.Load(rule); ok {
-		return o.(*outcome)
-	}
-	o := pass(pattern.PassMessage(rule))
-	if passOutcomesN.Add(1) <= maxPassOutcomes {
-		passOutcomes.Store(rule, o)
-	}
-	return o
-}
+func pass(msg string) *outcome           { return &outcome{StatusPass, msg} }
 func fail(msg string) *outcome           { return &outcome{StatusFail, msg} }
 func skip(msg string) *outcome           { return &outcome{StatusSkip, msg} }
 func errorf(f string, a ...any) *outcome { return &outcome{StatusError, fmt.Sprintf(f, a...)} }
@@ -54,6 +27,20 @@ func ruleError(msg string, err error) *outcome {
 		return &outcome{StatusError, msg + ": " + err.Error()}
 	}
 	return &outcome{StatusError, msg}
+}
+
+// Outcomes are never changed once made (mutate.go changes only those it
+// makes itself), so the frequent pass outcomes of validate rules are
+// shared.
+var (
+	passedElements = pass("")
+	passedForeach  = pass("rule passed")
+	passOutcomes   = memo.New[string, *outcome](4096)
+)
+
+// passOutcome is pass(pattern.PassMessage(rule)), shared.
+func passOutcome(rule string) *outcome {
+	return passOutcomes.Get(rule, func(rule string) *outcome { return pass(pattern.PassMessage(rule)) })
 }
 
 // policy appends the results of p's validate and verifyImages rules to

@@ -3,8 +3,8 @@ package pattern
 import (
 	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
+
+	"github.com/verdict-policy/verdict/engine/internal/memo"
 )
 
 // AnyResult is the combined outcome of a validate.anyPattern list.
@@ -72,26 +72,16 @@ func (r AnyResult) Detail(rule string) string {
 }
 
 // passMessages caches PassMessage: a rule passes again and again, and
-// its message is the same each time. At most maxPassMessages names are
-// kept (inline policies of callers may bring any number of names).
-var (
-	passMessages      sync.Map // rule name -> message
-	passMessagesCount atomic.Int64
-)
+// its message is the same each time. Inline policies of callers may bring
+// any number of names: the cache is bounded.
+var passMessages = memo.New[string, string](maxPassMessages)
 
 const maxPassMessages = 4096
 
 // PassMessage is the message of a validate rule that passed:
 // "validation rule '<rule>' passed.".
 func PassMessage(rule string) string {
-	if m, ok := passMessages.Load(rule); ok {
-		return m.(string)
-	}
-	m := "validation rule '" + rule + "' passed."
-	if passMessagesCount.Add(1) <= maxPassMessages {
-		passMessages.Store(rule, m)
-	}
-	return m
+	return passMessages.Get(rule, func(rule string) string { return "validation rule '" + rule + "' passed." })
 }
 
 // RuleMessage returns the message Kyverno gives the rule response, for the

@@ -260,7 +260,7 @@ func TestPassMessage(t *testing.T) {
 			}
 		}
 	}
-	if n := passMessagesCount.Load(); n < maxPassMessages {
-		t.Errorf("passMessagesCount = %d, want at least %d", n, maxPassMessages)
+	if n := passMessages.Len(); n < maxPassMessages {
+		t.Errorf("passMessages.Len() = %d, want at least %d", n, maxPassMessages)
 	}
 }
