@@ -17,7 +17,6 @@ const Name = "proto"
 type vtMessage interface {
 	SizeVT() int
 	MarshalToSizedBufferVT(data []byte) (int, error)
-	UnmarshalVT(data []byte) error
 	UnmarshalVTUnsafe(data []byte) error
 }
 
@@ -68,9 +67,9 @@ func (c *Codec) Marshal(v any) (mem.BufferSlice, error) {
 }
 
 // Unmarshal implements encoding.CodecV2. As proto.Unmarshal, it replaces
-// the message's content (UnmarshalVT alone would merge into it). The
-// generated code copies strings and bytes, so the buffer is freed after.
-// Bytes the generated code refuses (a field with an unexpected wire type,
+// the message's content (the generated code alone would merge into it).
+// The decoded strings and bytes share a copy of the message's bytes, never
+// gRPC's buffer, which gRPC reuses. Bytes the generated code refuses (a field with an unexpected wire type,
 // which protobuf-go keeps as an unknown field) are decoded again by
 // protobuf-go, whose result stands.
 func (c *Codec) Unmarshal(data mem.BufferSlice, v any) error {

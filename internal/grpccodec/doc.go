@@ -1,7 +1,7 @@
 // Package grpccodec is the gRPC codec of Verdict's services: protobuf on
 // the wire, as gRPC's default codec, but marshalled and unmarshalled by the
 // reflection-free methods that protoc-gen-go-vtproto generates for the
-// verdict.v1 messages (MarshalToSizedBufferVT, SizeVT, UnmarshalVT), which
+// verdict.v1 messages (MarshalToSizedBufferVT, SizeVT, UnmarshalVTUnsafe), which
 // cost a fraction of protobuf-go's reflection-driven code for the large
 // responses of Evaluate and EvaluateStream. Messages without those methods
 // (health, reflection, other services) go through gRPC's default codec.
