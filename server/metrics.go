@@ -1,8 +1,10 @@
 package server
 
 import (
+	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,7 +22,7 @@ type metrics struct {
 	// kyverno_policy_results metric.
 	policyResults *prometheus.CounterVec
 	// resultCounters caches the counters of policyResults by label values:
-	// requestLabels -> *sync.Map of ruleLabels -> prometheus.Counter.
+	// requestLabels -> *requestCounters (see countResults).
 	resultCounters sync.Map
 
 	cacheHits      prometheus.Counter
@@ -120,59 +122,122 @@ func (m *metrics) countResults(req *eval.Request, groups []policyResults) {
 	}
 	counters := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: op, cause: cause})
 	for _, g := range groups {
+		pc := counters.policy(policyLabels{name: g.policy.Name(), namespace: g.policy.Namespace(), background: g.policy.Background})
 		for _, r := range g.results {
-			k := ruleLabels{
-				policy: r.Policy, policyNamespace: r.PolicyNamespace, rule: r.Rule,
-				status: r.Status, typ: r.Type, enforce: r.Enforce, background: g.policy.Background,
+			k := ruleLabels{rule: r.Rule, status: r.Status, typ: r.Type, enforce: r.Enforce}
+			c := pc.lookup(k)
+			if c == nil {
+				c = pc.add(k, func() prometheus.Counter {
+					return m.policyResults.WithLabelValues(resultLabelValues(pc.labels, k, kind, namespace, op, cause)...)
+				})
 			}
-			c, ok := counters.Load(k)
-			if !ok {
-				c, _ = counters.LoadOrStore(k, m.policyResults.WithLabelValues(resultLabelValues(k, kind, namespace, op, cause)...))
-			}
-			c.(prometheus.Counter).Inc()
+			c.Inc()
 		}
 	}
 }
 
-// requestLabels are the labels of verdict_policy_results_total that the
-// results of one evaluation share; ruleLabels decide the others.
-// Counters are cached in two levels (resultCounters), so that a result
-// hashes its rule's few labels, not all twelve.
+// The counters of verdict_policy_results_total are cached in three levels
+// (resultCounters): by the labels that the results of one evaluation share
+// (requestLabels), then by policy (policyLabels), then by rule
+// (ruleLabels, a short list searched in order), so that a result costs a
+// few comparisons instead of hashing all twelve labels.
 type requestLabels struct {
 	kind, namespace, operation, cause string
 }
 
+type policyLabels struct {
+	name, namespace string
+	background      bool
+}
+
 type ruleLabels struct {
-	policy, policyNamespace, rule string
-	status                        eval.Status
-	typ                           eval.RuleType
-	enforce, background           bool
+	rule    string
+	status  eval.Status
+	typ     eval.RuleType
+	enforce bool
+}
+
+// requestCounters holds the counters of one requestLabels, by policy.
+type requestCounters struct {
+	policies sync.Map // policyLabels -> *policyCounters
+}
+
+func (rc *requestCounters) policy(l policyLabels) *policyCounters {
+	c, ok := rc.policies.Load(l)
+	if !ok {
+		c, _ = rc.policies.LoadOrStore(l, &policyCounters{labels: l})
+	}
+	return c.(*policyCounters)
+}
+
+// policyCounters holds the counters of one policy's rules: a list that
+// only grows, read without a lock (a few rules times the statuses they
+// had).
+type policyCounters struct {
+	labels policyLabels
+	mu     sync.Mutex // serialises add
+	list   atomic.Pointer[[]ruleCounter]
+}
+
+type ruleCounter struct {
+	labels  ruleLabels
+	counter prometheus.Counter
+}
+
+// lookup returns the counter of k, nil when there is none yet.
+func (pc *policyCounters) lookup(k ruleLabels) prometheus.Counter {
+	if l := pc.list.Load(); l != nil {
+		for i := range *l {
+			if (*l)[i].labels == k {
+				return (*l)[i].counter
+			}
+		}
+	}
+	return nil
+}
+
+// add returns the counter of k, made by newCounter unless another call
+// added it first.
+func (pc *policyCounters) add(k ruleLabels, newCounter func() prometheus.Counter) prometheus.Counter {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if c := pc.lookup(k); c != nil {
+		return c
+	}
+	var list []ruleCounter
+	if l := pc.list.Load(); l != nil {
+		list = slices.Clip(*l) // readers keep the old list; append copies
+	}
+	c := newCounter()
+	list = append(list, ruleCounter{labels: k, counter: c})
+	pc.list.Store(&list)
+	return c
 }
 
 // requestCounters returns the counters of the results with labels l.
-func (m *metrics) requestCounters(l requestLabels) *sync.Map {
+func (m *metrics) requestCounters(l requestLabels) *requestCounters {
 	c, ok := m.resultCounters.Load(l)
 	if !ok {
-		c, _ = m.resultCounters.LoadOrStore(l, new(sync.Map))
+		c, _ = m.resultCounters.LoadOrStore(l, new(requestCounters))
 	}
-	return c.(*sync.Map)
+	return c.(*requestCounters)
 }
 
 // resultLabelValues are the label values of verdict_policy_results_total,
 // in the order of its labels.
-func resultLabelValues(k ruleLabels, kind, namespace, op, cause string) []string {
+func resultLabelValues(p policyLabels, k ruleLabels, kind, namespace, op, cause string) []string {
 	mode, policyType, policyNamespace, background := "audit", "cluster", "-", "true"
 	if k.enforce {
 		mode = "enforce"
 	}
-	if k.policyNamespace != "" {
-		policyType, policyNamespace = "namespaced", k.policyNamespace
+	if p.namespace != "" {
+		policyType, policyNamespace = "namespaced", p.namespace
 	}
-	if !k.background {
+	if !p.background {
 		background = "false"
 	}
 	return []string{
-		mode, policyType, background, k.policy, policyNamespace,
+		mode, policyType, background, p.name, policyNamespace,
 		kind, namespace, op, k.rule, string(k.status),
 		ruleTypeLabel(k.typ), cause,
 	}
