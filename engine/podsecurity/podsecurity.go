@@ -451,9 +451,11 @@ func containerAt(pod *corev1.Pod, i int, kind string) corev1.Container {
 
 // Message is Kyverno's text for failed checks of a resource of kind
 // (FormatChecksPrint after convertChecks): field paths are rewritten for
-// pod controllers. failed is modified.
+// pod controllers. failed is not modified: its field errors may be
+// shared with other rules evaluating the same pod (Memo), and Kyverno
+// rewrites the paths of each rule's own results once.
 func Message(failed []Result, kind string) string {
-	convertFields(failed, kind)
+	prefix := specPrefix(kind)
 	var b strings.Builder
 	b.Grow(256 * len(failed))
 	for _, r := range failed {
@@ -463,15 +465,7 @@ func Message(failed []Result, kind string) string {
 		if r.Result.ErrList != nil {
 			list := *r.Result.ErrList
 			for i, e := range list {
-				badValue := true
-				if s, ok := e.BadValue.(string); ok && s == "" {
-					badValue = false
-				}
-				if e.Type == field.ErrorTypeForbidden && badValue {
-					fmt.Fprintf(&b, "%s is forbidden, forbidden values found: %+v", e.Field, e.BadValue)
-				} else {
-					b.WriteString(e.Error())
-				}
+				writeFieldError(&b, e, prefix)
 				if i != len(list)-1 {
 					b.WriteString(", ")
 				}
@@ -482,26 +476,107 @@ func Message(failed []Result, kind string) string {
 	return b.String()
 }
 
-// convertFields is Kyverno's convertChecks: "spec" becomes the pod
-// template's spec in pod controllers, and "metadata" becomes
-// spec.template.metadata for every kind (Pods included, as in Kyverno).
-func convertFields(failed []Result, kind string) {
-	prefix := ""
+// writeFieldError writes what FormatChecksPrint writes for e, with the
+// field path of convertChecks: "%s is forbidden, forbidden values found:
+// %+v" for a Forbidden error with a value (not ""), e.Error() otherwise.
+func writeFieldError(b *strings.Builder, e *field.Error, prefix string) {
+	badValue := true
+	if s, ok := e.BadValue.(string); ok && s == "" {
+		badValue = false
+	}
+	if e.Type == field.ErrorTypeForbidden && badValue {
+		writeField(b, e.Field, prefix)
+		b.WriteString(" is forbidden, forbidden values found: ")
+		writeValue(b, e.BadValue)
+		return
+	}
+	switch e.Type {
+	case field.ErrorTypeRequired, field.ErrorTypeForbidden, field.ErrorTypeTooLong, field.ErrorTypeTooShort, field.ErrorTypeInternal:
+		// Error() is "field: type" and ": detail" when there is one,
+		// whatever the value.
+		writeField(b, e.Field, prefix)
+		b.WriteString(": ")
+		b.WriteString(e.Type.String())
+		if e.Detail != "" {
+			b.WriteString(": ")
+			b.WriteString(e.Detail)
+		}
+		return
+	}
+	c := *e
+	c.Field = convertField(e.Field, prefix)
+	b.WriteString(c.Error())
+}
+
+// writeValue writes v as fmt's %+v does.
+func writeValue(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case int:
+		b.WriteString(strconv.Itoa(v))
+	case []string:
+		b.WriteByte('[')
+		for i, s := range v {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s)
+		}
+		b.WriteByte(']')
+	default:
+		fmt.Fprintf(b, "%+v", v)
+	}
+}
+
+// specPrefix is what convertChecks writes for "spec" in the field paths
+// of a resource of kind ("" keeps "spec").
+func specPrefix(kind string) string {
 	switch kind {
 	case "DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController":
-		prefix = "spec.template.spec"
+		return "spec.template.spec"
 	case "CronJob":
-		prefix = "spec.jobTemplate.spec.template.spec"
+		return "spec.jobTemplate.spec.template.spec"
 	}
-	for _, r := range failed {
-		if r.Result.ErrList == nil {
-			continue
+	return ""
+}
+
+// convertField is Kyverno's convertChecks for one field path: "spec"
+// becomes the pod template's spec in pod controllers (prefix), and
+// "metadata" becomes spec.template.metadata for every kind (Pods
+// included, as in Kyverno).
+func convertField(f, prefix string) string {
+	if prefix != "" {
+		f = strings.ReplaceAll(f, "spec", prefix)
+	}
+	return strings.ReplaceAll(f, "metadata", "spec.template.metadata")
+}
+
+// writeField writes convertField(f, prefix) without building it.
+// Neither word overlaps itself, the other or the text that replaces
+// "spec", so one pass from the left finds the occurrences both
+// strings.ReplaceAll calls replace.
+func writeField(b *strings.Builder, f, prefix string) {
+	for {
+		i := strings.IndexAny(f, "sm")
+		if i < 0 {
+			b.WriteString(f)
+			return
 		}
-		for _, e := range *r.Result.ErrList {
-			if prefix != "" {
-				e.Field = strings.ReplaceAll(e.Field, "spec", prefix)
-			}
-			e.Field = strings.ReplaceAll(e.Field, "metadata", "spec.template.metadata")
+		b.WriteString(f[:i])
+		f = f[i:]
+		switch {
+		case prefix != "" && strings.HasPrefix(f, "spec"):
+			b.WriteString(prefix)
+			f = f[len("spec"):]
+		case strings.HasPrefix(f, "metadata"):
+			b.WriteString("spec.template.metadata")
+			f = f[len("metadata"):]
+		default:
+			b.WriteByte(f[0])
+			f = f[1:]
 		}
 	}
 }
