@@ -36,8 +36,32 @@ type check struct {
 	// key names the check and its selected version: checks with the same
 	// key give the same result for a pod (Memo).
 	key string
-	fn  policy.CheckPodFn
+	// slot is the index of key in checkSlots: where a Memo keeps the
+	// result.
+	slot int
+	fn   policy.CheckPodFn
 }
+
+// checkSlots numbers every version of every default check by its key
+// (check.key), for the results of a Memo.
+var checkSlots = func() map[string]int {
+	slots := map[string]int{}
+	for _, c := range policy.DefaultChecks() {
+		for _, v := range c.Versions {
+			slots[checkKey(c.ID, v.MinimumVersion)] = len(slots)
+		}
+	}
+	return slots
+}()
+
+func checkKey(id policy.CheckID, v api.Version) string {
+	return string(id) + "@" + v.String()
+}
+
+// fieldErrors are the options of a check run with field errors, one
+// slice for every run (a variadic argument to a function value is
+// otherwise built on the heap at each call).
+var fieldErrors = []policy.Option{policy.WithFieldErrors()}
 
 // Exclude exempts a control, as validate.podSecurity.exclude and
 // PolicyException.spec.podSecurity write it.
@@ -97,7 +121,8 @@ func selectChecks(lv api.LevelVersion) []check {
 				selected = next
 			}
 		}
-		out = append(out, check{id: string(c.ID), key: string(c.ID) + "@" + selected.MinimumVersion.String(), fn: selected.CheckPod})
+		key := checkKey(c.ID, selected.MinimumVersion)
+		out = append(out, check{id: string(c.ID), key: key, slot: checkSlots[key], fn: selected.CheckPod})
 	}
 	return out
 }
@@ -153,11 +178,20 @@ func (c *Checker) Evaluate(pod *corev1.Pod) (allowed bool, failed []Result) {
 // baseline and a restricted policy share the baseline checks) run each
 // check once. A Memo belongs to one pod and one goroutine.
 type Memo struct {
-	results map[string]policy.CheckResult
+	// results holds a result per check slot (check.slot); nil until
+	// the first check.
+	results []memoResult
+}
+
+type memoResult struct {
+	done   bool
+	result policy.CheckResult
 }
 
 // EvaluateMemo is Evaluate with the check results of m, which must have
-// been used only with pod (nil: no memo).
+// been used only with pod (nil: no memo). The field errors of the
+// failed results may be shared with other calls on the same Memo: they
+// must not be modified (Exempt and Message do not).
 func (c *Checker) EvaluateMemo(pod *corev1.Pod, m *Memo) (allowed bool, failed []Result) {
 	failed = c.runMemo(&pod.ObjectMeta, &pod.Spec, m)
 	if len(c.exclude) > 0 {
@@ -172,22 +206,25 @@ func (c *Checker) runMemo(meta *metav1.ObjectMeta, spec *corev1.PodSpec, m *Memo
 		return c.run(meta, spec)
 	}
 	if m.results == nil {
-		m.results = make(map[string]policy.CheckResult, len(c.checks))
+		m.results = make([]memoResult, len(checkSlots))
 	}
-	var out []Result
+	n := 0
 	for _, ch := range c.checks {
-		r, ok := m.results[ch.key]
-		if !ok {
-			r = ch.check(meta, spec)
-			m.results[ch.key] = r
+		e := &m.results[ch.slot]
+		if !e.done {
+			e.result = ch.check(meta, spec)
+			e.done = true
 		}
-		if !r.Allowed {
-			// Exempt removes field errors from the list in place: each
-			// caller gets its own list.
-			if r.ErrList != nil {
-				l := slices.Clone(*r.ErrList)
-				r.ErrList = &l
-			}
+		if !e.result.Allowed {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Result, 0, n)
+	for _, ch := range c.checks {
+		if r := m.results[ch.slot].result; !r.Allowed {
 			out = append(out, Result{ID: ch.id, Result: r})
 		}
 	}
@@ -214,13 +251,15 @@ func (ch check) check(meta *metav1.ObjectMeta, spec *corev1.PodSpec) policy.Chec
 	if r := ch.fn(meta, spec); r.Allowed {
 		return r
 	}
-	return ch.fn(meta, spec, policy.WithFieldErrors())
+	return ch.fn(meta, spec, fieldErrors...)
 }
 
 // Exempt removes from failed the field errors the exclusions cover, as
 // Kyverno's ApplyPodSecurityExclusion does; checks left without errors
 // are dropped. Unlike Kyverno, whose result order then follows Go's map
-// order, the remaining checks keep their order. failed is modified.
+// order, the remaining checks keep their order. failed is modified, the
+// field error lists it points to are not: a list that loses errors is
+// replaced by a copy.
 func (c *Checker) Exempt(failed []Result, excludes []Exclude, pod *corev1.Pod) []Result {
 	for _, ex := range excludes {
 		// Only the failed checks of the excluded control can lose errors:
@@ -266,7 +305,7 @@ func (c *Checker) runOnly(meta *metav1.ObjectMeta, spec *corev1.PodSpec, ids []s
 		if !slices.Contains(ids, ch.id) {
 			continue
 		}
-		r := ch.fn(meta, spec, policy.WithFieldErrors())
+		r := ch.fn(meta, spec, fieldErrors...)
 		if !r.Allowed {
 			out = append(out, Result{ID: ch.id, Result: r})
 		}
@@ -311,6 +350,9 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 		byID[r.ID] = i
 	}
 	removed := make([]bool, len(failed))
+	// copied marks the results whose error list is already this call's
+	// own copy.
+	copied := make([]bool, len(failed))
 	for _, exr := range excluded {
 		for _, id := range controlIDs[ex.ControlName] {
 			if exr.ID != id || exr.Result.ErrList == nil {
@@ -341,23 +383,17 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 				}
 				list := failed[i].Result.ErrList
 				for idx, defErr := range *list {
-					var defField, defType string
-					var defIdx []int
-					isDefContainer := false
-					if containerLevel {
-						defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
-					} else {
-						defField = regexIndex.ReplaceAllString(defErr.Field, "*")
+					if !matchesExcluded(defErr, containerLevel, exField, exContainer, pod) {
+						continue
 					}
-					if isDefContainer {
-						if exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name {
-							removeAt(list, idx)
-							break
-						}
-					} else if exField == defField {
-						removeAt(list, idx)
-						break
+					if !copied[i] {
+						l := slices.Clone(*list)
+						list = &l
+						failed[i].Result.ErrList = list
+						copied[i] = true
 					}
+					removeAt(list, idx)
+					break
 				}
 				if len(*list) == 0 {
 					removed[i] = true
@@ -372,6 +408,25 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 		}
 	}
 	return out
+}
+
+// matchesExcluded reports whether the field error defErr of the pod is
+// the one of the excluded pod or containers: the same field (indexes
+// replaced by *) and, for a container field, a container of the same
+// name.
+func matchesExcluded(defErr *field.Error, containerLevel bool, exField string, exContainer corev1.Container, pod *corev1.Pod) bool {
+	var defField, defType string
+	var defIdx []int
+	isDefContainer := false
+	if containerLevel {
+		defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
+	} else {
+		defField = regexIndex.ReplaceAllString(defErr.Field, "*")
+	}
+	if isDefContainer {
+		return exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name
+	}
+	return exField == defField
 }
 
 func allMatch(patterns, values []string) bool {
