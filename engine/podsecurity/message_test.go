@@ -89,6 +89,11 @@ func TestMessage(t *testing.T) {
 				if got := Message(tt.give, kind); got != want {
 					t.Errorf("Message(%s, %q) = %q, want %q", tt.name, kind, got, want)
 				}
+				c := &Checker{Level: "restricted", Version: "v1.30"}
+				wantRule := fmt.Sprintf(`Validation rule '%s' failed. It violates PodSecurity "%s:%s": %s`, "rule", c.Level, c.Version, want)
+				if got := c.FailMessage("rule", tt.give, kind); got != wantRule {
+					t.Errorf("FailMessage(rule, %s, %q) = %q, want %q", tt.name, kind, got, wantRule)
+				}
 			})
 		}
 	}

@@ -510,9 +510,32 @@ func containerAt(pod *corev1.Pod, i int, kind string) corev1.Container {
 // shared with other rules evaluating the same pod (Memo), and Kyverno
 // rewrites the paths of each rule's own results once.
 func Message(failed []Result, kind string) string {
-	prefix := specPrefix(kind)
 	var b strings.Builder
 	b.Grow(256 * len(failed))
+	writeChecks(&b, failed, kind)
+	return b.String()
+}
+
+// FailMessage is Kyverno's message for the rule named rule that failed
+// the checks of c: "Validation rule '<rule>' failed. It violates
+// PodSecurity "<level>:<version>": " and the Message of failed.
+func (c *Checker) FailMessage(rule string, failed []Result, kind string) string {
+	var b strings.Builder
+	b.Grow(80 + len(rule) + len(c.Level) + len(c.Version) + 256*len(failed))
+	b.WriteString("Validation rule '")
+	b.WriteString(rule)
+	b.WriteString("' failed. It violates PodSecurity \"")
+	b.WriteString(c.Level)
+	b.WriteByte(':')
+	b.WriteString(c.Version)
+	b.WriteString("\": ")
+	writeChecks(&b, failed, kind)
+	return b.String()
+}
+
+// writeChecks writes the Message of failed.
+func writeChecks(b *strings.Builder, failed []Result, kind string) {
+	prefix := specPrefix(kind)
 	for _, r := range failed {
 		b.WriteString("(Forbidden reason: ")
 		b.WriteString(r.Result.ForbiddenReason)
@@ -520,7 +543,7 @@ func Message(failed []Result, kind string) string {
 		if r.Result.ErrList != nil {
 			list := *r.Result.ErrList
 			for i, e := range list {
-				writeFieldError(&b, e, prefix)
+				writeFieldError(b, e, prefix)
 				if i != len(list)-1 {
 					b.WriteString(", ")
 				}
@@ -528,7 +551,6 @@ func Message(failed []Result, kind string) string {
 		}
 		b.WriteString("])")
 	}
-	return b.String()
 }
 
 // writeFieldError writes what FormatChecksPrint writes for e, with the
