@@ -110,7 +110,9 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzUnchanged -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./engine/internal/jsonconv
 	$(GO) test -run '^$$' -fuzz FuzzDecodePod -fuzztime 30s ./engine/internal/jsonconv
+	$(GO) test -run '^$$' -fuzz FuzzUnmarshalerFast -fuzztime 30s ./engine/internal/jsonconv
 	$(GO) test -run '^$$' -fuzz FuzzMarshal -fuzztime 30s ./engine/internal/jsonconv
+	$(GO) test -run '^$$' -fuzz FuzzMessage -fuzztime 30s ./engine/podsecurity
 	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/jsonvalue
 	$(GO) test -run '^$$' -fuzz FuzzEncodeFailures -fuzztime 30s ./server
 	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy

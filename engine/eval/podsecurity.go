@@ -1,7 +1,6 @@
 package eval
 
 import (
-	"fmt"
 	"reflect"
 
 	corev1 "k8s.io/api/core/v1"
@@ -44,7 +43,7 @@ func (ev *evaluation) podSecurity(r *policy.Rule, obj map[string]any, exs []*pol
 	}
 	allowed, failed := c.EvaluateMemo(pod, memo)
 	if allowed {
-		return pass(fmt.Sprintf("Validation rule '%s' passed.", r.Name))
+		return pass("Validation rule '" + r.Name + "' passed.")
 	}
 	if len(exs) > 0 {
 		var excludes []podsecurity.Exclude
@@ -57,8 +56,7 @@ func (ev *evaluation) podSecurity(r *policy.Rule, obj map[string]any, exs []*pol
 		}
 	}
 	kind, _ := obj["kind"].(string)
-	return fail(fmt.Sprintf(`Validation rule '%s' failed. It violates PodSecurity "%s:%s": %s`,
-		r.Name, c.Level, c.Version, podsecurity.Message(failed, kind)))
+	return fail(c.FailMessage(r.Name, failed, kind))
 }
 
 // priorPodSecurity evaluates the rule on the old object as if it were

@@ -8,7 +8,9 @@
 // Read first: Compile (a *Checker per rule, the checks of its level and
 // version chosen once), PodOf (the pod a Pod or pod controller holds),
 // Checker.Evaluate, Checker.Exempt (exclusions, also those of
-// PolicyExceptions) and Message.
+// PolicyExceptions) and Message (Checker.FailMessage for a rule's whole
+// message). The field errors of a Memo's results are shared by the rules
+// evaluating the pod: Exempt and Message never modify them.
 //
 // The checks come from Kyverno's fork of pod-security-admission
 // (github.com/kyverno/pod-security-admission, wired through a replace in

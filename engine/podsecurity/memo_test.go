@@ -1,6 +1,7 @@
 package podsecurity
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -73,5 +74,54 @@ func TestMemo(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestExemptKeepsLists pins that Exempt replaces the error lists it
+// removes errors from instead of changing them: with a Memo, the lists
+// belong to every rule that evaluates the pod.
+func TestExemptKeepsLists(t *testing.T) {
+	c, err := Compile(&kyverno.PodSecurity{Level: "baseline", Version: "latest"}, "ps")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod, err := PodOf(map[string]any{"kind": "Pod", "metadata": map[string]any{"name": "p"}, "spec": map[string]any{
+		"hostNetwork": true,
+		"volumes":     []any{map[string]any{"name": "d", "hostPath": map[string]any{"path": "/d"}}},
+		"containers": []any{
+			map[string]any{"name": "a", "image": "nginx", "ports": []any{map[string]any{"containerPort": 80.0, "hostPort": 80.0}}},
+			map[string]any{"name": "b", "image": "busybox", "ports": []any{map[string]any{"containerPort": 81.0, "hostPort": 81.0}}},
+		},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m Memo
+	_, failed := c.EvaluateMemo(pod, &m)
+	fields := func(rs []Result) map[string][]string {
+		out := map[string][]string{}
+		for _, r := range rs {
+			for _, e := range *r.Result.ErrList {
+				out[r.ID] = append(out[r.ID], e.Field)
+			}
+		}
+		return out
+	}
+	want := fields(failed)
+	if len(want["hostPorts"]) != 2 || len(want["hostPathVolumes"]) != 1 {
+		t.Fatalf("EvaluateMemo() failed checks %v, want two host ports and a host path", want)
+	}
+	shared := slices.Clone(failed)
+	exempted := c.Exempt(failed, []Exclude{{ControlName: "Host Ports", Images: []string{"nginx"}}, {ControlName: "HostPath Volumes"}}, pod)
+	wantExempted := map[string][]string{"hostNamespaces": want["hostNamespaces"], "hostPorts": {"spec.containers[1].ports[0].hostPort"}}
+	if diff := cmp.Diff(wantExempted, fields(exempted)); diff != "" {
+		t.Errorf("Exempt() (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, fields(shared)); diff != "" {
+		t.Errorf("lists of the results given to Exempt() afterwards (-want +got):\n%s", diff)
+	}
+	_, again := c.EvaluateMemo(pod, &m)
+	if diff := cmp.Diff(want, fields(again)); diff != "" {
+		t.Errorf("EvaluateMemo() after Exempt() (-want +got):\n%s", diff)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 )
@@ -35,7 +36,11 @@ func PodOf(obj map[string]any) (*corev1.Pod, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}, nil
+		// The decoded Pod is this call's: keep only its metadata and
+		// spec.
+		pod.TypeMeta = metav1.TypeMeta{}
+		pod.Status = corev1.PodStatus{}
+		return pod, nil
 	case "CronJob":
 		cj, err := jsonconv.Decode[batchv1.CronJob](obj)
 		if err != nil {

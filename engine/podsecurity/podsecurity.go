@@ -36,8 +36,32 @@ type check struct {
 	// key names the check and its selected version: checks with the same
 	// key give the same result for a pod (Memo).
 	key string
-	fn  policy.CheckPodFn
+	// slot is the index of key in checkSlots: where a Memo keeps the
+	// result.
+	slot int
+	fn   policy.CheckPodFn
 }
+
+// checkSlots numbers every version of every default check by its key
+// (check.key), for the results of a Memo.
+var checkSlots = func() map[string]int {
+	slots := map[string]int{}
+	for _, c := range policy.DefaultChecks() {
+		for _, v := range c.Versions {
+			slots[checkKey(c.ID, v.MinimumVersion)] = len(slots)
+		}
+	}
+	return slots
+}()
+
+func checkKey(id policy.CheckID, v api.Version) string {
+	return string(id) + "@" + v.String()
+}
+
+// fieldErrors are the options of a check run with field errors, one
+// slice for every run (a variadic argument to a function value is
+// otherwise built on the heap at each call).
+var fieldErrors = []policy.Option{policy.WithFieldErrors()}
 
 // Exclude exempts a control, as validate.podSecurity.exclude and
 // PolicyException.spec.podSecurity write it.
@@ -97,7 +121,8 @@ func selectChecks(lv api.LevelVersion) []check {
 				selected = next
 			}
 		}
-		out = append(out, check{id: string(c.ID), key: string(c.ID) + "@" + selected.MinimumVersion.String(), fn: selected.CheckPod})
+		key := checkKey(c.ID, selected.MinimumVersion)
+		out = append(out, check{id: string(c.ID), key: key, slot: checkSlots[key], fn: selected.CheckPod})
 	}
 	return out
 }
@@ -153,11 +178,20 @@ func (c *Checker) Evaluate(pod *corev1.Pod) (allowed bool, failed []Result) {
 // baseline and a restricted policy share the baseline checks) run each
 // check once. A Memo belongs to one pod and one goroutine.
 type Memo struct {
-	results map[string]policy.CheckResult
+	// results holds a result per check slot (check.slot); nil until
+	// the first check.
+	results []memoResult
+}
+
+type memoResult struct {
+	done   bool
+	result policy.CheckResult
 }
 
 // EvaluateMemo is Evaluate with the check results of m, which must have
-// been used only with pod (nil: no memo).
+// been used only with pod (nil: no memo). The field errors of the
+// failed results may be shared with other calls on the same Memo: they
+// must not be modified (Exempt and Message do not).
 func (c *Checker) EvaluateMemo(pod *corev1.Pod, m *Memo) (allowed bool, failed []Result) {
 	failed = c.runMemo(&pod.ObjectMeta, &pod.Spec, m)
 	if len(c.exclude) > 0 {
@@ -172,22 +206,25 @@ func (c *Checker) runMemo(meta *metav1.ObjectMeta, spec *corev1.PodSpec, m *Memo
 		return c.run(meta, spec)
 	}
 	if m.results == nil {
-		m.results = make(map[string]policy.CheckResult, len(c.checks))
+		m.results = make([]memoResult, len(checkSlots))
 	}
-	var out []Result
+	n := 0
 	for _, ch := range c.checks {
-		r, ok := m.results[ch.key]
-		if !ok {
-			r = ch.check(meta, spec)
-			m.results[ch.key] = r
+		e := &m.results[ch.slot]
+		if !e.done {
+			e.result = ch.check(meta, spec)
+			e.done = true
 		}
-		if !r.Allowed {
-			// Exempt removes field errors from the list in place: each
-			// caller gets its own list.
-			if r.ErrList != nil {
-				l := slices.Clone(*r.ErrList)
-				r.ErrList = &l
-			}
+		if !e.result.Allowed {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]Result, 0, n)
+	for _, ch := range c.checks {
+		if r := m.results[ch.slot].result; !r.Allowed {
 			out = append(out, Result{ID: ch.id, Result: r})
 		}
 	}
@@ -214,13 +251,15 @@ func (ch check) check(meta *metav1.ObjectMeta, spec *corev1.PodSpec) policy.Chec
 	if r := ch.fn(meta, spec); r.Allowed {
 		return r
 	}
-	return ch.fn(meta, spec, policy.WithFieldErrors())
+	return ch.fn(meta, spec, fieldErrors...)
 }
 
 // Exempt removes from failed the field errors the exclusions cover, as
 // Kyverno's ApplyPodSecurityExclusion does; checks left without errors
 // are dropped. Unlike Kyverno, whose result order then follows Go's map
-// order, the remaining checks keep their order. failed is modified.
+// order, the remaining checks keep their order. failed is modified, the
+// field error lists it points to are not: a list that loses errors is
+// replaced by a copy.
 func (c *Checker) Exempt(failed []Result, excludes []Exclude, pod *corev1.Pod) []Result {
 	for _, ex := range excludes {
 		// Only the failed checks of the excluded control can lose errors:
@@ -266,7 +305,7 @@ func (c *Checker) runOnly(meta *metav1.ObjectMeta, spec *corev1.PodSpec, ids []s
 		if !slices.Contains(ids, ch.id) {
 			continue
 		}
-		r := ch.fn(meta, spec, policy.WithFieldErrors())
+		r := ch.fn(meta, spec, fieldErrors...)
 		if !r.Allowed {
 			out = append(out, Result{ID: ch.id, Result: r})
 		}
@@ -311,6 +350,9 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 		byID[r.ID] = i
 	}
 	removed := make([]bool, len(failed))
+	// copied marks the results whose error list is already this call's
+	// own copy.
+	copied := make([]bool, len(failed))
 	for _, exr := range excluded {
 		for _, id := range controlIDs[ex.ControlName] {
 			if exr.ID != id || exr.Result.ErrList == nil {
@@ -341,23 +383,17 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 				}
 				list := failed[i].Result.ErrList
 				for idx, defErr := range *list {
-					var defField, defType string
-					var defIdx []int
-					isDefContainer := false
-					if containerLevel {
-						defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
-					} else {
-						defField = regexIndex.ReplaceAllString(defErr.Field, "*")
+					if !matchesExcluded(defErr, containerLevel, exField, exContainer, pod) {
+						continue
 					}
-					if isDefContainer {
-						if exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name {
-							removeAt(list, idx)
-							break
-						}
-					} else if exField == defField {
-						removeAt(list, idx)
-						break
+					if !copied[i] {
+						l := slices.Clone(*list)
+						list = &l
+						failed[i].Result.ErrList = list
+						copied[i] = true
 					}
+					removeAt(list, idx)
+					break
 				}
 				if len(*list) == 0 {
 					removed[i] = true
@@ -372,6 +408,25 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 		}
 	}
 	return out
+}
+
+// matchesExcluded reports whether the field error defErr of the pod is
+// the one of the excluded pod or containers: the same field (indexes
+// replaced by *) and, for a container field, a container of the same
+// name.
+func matchesExcluded(defErr *field.Error, containerLevel bool, exField string, exContainer corev1.Container, pod *corev1.Pod) bool {
+	var defField, defType string
+	var defIdx []int
+	isDefContainer := false
+	if containerLevel {
+		defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
+	} else {
+		defField = regexIndex.ReplaceAllString(defErr.Field, "*")
+	}
+	if isDefContainer {
+		return exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name
+	}
+	return exField == defField
 }
 
 func allMatch(patterns, values []string) bool {
@@ -451,11 +506,36 @@ func containerAt(pod *corev1.Pod, i int, kind string) corev1.Container {
 
 // Message is Kyverno's text for failed checks of a resource of kind
 // (FormatChecksPrint after convertChecks): field paths are rewritten for
-// pod controllers. failed is modified.
+// pod controllers. failed is not modified: its field errors may be
+// shared with other rules evaluating the same pod (Memo), and Kyverno
+// rewrites the paths of each rule's own results once.
 func Message(failed []Result, kind string) string {
-	convertFields(failed, kind)
 	var b strings.Builder
 	b.Grow(256 * len(failed))
+	writeChecks(&b, failed, kind)
+	return b.String()
+}
+
+// FailMessage is Kyverno's message for the rule named rule that failed
+// the checks of c: "Validation rule '<rule>' failed. It violates
+// PodSecurity "<level>:<version>": " and the Message of failed.
+func (c *Checker) FailMessage(rule string, failed []Result, kind string) string {
+	var b strings.Builder
+	b.Grow(80 + len(rule) + len(c.Level) + len(c.Version) + 256*len(failed))
+	b.WriteString("Validation rule '")
+	b.WriteString(rule)
+	b.WriteString("' failed. It violates PodSecurity \"")
+	b.WriteString(c.Level)
+	b.WriteByte(':')
+	b.WriteString(c.Version)
+	b.WriteString("\": ")
+	writeChecks(&b, failed, kind)
+	return b.String()
+}
+
+// writeChecks writes the Message of failed.
+func writeChecks(b *strings.Builder, failed []Result, kind string) {
+	prefix := specPrefix(kind)
 	for _, r := range failed {
 		b.WriteString("(Forbidden reason: ")
 		b.WriteString(r.Result.ForbiddenReason)
@@ -463,15 +543,7 @@ func Message(failed []Result, kind string) string {
 		if r.Result.ErrList != nil {
 			list := *r.Result.ErrList
 			for i, e := range list {
-				badValue := true
-				if s, ok := e.BadValue.(string); ok && s == "" {
-					badValue = false
-				}
-				if e.Type == field.ErrorTypeForbidden && badValue {
-					fmt.Fprintf(&b, "%s is forbidden, forbidden values found: %+v", e.Field, e.BadValue)
-				} else {
-					b.WriteString(e.Error())
-				}
+				writeFieldError(b, e, prefix)
 				if i != len(list)-1 {
 					b.WriteString(", ")
 				}
@@ -479,29 +551,109 @@ func Message(failed []Result, kind string) string {
 		}
 		b.WriteString("])")
 	}
-	return b.String()
 }
 
-// convertFields is Kyverno's convertChecks: "spec" becomes the pod
-// template's spec in pod controllers, and "metadata" becomes
-// spec.template.metadata for every kind (Pods included, as in Kyverno).
-func convertFields(failed []Result, kind string) {
-	prefix := ""
+// writeFieldError writes what FormatChecksPrint writes for e, with the
+// field path of convertChecks: "%s is forbidden, forbidden values found:
+// %+v" for a Forbidden error with a value (not ""), e.Error() otherwise.
+func writeFieldError(b *strings.Builder, e *field.Error, prefix string) {
+	badValue := true
+	if s, ok := e.BadValue.(string); ok && s == "" {
+		badValue = false
+	}
+	if e.Type == field.ErrorTypeForbidden && badValue {
+		writeField(b, e.Field, prefix)
+		b.WriteString(" is forbidden, forbidden values found: ")
+		writeValue(b, e.BadValue)
+		return
+	}
+	switch e.Type {
+	case field.ErrorTypeRequired, field.ErrorTypeForbidden, field.ErrorTypeTooLong, field.ErrorTypeTooShort, field.ErrorTypeInternal:
+		// Error() is "field: type" and ": detail" when there is one,
+		// whatever the value.
+		writeField(b, e.Field, prefix)
+		b.WriteString(": ")
+		b.WriteString(e.Type.String())
+		if e.Detail != "" {
+			b.WriteString(": ")
+			b.WriteString(e.Detail)
+		}
+		return
+	}
+	c := *e
+	c.Field = convertField(e.Field, prefix)
+	b.WriteString(c.Error())
+}
+
+// writeValue writes v as fmt's %+v does.
+func writeValue(b *strings.Builder, v any) {
+	switch v := v.(type) {
+	case string:
+		b.WriteString(v)
+	case bool:
+		b.WriteString(strconv.FormatBool(v))
+	case int:
+		b.WriteString(strconv.Itoa(v))
+	case []string:
+		b.WriteByte('[')
+		for i, s := range v {
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(s)
+		}
+		b.WriteByte(']')
+	default:
+		fmt.Fprintf(b, "%+v", v)
+	}
+}
+
+// specPrefix is what convertChecks writes for "spec" in the field paths
+// of a resource of kind ("" keeps "spec").
+func specPrefix(kind string) string {
 	switch kind {
 	case "DaemonSet", "Deployment", "Job", "StatefulSet", "ReplicaSet", "ReplicationController":
-		prefix = "spec.template.spec"
+		return "spec.template.spec"
 	case "CronJob":
-		prefix = "spec.jobTemplate.spec.template.spec"
+		return "spec.jobTemplate.spec.template.spec"
 	}
-	for _, r := range failed {
-		if r.Result.ErrList == nil {
-			continue
+	return ""
+}
+
+// convertField is Kyverno's convertChecks for one field path: "spec"
+// becomes the pod template's spec in pod controllers (prefix), and
+// "metadata" becomes spec.template.metadata for every kind (Pods
+// included, as in Kyverno).
+func convertField(f, prefix string) string {
+	if prefix != "" {
+		f = strings.ReplaceAll(f, "spec", prefix)
+	}
+	return strings.ReplaceAll(f, "metadata", "spec.template.metadata")
+}
+
+// writeField writes convertField(f, prefix) without building it.
+// Neither word overlaps itself, the other or the text that replaces
+// "spec", so one pass from the left finds the occurrences both
+// strings.ReplaceAll calls replace.
+func writeField(b *strings.Builder, f, prefix string) {
+	for {
+		i := strings.IndexAny(f, "sm")
+		if i < 0 {
+			b.WriteString(f)
+			return
 		}
-		for _, e := range *r.Result.ErrList {
-			if prefix != "" {
-				e.Field = strings.ReplaceAll(e.Field, "spec", prefix)
-			}
-			e.Field = strings.ReplaceAll(e.Field, "metadata", "spec.template.metadata")
+		b.WriteString(f[:i])
+		f = f[i:]
+		switch {
+		case prefix != "" && strings.HasPrefix(f, "spec"):
+			b.WriteString(prefix)
+			f = f[len("spec"):]
+		case strings.HasPrefix(f, "metadata"):
+			b.WriteString("spec.template.metadata")
+			f = f[len("metadata"):]
+		default:
+			b.WriteByte(f[0])
+			f = f[1:]
 		}
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -110,5 +112,26 @@ func TestParseField(t *testing.T) {
 		if diff := cmp.Diff(tt.want, result{f, idx, list, c}); diff != "" {
 			t.Errorf("parseField(%q) mismatch (-want +got):\n%s", tt.give, diff)
 		}
+	}
+}
+
+// TestPodOfPod pins that the pod of a Pod is its metadata and spec only.
+func TestPodOfPod(t *testing.T) {
+	give := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "namespace": "ns", "labels": map[string]any{"a": "b"}},
+		"spec":     map[string]any{"hostIPC": true, "containers": []any{map[string]any{"name": "c", "image": "nginx"}}},
+		"status":   map[string]any{"phase": "Running", "podIP": "10.0.0.1"},
+	}
+	want := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "p", Namespace: "ns", Labels: map[string]string{"a": "b"}},
+		Spec:       corev1.PodSpec{HostIPC: true, Containers: []corev1.Container{{Name: "c", Image: "nginx"}}},
+	}
+	got, err := PodOf(give)
+	if err != nil {
+		t.Fatalf("PodOf() error = %v", err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("PodOf() (-want +got):\n%s", diff)
 	}
 }

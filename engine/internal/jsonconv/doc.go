@@ -17,7 +17,10 @@
 // internal/layout, custom unmarshalers, integer ranges). It falls back to
 // the round trip exactly where Into does; the tests and FuzzDecodePod
 // compare it with both, and internal/podgen's test fails when pod_gen.go
-// is not what the generator writes.
+// is not what the generator writes. For IntOrString, Quantity and
+// metav1.Time it first tries the hand-written paths of fast.go, which
+// store the plain strings and integers without their UnmarshalJSON's
+// JSON text (FuzzUnmarshalerFast compares them with it).
 //
 // Like encoding/json it keeps a process-wide cache of type layouts
 // (computed once per type, never changed). The reflection converter

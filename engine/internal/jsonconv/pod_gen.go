@@ -486,6 +486,9 @@ func storeMetav1Time(v any, dst *metav1.Time) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
 	}
+	if timeFast(v, dst) {
+		return nil
+	}
 	var buf [32]byte
 	data, err := appendMarshal(buf[:0], v)
 	if err != nil {
@@ -1910,6 +1913,9 @@ func storeCorev1PreemptionPolicy(v any, dst *corev1.PreemptionPolicy) error {
 func storeResourceQuantity(v any, dst *resource.Quantity) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
+	}
+	if quantityFast(v, dst) {
+		return nil
 	}
 	var buf [32]byte
 	data, err := appendMarshal(buf[:0], v)
@@ -7234,6 +7240,9 @@ func storeSliceInt32(v any, dst *[]int32) error {
 func storeIntstrIntOrString(v any, dst *intstr.IntOrString) error {
 	if v == nil {
 		return dst.UnmarshalJSON([]byte("null"))
+	}
+	if intOrStringFast(v, dst) {
+		return nil
 	}
 	var buf [32]byte
 	data, err := appendMarshal(buf[:0], v)

@@ -32,6 +32,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/verdict-policy/verdict/engine/internal/jsonconv/internal/layout"
 )
@@ -66,6 +69,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d bytes)\n", *out, len(src))
 	return 0
+}
+
+// fastPaths name the hand-written functions (fast.go) that store the
+// common values of a json.Unmarshaler type without its UnmarshalJSON; the
+// generated function calls UnmarshalJSON when they report false.
+var fastPaths = map[reflect.Type]string{
+	reflect.TypeFor[intstr.IntOrString](): "intOrStringFast",
+	reflect.TypeFor[resource.Quantity]():  "quantityFast",
+	reflect.TypeFor[metav1.Time]():        "timeFast",
 }
 
 var (
@@ -339,6 +351,9 @@ func (g *gen) emit(w *bytes.Buffer, t reflect.Type) error {
 		}
 	}
 	if unmarshaler {
+		if fast, ok := fastPaths[t]; ok {
+			fmt.Fprintf(w, "if %s(v, dst) {\nreturn nil\n}\n", fast)
+		}
 		// A buffer on the stack when UnmarshalJSON keeps no reference to
 		// its argument (resource.Quantity's), on the heap otherwise.
 		fmt.Fprintf(w, "var buf [32]byte\ndata, err := appendMarshal(buf[:0], v)\nif err != nil {\nreturn errFallback\n}\n")
