@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // node is one value of a document being merged, shaped like the YAML node
@@ -34,7 +36,9 @@ type node struct {
 	items []*node
 	// raw is the value of a map or list of the resource that was not
 	// looked into yet (lazy); expand converts one level of it. A lazy node
-	// the merge does not change is returned as raw, without copying.
+	// the merge does not change is returned as raw, without copying. Once
+	// expanded, raw is the value the node came from: value returns it when
+	// the node still holds exactly that.
 	raw  any
 	lazy bool
 }
@@ -163,7 +167,6 @@ func (n *node) expand() {
 			n.items[i] = lazyNode(item)
 		}
 	}
-	n.raw = nil
 }
 
 func nullNode() *node { return &node{kind: scalarNode, text: "null", null: true} }
@@ -236,28 +239,9 @@ func (n *node) value() (any, error) {
 	}
 	switch n.kind {
 	case mapNode:
-		m := make(map[string]any, len(n.keys))
-		for i, k := range n.keys {
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("mapping key %q already defined", k)
-			}
-			v, err := n.vals[i].value()
-			if err != nil {
-				return nil, err
-			}
-			m[k] = v
-		}
-		return m, nil
+		return n.mapValue()
 	case listNode:
-		l := make([]any, len(n.items))
-		for i, item := range n.items {
-			v, err := item.value()
-			if err != nil {
-				return nil, err
-			}
-			l[i] = v
-		}
-		return l, nil
+		return n.listValue()
 	}
 	if n.null {
 		return nil, nil
@@ -266,6 +250,108 @@ func (n *node) value() (any, error) {
 		return n.text, nil
 	}
 	return n.val, nil
+}
+
+// mapValue is the value of a map node. When the node was expanded from a
+// map of the resource and still holds the same keys with identical values,
+// that map is the value (it is equal to the one built); otherwise a map is
+// built.
+func (n *node) mapValue() (any, error) {
+	src, _ := n.raw.(map[string]any)
+	var m map[string]any
+	if src == nil || len(src) != len(n.keys) {
+		m = make(map[string]any, len(n.keys))
+	}
+	for i, k := range n.keys {
+		// While the keys are sorted, none repeats, so src need not be
+		// copied to find out.
+		if m == nil && i > 0 && n.keys[i-1] >= k {
+			m = prefixCopy(src, n.keys[:i])
+		}
+		if m != nil {
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("mapping key %q already defined", k)
+			}
+		}
+		v, err := n.vals[i].value()
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			if sv, ok := src[k]; ok && identical(v, sv) {
+				continue
+			}
+			m = prefixCopy(src, n.keys[:i])
+		}
+		m[k] = v
+	}
+	if m == nil {
+		return src, nil
+	}
+	return m, nil
+}
+
+// prefixCopy is a new map with the values of keys in src.
+func prefixCopy(src map[string]any, keys []string) map[string]any {
+	m := make(map[string]any, len(src))
+	for _, k := range keys {
+		m[k] = src[k]
+	}
+	return m
+}
+
+// listValue is the value of a list node: like mapValue, the list of the
+// resource it was expanded from when its items are still identical.
+func (n *node) listValue() (any, error) {
+	src, _ := n.raw.([]any)
+	var l []any
+	if src == nil || len(src) != len(n.items) {
+		l = make([]any, len(n.items))
+	}
+	for i, item := range n.items {
+		v, err := item.value()
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			if identical(v, src[i]) {
+				continue
+			}
+			l = make([]any, len(n.items))
+			copy(l, src[:i])
+		}
+		l[i] = v
+	}
+	if l == nil {
+		return src, nil
+	}
+	return l, nil
+}
+
+// identical reports whether a and b are the same JSON value by identity:
+// the same map or list, or equal scalars of the same Go type (a float64
+// to the bit). One can stand for the other in a result.
+func identical(a, b any) bool {
+	switch at := a.(type) {
+	case map[string]any:
+		bt, ok := b.(map[string]any)
+		return ok && at != nil && bt != nil && reflect.ValueOf(at).UnsafePointer() == reflect.ValueOf(bt).UnsafePointer()
+	case []any:
+		bt, ok := b.([]any)
+		return ok && len(at) == len(bt) && unsafe.SliceData(at) == unsafe.SliceData(bt)
+	case string:
+		bt, ok := b.(string)
+		return ok && at == bt
+	case float64:
+		bt, ok := b.(float64)
+		return ok && math.Float64bits(at) == math.Float64bits(bt)
+	case bool:
+		bt, ok := b.(bool)
+		return ok && at == bt
+	case nil:
+		return b == nil
+	}
+	return false
 }
 
 // copy returns a deep copy of n.
