@@ -88,7 +88,11 @@ func TestValueShares(t *testing.T) {
 		{"list items swapped", func(n *node) { l := n.field("l"); l.expand(); l.items[0], l.items[2] = l.items[2], l.items[0] }, false},
 		{"empty list got an item", func(n *node) { l := n.field("e"); l.expand(); l.items = append(l.items, plainScalar("t")) }, false},
 		{"map replaced by a copy", func(n *node) { n.setField("m", n.field("m").copy()) }, true},
-		{"key order broken", func(n *node) { n.expand(); n.keys[0], n.keys[1] = n.keys[1], n.keys[0]; n.vals[0], n.vals[1] = n.vals[1], n.vals[0] }, false},
+		{"key order broken", func(n *node) {
+			n.expand()
+			n.keys[0], n.keys[1] = n.keys[1], n.keys[0]
+			n.vals[0], n.vals[1] = n.vals[1], n.vals[0]
+		}, false},
 		{"duplicate key", func(n *node) { n.expand(); n.keys[1] = n.keys[0] }, false},
 	}
 	for _, tt := range tests {
