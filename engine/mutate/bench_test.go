@@ -57,8 +57,9 @@ func BenchmarkDiff(b *testing.B) {
 // BenchmarkAdmission is what the engine's mutate phase does for the Pod of
 // the engine's benchmarks (engine/testdata/bench/pod.yaml) and the
 // corpus policy add-safe-to-evict: its emptyDir rule (the global anchor
-// does not hold), its hostPath rule (adds the annotation), then the JSON
-// Patch of the admission response. The sub-benchmarks time each step.
+// does not hold), its hostPath rule (adds the annotation), as Overlays
+// (the rules have no variables), then the JSON Patch of the admission
+// response. The sub-benchmarks time each step.
 func BenchmarkAdmission(b *testing.B) {
 	raw, err := os.ReadFile("../testdata/bench/pod.yaml")
 	if err != nil {
@@ -73,12 +74,20 @@ func BenchmarkAdmission(b *testing.B) {
 	}
 	emptyDir := map[string]any{"metadata": annotation(), "spec": map[string]any{"volumes": []any{map[string]any{"<(emptyDir)": map[string]any{}}}}}
 	hostPath := map[string]any{"metadata": annotation(), "spec": map[string]any{"volumes": []any{map[string]any{"hostPath": map[string]any{"<(path)": "*"}}}}}
+	emptyDirOverlay, err := NewOverlay(emptyDir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	hostPathOverlay, err := NewOverlay(hostPath)
+	if err != nil {
+		b.Fatal(err)
+	}
 	admit := func() ([]byte, error) {
-		obj, err := StrategicMerge(pod, emptyDir)
+		obj, err := emptyDirOverlay.Apply(pod)
 		if err != nil {
 			return nil, err
 		}
-		obj, err = StrategicMerge(obj, hostPath)
+		obj, err = hostPathOverlay.Apply(obj)
 		if err != nil {
 			return nil, err
 		}
@@ -104,6 +113,8 @@ func BenchmarkAdmission(b *testing.B) {
 		{"all", func() error { _, err := admit(); return err }},
 		{"emptyDir", func() error { _, err := StrategicMerge(pod, emptyDir); return err }},
 		{"hostPath", func() error { _, err := StrategicMerge(pod, hostPath); return err }},
+		{"emptyDirOverlay", func() error { _, err := emptyDirOverlay.Apply(pod); return err }},
+		{"hostPathOverlay", func() error { _, err := hostPathOverlay.Apply(pod); return err }},
 		{"Equal", func() error { Equal(pod, patched); return nil }},
 		{"Diff", func() error { Diff(pod, patched); return nil }},
 		{"MarshalPatch", func() error { _, err := MarshalPatch(ops); return err }},

@@ -2,6 +2,8 @@ package mutate
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -178,5 +180,73 @@ func TestFormatNumber(t *testing.T) {
 		if got := formatNumber(give); got != want {
 			t.Errorf("formatNumber(%v) = %q, want %q", give, got, want)
 		}
+	}
+}
+
+// TestOverlayIsStrategicMerge applies each patch as an Overlay to several
+// resources in turn, each twice: every result and error is
+// StrategicMerge's with the patch (the merge must not change the
+// overlay it keeps).
+func TestOverlayIsStrategicMerge(t *testing.T) {
+	resources := []string{
+		`{apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: a, image: x}, {name: b, image: "y:latest"}], volumes: [{name: v, emptyDir: {}}]}}`,
+		`{apiVersion: v1, kind: Pod, metadata: {name: q, annotations: {x: "1"}}, spec: {containers: [{name: a, image: "x:latest", ports: [{containerPort: 80}]}], volumes: [{name: h, hostPath: {path: /data}}]}}`,
+		`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: a}]}}}}`,
+		`{apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [1, 2]}}`,
+	}
+	patches := []string{
+		`{metadata: {annotations: {+(cluster-autoscaler.kubernetes.io/safe-to-evict): "true"}}, spec: {volumes: [{<(emptyDir): {}}]}}`,
+		`{metadata: {annotations: {+(cluster-autoscaler.kubernetes.io/safe-to-evict): "true"}}, spec: {volumes: [{hostPath: {<(path): "*"}}]}}`,
+		`{spec: {containers: [{(image): "*:latest", imagePullPolicy: IfNotPresent}]}}`,
+		`{spec: {containers: [{(name): "*", +(imagePullPolicy): Always, securityContext: {+(runAsNonRoot): true}}]}}`,
+		`{metadata: {labels: {+(a): c, d: e}}}`,
+		`{metadata: {(name): q, labels: {matched: "yes"}}}`,
+		`{spec: {containers: [{name: a, $patch: delete}, {name: z, image: new}]}}`,
+		`{spec: {items: {$patch: replace}, extra: [x]}}`,
+		`{spec: {template: {spec: {containers: [{(name): a, env: [{name: E, value: v}]}]}}}}`,
+		`{spec: {containers: [{<(name): none}]}, metadata: {labels: {x: y}}}`,
+		`{spec: {containers: "not a list"}}`,
+		`{metadata: {labels: null}}`,
+	}
+	for _, ps := range patches {
+		patch := fromYAML(t, ps)
+		o, err := NewOverlay(patch)
+		if err != nil {
+			t.Fatalf("NewOverlay(%s) = %v", ps, err)
+		}
+		for _, rs := range resources {
+			res := fromYAML(t, rs)
+			want, wantErr := StrategicMerge(res, patch)
+			for i := range 2 {
+				got, err := o.Apply(res)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Errorf("NewOverlay(%s).Apply(%s) #%d error = %v, want %v", ps, rs, i, err, wantErr)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("NewOverlay(%s).Apply(%s) #%d mismatch (-want +got):\n%s", ps, rs, i, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestNewOverlayError: a patch that is not JSON fails as StrategicMerge
+// fails with it.
+func TestNewOverlayError(t *testing.T) {
+	tests := []struct {
+		name string
+		give any
+	}{
+		{"a channel", map[string]any{"a": make(chan int)}},
+		{"NaN", []any{math.NaN()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, want := StrategicMerge(map[string]any{"a": "b"}, tt.give)
+			_, err := NewOverlay(tt.give)
+			if want == nil || err == nil || err.Error() != want.Error() {
+				t.Errorf("NewOverlay(%v) = %v, want %v", tt.give, err, want)
+			}
+		})
 	}
 }

@@ -354,6 +354,80 @@ func identical(a, b any) bool {
 	return false
 }
 
+// arenaSize counts what a copy of a node tree holds: nodes, map keys and
+// values, list items.
+type arenaSize struct{ nodes, keys, items int }
+
+func (n *node) arenaSize() arenaSize {
+	var sz arenaSize
+	n.countIn(&sz)
+	return sz
+}
+
+func (n *node) countIn(sz *arenaSize) {
+	if n == nil {
+		return
+	}
+	sz.nodes++
+	sz.keys += len(n.keys)
+	sz.items += len(n.items)
+	for _, v := range n.vals {
+		v.countIn(sz)
+	}
+	for _, v := range n.items {
+		v.countIn(sz)
+	}
+}
+
+// arena is the memory of a node tree's copy, allocated at once.
+type arena struct {
+	nodes []node
+	keys  []string
+	vals  []*node
+	items []*node
+}
+
+func newArena(sz arenaSize) *arena {
+	return &arena{
+		nodes: make([]node, sz.nodes),
+		keys:  make([]string, sz.keys),
+		vals:  make([]*node, sz.keys),
+		items: make([]*node, sz.items),
+	}
+}
+
+// cloneIn is copy for a tree without lazy nodes (a converted patch), in
+// memory taken from a, which arenaSize of n sized. Each slice of the copy
+// is capped at its length, so appending to it does not reach a
+// neighbour's.
+func (n *node) cloneIn(a *arena) *node {
+	if n == nil {
+		return nil
+	}
+	c := &a.nodes[0]
+	a.nodes = a.nodes[1:]
+	*c = *n
+	if n.keys != nil {
+		k := len(n.keys)
+		c.keys = a.keys[:k:k]
+		c.vals = a.vals[:k:k]
+		a.keys, a.vals = a.keys[k:], a.vals[k:]
+		copy(c.keys, n.keys)
+		for i, v := range n.vals {
+			c.vals[i] = v.cloneIn(a)
+		}
+	}
+	if n.items != nil {
+		k := len(n.items)
+		c.items = a.items[:k:k]
+		a.items = a.items[k:]
+		for i, v := range n.items {
+			c.items[i] = v.cloneIn(a)
+		}
+	}
+	return c
+}
+
 // copy returns a deep copy of n.
 func (n *node) copy() *node {
 	if n == nil {
