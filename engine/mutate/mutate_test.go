@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -246,6 +247,57 @@ func TestNewOverlayError(t *testing.T) {
 			_, err := NewOverlay(tt.give)
 			if want == nil || err == nil || err.Error() != want.Error() {
 				t.Errorf("NewOverlay(%v) = %v, want %v", tt.give, err, want)
+			}
+		})
+	}
+}
+
+// TestStrategicMergeShares pins which maps and lists of the resource a
+// merge returns as they are: those the patch did not change, even when
+// its anchors were checked in them.
+func TestStrategicMergeShares(t *testing.T) {
+	pod := `{apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: c, image: x}], volumes: [{name: v, hostPath: {path: /data}}]}}`
+	tests := []struct {
+		name, patch string
+		wantShared  []string // paths of maps and lists of the result that are the resource's
+		wantNew     []string // and of those that are not
+	}{
+		{"annotation added, anchor in the volumes", `{metadata: {annotations: {+(x): "y"}}, spec: {volumes: [{hostPath: {<(path): "*"}}]}}`,
+			[]string{"spec", "spec.volumes", "spec.containers", "metadata.labels"}, []string{"", "metadata"}},
+		{"label added", `{metadata: {labels: {c: d}}}`,
+			[]string{"spec"}, []string{"", "metadata", "metadata.labels"}},
+		{"existing label set again", `{metadata: {labels: {a: b}}}`,
+			[]string{"", "spec", "metadata", "metadata.labels"}, nil},
+		{"add anchor on a present key", `{metadata: {labels: {+(a): z}}, spec: {containers: [{(name): c, +(image): y}]}}`,
+			[]string{"", "spec", "spec.containers", "metadata", "metadata.labels"}, nil},
+		{"container changed", `{spec: {containers: [{(name): c, imagePullPolicy: Always}]}}`,
+			[]string{"metadata", "spec.volumes"}, []string{"", "spec", "spec.containers"}},
+	}
+	at := func(v any, path string) any {
+		if path == "" {
+			return v
+		}
+		for _, k := range strings.Split(path, ".") {
+			v = v.(map[string]any)[k]
+		}
+		return v
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := fromYAML(t, pod)
+			got, err := StrategicMerge(res, fromYAML(t, tt.patch))
+			if err != nil {
+				t.Fatalf("StrategicMerge(%s) = %v", tt.patch, err)
+			}
+			for _, p := range tt.wantShared {
+				if !identical(at(got, p), at(res, p)) {
+					t.Errorf("StrategicMerge(%s) at %q is a new value, want the resource's", tt.patch, p)
+				}
+			}
+			for _, p := range tt.wantNew {
+				if identical(at(got, p), at(res, p)) {
+					t.Errorf("StrategicMerge(%s) at %q is the resource's value, want a new one", tt.patch, p)
+				}
 			}
 		})
 	}

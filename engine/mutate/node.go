@@ -518,8 +518,44 @@ func (n *node) hasField(k string) bool {
 	if n == nil || n.kind != mapNode {
 		return false
 	}
-	n.expand()
+	if n.lazy {
+		m, _ := n.raw.(map[string]any)
+		_, ok := m[k]
+		return ok
+	}
 	return slices.Contains(n.keys, k)
+}
+
+// peek is field for reading only: the value of key k of a map, without
+// expanding a lazy map (a new lazy node then, not part of n's tree).
+func (n *node) peek(k string) *node {
+	if n == nil || n.kind != mapNode {
+		return nil
+	}
+	if !n.lazy {
+		return n.field(k)
+	}
+	m, _ := n.raw.(map[string]any)
+	v, ok := m[k]
+	if !ok {
+		return nil
+	}
+	return lazyNode(v)
+}
+
+// peekItems is the items of a list for reading only, without expanding a
+// lazy list (new lazy nodes then).
+func (n *node) peekItems() []*node {
+	if !n.lazy {
+		n.expand()
+		return n.items
+	}
+	raw, _ := n.raw.([]any)
+	items := make([]*node, len(raw))
+	for i, item := range raw {
+		items[i] = lazyNode(item)
+	}
+	return items
 }
 
 // clearField removes the first key k of a map.

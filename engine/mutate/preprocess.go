@@ -91,7 +91,9 @@ func isGlobalError(err error) bool {
 	return errors.As(err, &ge)
 }
 
-// preprocess checks and removes the anchors of pat against resource.
+// preprocess checks and removes the anchors of pat against resource. It
+// only reads the resource, and through peek and peekItems, which leave
+// lazy nodes lazy (the merge's shortcuts need them).
 func preprocess(pat, resource *node) error {
 	if err := preprocessNode(pat, resource); err != nil {
 		return err
@@ -123,7 +125,7 @@ func walkPatternMap(pat, resource *node) error {
 	for _, key := range nonAnchorKeys(pat) {
 		var rv *node
 		if resource != nil && resource.hasField(key) {
-			rv = resource.field(key)
+			rv = resource.peek(key)
 		}
 		if err := preprocessNode(pat.field(key), rv); err != nil {
 			return err
@@ -141,8 +143,7 @@ func processListOfMaps(pat, resource *node) error {
 	}
 	var resourceItems []*node
 	if resource != nil {
-		resource.expand()
-		resourceItems = resource.items
+		resourceItems = resource.peekItems()
 	}
 	elements := append([]*node(nil), pat.items...)
 	for _, elem := range elements {
@@ -299,7 +300,7 @@ func checkAnchors(pat, resource *node, filter func(anchor) bool) error {
 		if !pat.hasField(a.String()) {
 			return fmt.Errorf("anchor %q is not a key of the patch", a.String())
 		}
-		rv := resource.field(a.key)
+		rv := resource.peek(a.key)
 		if n, err := handleAddAnchors(pv, rv); err != nil {
 			return err
 		} else if n > 0 {
