@@ -101,12 +101,9 @@ func toNode(v any) (*node, error) {
 			n.items[i] = c
 		}
 		return n, nil
-	case nil:
-		return nullNode(), nil
-	case string:
-		return &node{kind: scalarNode, text: t, val: t, quoted: true}, nil
-	case bool:
-		return &node{kind: scalarNode, text: strconv.FormatBool(t), val: t}, nil
+	case nil, string, bool:
+		n, _ := scalarOf(v)
+		return &n, nil
 	case float64:
 		return numberNode(t)
 	case float32:
@@ -127,6 +124,42 @@ func toNode(v any) (*node, error) {
 	return nil, fmt.Errorf("value of type %T is not JSON", v)
 }
 
+// scalarOf is toNode of the scalars decoded JSON holds most (a string, a
+// bool, a finite float64 or nil), as a value; false for anything else.
+func scalarOf(v any) (node, bool) {
+	switch t := v.(type) {
+	case nil:
+		return node{kind: scalarNode, text: "null", null: true}, true
+	case string:
+		return node{kind: scalarNode, text: t, val: t, quoted: true}, true
+	case bool:
+		return node{kind: scalarNode, text: strconv.FormatBool(t), val: t}, true
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return node{}, false
+		}
+		return node{kind: scalarNode, text: formatNumber(t), val: t}, true
+	}
+	return node{}, false
+}
+
+// setLazy makes n lazyNode(v), in place.
+func (n *node) setLazy(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		*n = node{kind: mapNode, raw: t, lazy: true}
+		return
+	case []any:
+		*n = node{kind: listNode, raw: t, lazy: true}
+		return
+	}
+	if c, ok := scalarOf(v); ok {
+		*n = c
+		return
+	}
+	*n = *lazyNode(v)
+}
+
 // lazyNode wraps a value of the resource: maps and lists are converted one
 // level at a time, when the merge looks into them.
 func lazyNode(v any) *node {
@@ -144,7 +177,8 @@ func lazyNode(v any) *node {
 	return n
 }
 
-// expand converts one level of a lazy node.
+// expand converts one level of a lazy node; the nodes of that level are
+// allocated at once.
 func (n *node) expand() {
 	if n == nil || !n.lazy {
 		return
@@ -158,13 +192,17 @@ func (n *node) expand() {
 		}
 		slices.Sort(n.keys)
 		n.vals = make([]*node, len(n.keys))
+		children := make([]node, len(n.keys))
 		for i, k := range n.keys {
-			n.vals[i] = lazyNode(t[k])
+			children[i].setLazy(t[k])
+			n.vals[i] = &children[i]
 		}
 	case []any:
 		n.items = make([]*node, len(t))
+		children := make([]node, len(t))
 		for i, item := range t {
-			n.items[i] = lazyNode(item)
+			children[i].setLazy(item)
+			n.items[i] = &children[i]
 		}
 	}
 }

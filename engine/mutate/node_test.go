@@ -1,10 +1,13 @@
 package mutate
 
 import (
+	"encoding/json"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // builtValue is node.value as it was before value returned the resource's
@@ -118,4 +121,22 @@ func TestValueShares(t *testing.T) {
 func negZero() float64 {
 	z := 0.0
 	return -z
+}
+
+// TestSetLazy: the nodes expand makes in place are those lazyNode makes.
+func TestSetLazy(t *testing.T) {
+	tests := []any{
+		nil, "", "x", true, false, 0.0, -1.5, 1e21, 1e-7, math.NaN(), math.Inf(1),
+		int64(7), 3, float32(0.5), json.Number("12.50"), json.Number("x"),
+		map[string]any{"a": "b"}, map[string]any(nil), []any{1.0}, []any(nil),
+		[]map[string]any{{"a": "b"}}, struct{}{},
+	}
+	for _, give := range tests {
+		var got node
+		got.setLazy(give)
+		want := lazyNode(give)
+		if diff := cmp.Diff(*want, got, cmp.AllowUnexported(node{}), cmpopts.EquateNaNs()); diff != "" {
+			t.Errorf("setLazy(%#v) mismatch (-want +got):\n%s", give, diff)
+		}
+	}
 }

@@ -35,12 +35,15 @@ const (
 type anchor struct {
 	typ anchorType
 	key string
+	// text is the anchored key, trimmed: String.
+	text string
 }
 
 // parseAnchor is Kyverno's anchor.Parse: `^([+<=X^])?\((.+)\)$` on the
 // trimmed key.
 func parseAnchor(s string) (anchor, bool) {
 	s = strings.TrimSpace(s)
+	text := s
 	typ := anchorCondition
 	if len(s) > 1 && s[1] == '(' {
 		switch s[0] {
@@ -52,16 +55,12 @@ func parseAnchor(s string) (anchor, bool) {
 	if len(s) < 3 || s[0] != '(' || s[len(s)-1] != ')' || strings.IndexByte(s, '\n') >= 0 {
 		return anchor{}, false
 	}
-	return anchor{typ: typ, key: s[1 : len(s)-1]}, true
+	return anchor{typ: typ, key: s[1 : len(s)-1], text: text}, true
 }
 
-// String is the anchored key, rebuilt.
-func (a anchor) String() string {
-	if a.typ == anchorCondition {
-		return "(" + a.key + ")"
-	}
-	return string(a.typ) + "(" + a.key + ")"
-}
+// String is the anchored key, rebuilt as Kyverno does (which gives the
+// trimmed key parsed).
+func (a anchor) String() string { return a.text }
 
 func containsCondition(a anchor) bool { return a.typ == anchorCondition || a.typ == anchorGlobal }
 func isCondition(a anchor) bool       { return a.typ == anchorCondition }
