@@ -108,6 +108,8 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
 	$(GO) test -run '^$$' -fuzz FuzzUnchanged -fuzztime 30s ./engine/mutate
+	$(GO) test -run '^$$' -fuzz FuzzMarshalPatch -fuzztime 30s ./engine/mutate
+	$(GO) test -run '^$$' -fuzz FuzzParseAnchor -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./engine/internal/jsonconv
 	$(GO) test -run '^$$' -fuzz FuzzDecodePod -fuzztime 30s ./engine/internal/jsonconv
 	$(GO) test -run '^$$' -fuzz FuzzUnmarshalerFast -fuzztime 30s ./engine/internal/jsonconv

@@ -226,7 +226,9 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		patched map[string]any
 		err     error
 	)
-	if p.Strategic != nil {
+	if p.Overlay != nil {
+		patched, err = p.Overlay.Apply(obj)
+	} else if p.Strategic != nil {
 		overlay, rerr := p.Strategic.Render(s.env())
 		if rerr != nil {
 			return mutateError("variable substitution failed", rerr)

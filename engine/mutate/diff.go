@@ -39,10 +39,15 @@ func Diff(original, patched any) []Operation {
 	return diffValues(original, patched, "", nil)
 }
 
-// MarshalPatch writes operations as a JSON array, "[]" for none.
+// MarshalPatch writes operations as a JSON array, "[]" for none: the bytes
+// of json.Marshal(ops), written without reflection for the values decoded
+// JSON holds (patchjson.go).
 func MarshalPatch(ops []Operation) ([]byte, error) {
 	if len(ops) == 0 {
 		return []byte("[]"), nil
+	}
+	if b, ok := appendPatch(make([]byte, 0, 96*len(ops)), ops); ok {
+		return b, nil
 	}
 	return json.Marshal(ops)
 }

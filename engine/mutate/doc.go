@@ -22,9 +22,13 @@
 //
 // The merge-key schema is a generated table (schema_table.go, from
 // hack/mergeschema), so this package needs no OpenAPI parser at run time.
+// NewOverlay converts an overlay once (engine/policy does it for the
+// overlays without variables); Overlay.Apply is StrategicMerge with it,
+// on a copy, so one Overlay serves any number of merges.
 // ParseJSON6902 and JSONPatch.Apply wrap github.com/evanphx/json-patch/v5
 // with Kyverno's options. Diff and MarshalPatch build the JSON Patch of an
-// admission response.
+// admission response; MarshalPatch writes what json.Marshal would, without
+// reflection for the values decoded JSON holds.
 //
 // Everything here is pure: no I/O, no globals that change, no logging. It
 // depends on engine/pattern (conditional anchors are validate patterns),

@@ -2,12 +2,18 @@ package mutate
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // FuzzStrategicMerge checks that no resource and patch make
 // StrategicMerge or Diff panic, and that StrategicMerge's shortcuts over
-// unchanged parts of the resource give kyaml's full walk's result.
+// unchanged parts of the resource (and the resource's maps and lists it
+// returns as they are) give kyaml's full walk's result, to the Go type;
+// and that an Overlay of the patch gives StrategicMerge's result each time
+// it is applied.
 func FuzzStrategicMerge(f *testing.F) {
 	f.Add(`{"apiVersion":"v1","kind":"Pod","spec":{"containers":[{"name":"a","image":"x"},{"name":"b"}]}}`,
 		`{"spec":{"containers":[{"(name)":"*","+(imagePullPolicy)":"Always"}]}}`)
@@ -30,8 +36,20 @@ func FuzzStrategicMerge(f *testing.F) {
 			return
 		}
 		full, ferr := strategicMerge(r, rn, p, false)
-		if (err != nil) != (ferr != nil) || err == nil && !Equal(out, full) {
+		if (err != nil) != (ferr != nil) || err == nil && !cmp.Equal(out, full) {
 			t.Fatalf("StrategicMerge(%s, %s) = %v, %v; the full walk gives %v, %v", resource, patch, out, err, full, ferr)
+		}
+		// An Overlay of the patch gives the same, and its next uses too
+		// (the merge changes only its copy of the overlay).
+		if o, oerr := NewOverlay(p); oerr == nil {
+			for range 2 {
+				got, gerr := o.Apply(r)
+				if fmt.Sprint(gerr) != fmt.Sprint(err) || !cmp.Equal(got, out) {
+					t.Fatalf("NewOverlay(%s).Apply(%s) = %v, %v; StrategicMerge gives %v, %v", patch, resource, got, gerr, out, err)
+				}
+			}
+		} else if err == nil || err.Error() != oerr.Error() {
+			t.Fatalf("NewOverlay(%s) = %v; StrategicMerge gives %v", patch, oerr, err)
 		}
 		if err != nil {
 			return

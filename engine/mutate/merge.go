@@ -676,6 +676,11 @@ func appendList(dst, src *node, keys []string) (*node, error) {
 // elements kyaml rebuilds): those must hold maps whose keys are all present,
 // non-empty and distinct (lists of scalars: distinct, non-empty scalars).
 func unchanged(v any, s schema) bool {
+	if s == leafSchema {
+		// No list below merges by key: every field of a leaf schema is a
+		// leaf, and its lists are replaced.
+		return true
+	}
 	switch t := v.(type) {
 	case map[string]any:
 		if s == nil {
@@ -717,43 +722,57 @@ func allUnchanged(items []any, s schema) bool {
 // value, and no two elements have the same keys (with several merge keys,
 // see uniqueByPartialKeys).
 func uniqueByKeys(items []any, keys []string) bool {
-	if len(keys) == 0 {
-		seen := make(map[string]bool, len(items))
-		for _, item := range items {
-			t, ok := scalarKey(item)
-			if !ok || seen[t] {
-				return false
-			}
-			seen[t] = true
-		}
-		return true
-	}
 	if len(keys) > 1 {
 		return uniqueByPartialKeys(items, keys)
 	}
-	seen := make(map[string]bool, len(items))
-	var sb strings.Builder
+	var buf [smallSet]string
+	small, large, dup := buf[:0], map[string]bool(nil), false
 	for _, item := range items {
-		m, ok := item.(map[string]any)
-		if !ok || len(m) == 0 {
-			return false
-		}
-		sb.Reset()
-		for _, k := range keys {
-			t, ok := scalarKey(m[k])
-			if !ok {
+		var t string
+		var ok bool
+		if len(keys) == 0 {
+			t, ok = scalarKey(item)
+		} else {
+			m, isMap := item.(map[string]any)
+			if !isMap || len(m) == 0 {
 				return false
 			}
-			sb.WriteString(t)
-			sb.WriteByte(0)
+			t, ok = scalarKey(m[keys[0]])
 		}
-		if seen[sb.String()] {
+		if !ok {
 			return false
 		}
-		seen[sb.String()] = true
+		if small, large, dup = seen(small, large, t); dup {
+			return false
+		}
 	}
 	return true
 }
+
+// seen adds s to a set of strings and reports whether it was there: the
+// set is the slice while it is small (the lists of a resource mostly are),
+// then the map.
+func seen(small []string, large map[string]bool, s string) ([]string, map[string]bool, bool) {
+	if large == nil {
+		if slices.Contains(small, s) {
+			return small, nil, true
+		}
+		if len(small) < smallSet {
+			return append(small, s), nil, false
+		}
+		large = make(map[string]bool, 2*len(small))
+		for _, t := range small {
+			large[t] = true
+		}
+	}
+	if large[s] {
+		return small, large, true
+	}
+	large[s] = true
+	return small, large, false
+}
+
+const smallSet = 16
 
 // uniqueByPartialKeys is uniqueByKeys for several merge keys
 // (containerPort and protocol), of which kyaml matches an element on those
@@ -763,7 +782,8 @@ func uniqueByKeys(items []any, keys []string) bool {
 // elements; the walk then runs for real.)
 func uniqueByPartialKeys(items []any, keys []string) bool {
 	var have []bool
-	seen := make(map[string]bool, len(items))
+	var buf [smallSet]string
+	small, large, dup := buf[:0], map[string]bool(nil), false
 	var sb strings.Builder
 	for i, item := range items {
 		m, ok := item.(map[string]any)
@@ -799,10 +819,9 @@ func uniqueByPartialKeys(items []any, keys []string) bool {
 			sb.WriteString(t)
 			sb.WriteByte(0)
 		}
-		if seen[sb.String()] {
+		if small, large, dup = seen(small, large, sb.String()); dup {
 			return false
 		}
-		seen[sb.String()] = true
 	}
 	return true
 }

@@ -2,6 +2,9 @@ package mutate
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
 	"testing"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -178,5 +181,124 @@ func TestFormatNumber(t *testing.T) {
 		if got := formatNumber(give); got != want {
 			t.Errorf("formatNumber(%v) = %q, want %q", give, got, want)
 		}
+	}
+}
+
+// TestOverlayIsStrategicMerge applies each patch as an Overlay to several
+// resources in turn, each twice: every result and error is
+// StrategicMerge's with the patch (the merge must not change the
+// overlay it keeps).
+func TestOverlayIsStrategicMerge(t *testing.T) {
+	resources := []string{
+		`{apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: a, image: x}, {name: b, image: "y:latest"}], volumes: [{name: v, emptyDir: {}}]}}`,
+		`{apiVersion: v1, kind: Pod, metadata: {name: q, annotations: {x: "1"}}, spec: {containers: [{name: a, image: "x:latest", ports: [{containerPort: 80}]}], volumes: [{name: h, hostPath: {path: /data}}]}}`,
+		`{apiVersion: apps/v1, kind: Deployment, metadata: {name: d}, spec: {template: {spec: {containers: [{name: a}]}}}}`,
+		`{apiVersion: example.com/v1, kind: Thing, metadata: {name: t}, spec: {items: [1, 2]}}`,
+	}
+	patches := []string{
+		`{metadata: {annotations: {+(cluster-autoscaler.kubernetes.io/safe-to-evict): "true"}}, spec: {volumes: [{<(emptyDir): {}}]}}`,
+		`{metadata: {annotations: {+(cluster-autoscaler.kubernetes.io/safe-to-evict): "true"}}, spec: {volumes: [{hostPath: {<(path): "*"}}]}}`,
+		`{spec: {containers: [{(image): "*:latest", imagePullPolicy: IfNotPresent}]}}`,
+		`{spec: {containers: [{(name): "*", +(imagePullPolicy): Always, securityContext: {+(runAsNonRoot): true}}]}}`,
+		`{metadata: {labels: {+(a): c, d: e}}}`,
+		`{metadata: {(name): q, labels: {matched: "yes"}}}`,
+		`{spec: {containers: [{name: a, $patch: delete}, {name: z, image: new}]}}`,
+		`{spec: {items: {$patch: replace}, extra: [x]}}`,
+		`{spec: {template: {spec: {containers: [{(name): a, env: [{name: E, value: v}]}]}}}}`,
+		`{spec: {containers: [{<(name): none}]}, metadata: {labels: {x: y}}}`,
+		`{spec: {containers: "not a list"}}`,
+		`{metadata: {labels: null}}`,
+	}
+	for _, ps := range patches {
+		patch := fromYAML(t, ps)
+		o, err := NewOverlay(patch)
+		if err != nil {
+			t.Fatalf("NewOverlay(%s) = %v", ps, err)
+		}
+		for _, rs := range resources {
+			res := fromYAML(t, rs)
+			want, wantErr := StrategicMerge(res, patch)
+			for i := range 2 {
+				got, err := o.Apply(res)
+				if fmt.Sprint(err) != fmt.Sprint(wantErr) {
+					t.Errorf("NewOverlay(%s).Apply(%s) #%d error = %v, want %v", ps, rs, i, err, wantErr)
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("NewOverlay(%s).Apply(%s) #%d mismatch (-want +got):\n%s", ps, rs, i, diff)
+				}
+			}
+		}
+	}
+}
+
+// TestNewOverlayError: a patch that is not JSON fails as StrategicMerge
+// fails with it.
+func TestNewOverlayError(t *testing.T) {
+	tests := []struct {
+		name string
+		give any
+	}{
+		{"a channel", map[string]any{"a": make(chan int)}},
+		{"NaN", []any{math.NaN()}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, want := StrategicMerge(map[string]any{"a": "b"}, tt.give)
+			_, err := NewOverlay(tt.give)
+			if want == nil || err == nil || err.Error() != want.Error() {
+				t.Errorf("NewOverlay(%v) = %v, want %v", tt.give, err, want)
+			}
+		})
+	}
+}
+
+// TestStrategicMergeShares pins which maps and lists of the resource a
+// merge returns as they are: those the patch did not change, even when
+// its anchors were checked in them.
+func TestStrategicMergeShares(t *testing.T) {
+	pod := `{apiVersion: v1, kind: Pod, metadata: {name: p, labels: {a: b}}, spec: {containers: [{name: c, image: x}], volumes: [{name: v, hostPath: {path: /data}}]}}`
+	tests := []struct {
+		name, patch string
+		wantShared  []string // paths of maps and lists of the result that are the resource's
+		wantNew     []string // and of those that are not
+	}{
+		{"annotation added, anchor in the volumes", `{metadata: {annotations: {+(x): "y"}}, spec: {volumes: [{hostPath: {<(path): "*"}}]}}`,
+			[]string{"spec", "spec.volumes", "spec.containers", "metadata.labels"}, []string{"", "metadata"}},
+		{"label added", `{metadata: {labels: {c: d}}}`,
+			[]string{"spec"}, []string{"", "metadata", "metadata.labels"}},
+		{"existing label set again", `{metadata: {labels: {a: b}}}`,
+			[]string{"", "spec", "metadata", "metadata.labels"}, nil},
+		{"add anchor on a present key", `{metadata: {labels: {+(a): z}}, spec: {containers: [{(name): c, +(image): y}]}}`,
+			[]string{"", "spec", "spec.containers", "metadata", "metadata.labels"}, nil},
+		{"container changed", `{spec: {containers: [{(name): c, imagePullPolicy: Always}]}}`,
+			[]string{"metadata", "spec.volumes"}, []string{"", "spec", "spec.containers"}},
+	}
+	at := func(v any, path string) any {
+		if path == "" {
+			return v
+		}
+		for _, k := range strings.Split(path, ".") {
+			v = v.(map[string]any)[k]
+		}
+		return v
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := fromYAML(t, pod)
+			got, err := StrategicMerge(res, fromYAML(t, tt.patch))
+			if err != nil {
+				t.Fatalf("StrategicMerge(%s) = %v", tt.patch, err)
+			}
+			for _, p := range tt.wantShared {
+				if !identical(at(got, p), at(res, p)) {
+					t.Errorf("StrategicMerge(%s) at %q is a new value, want the resource's", tt.patch, p)
+				}
+			}
+			for _, p := range tt.wantNew {
+				if identical(at(got, p), at(res, p)) {
+					t.Errorf("StrategicMerge(%s) at %q is the resource's value, want a new one", tt.patch, p)
+				}
+			}
+		})
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // node is one value of a document being merged, shaped like the YAML node
@@ -34,7 +36,9 @@ type node struct {
 	items []*node
 	// raw is the value of a map or list of the resource that was not
 	// looked into yet (lazy); expand converts one level of it. A lazy node
-	// the merge does not change is returned as raw, without copying.
+	// the merge does not change is returned as raw, without copying. Once
+	// expanded, raw is the value the node came from: value returns it when
+	// the node still holds exactly that.
 	raw  any
 	lazy bool
 }
@@ -97,12 +101,9 @@ func toNode(v any) (*node, error) {
 			n.items[i] = c
 		}
 		return n, nil
-	case nil:
-		return nullNode(), nil
-	case string:
-		return &node{kind: scalarNode, text: t, val: t, quoted: true}, nil
-	case bool:
-		return &node{kind: scalarNode, text: strconv.FormatBool(t), val: t}, nil
+	case nil, string, bool:
+		n, _ := scalarOf(v)
+		return &n, nil
 	case float64:
 		return numberNode(t)
 	case float32:
@@ -123,6 +124,42 @@ func toNode(v any) (*node, error) {
 	return nil, fmt.Errorf("value of type %T is not JSON", v)
 }
 
+// scalarOf is toNode of the scalars decoded JSON holds most (a string, a
+// bool, a finite float64 or nil), as a value; false for anything else.
+func scalarOf(v any) (node, bool) {
+	switch t := v.(type) {
+	case nil:
+		return node{kind: scalarNode, text: "null", null: true}, true
+	case string:
+		return node{kind: scalarNode, text: t, val: t, quoted: true}, true
+	case bool:
+		return node{kind: scalarNode, text: strconv.FormatBool(t), val: t}, true
+	case float64:
+		if math.IsNaN(t) || math.IsInf(t, 0) {
+			return node{}, false
+		}
+		return node{kind: scalarNode, text: formatNumber(t), val: t}, true
+	}
+	return node{}, false
+}
+
+// setLazy makes n lazyNode(v), in place.
+func (n *node) setLazy(v any) {
+	switch t := v.(type) {
+	case map[string]any:
+		*n = node{kind: mapNode, raw: t, lazy: true}
+		return
+	case []any:
+		*n = node{kind: listNode, raw: t, lazy: true}
+		return
+	}
+	if c, ok := scalarOf(v); ok {
+		*n = c
+		return
+	}
+	*n = *lazyNode(v)
+}
+
 // lazyNode wraps a value of the resource: maps and lists are converted one
 // level at a time, when the merge looks into them.
 func lazyNode(v any) *node {
@@ -140,7 +177,8 @@ func lazyNode(v any) *node {
 	return n
 }
 
-// expand converts one level of a lazy node.
+// expand converts one level of a lazy node; the nodes of that level are
+// allocated at once.
 func (n *node) expand() {
 	if n == nil || !n.lazy {
 		return
@@ -154,16 +192,19 @@ func (n *node) expand() {
 		}
 		slices.Sort(n.keys)
 		n.vals = make([]*node, len(n.keys))
+		children := make([]node, len(n.keys))
 		for i, k := range n.keys {
-			n.vals[i] = lazyNode(t[k])
+			children[i].setLazy(t[k])
+			n.vals[i] = &children[i]
 		}
 	case []any:
 		n.items = make([]*node, len(t))
+		children := make([]node, len(t))
 		for i, item := range t {
-			n.items[i] = lazyNode(item)
+			children[i].setLazy(item)
+			n.items[i] = &children[i]
 		}
 	}
-	n.raw = nil
 }
 
 func nullNode() *node { return &node{kind: scalarNode, text: "null", null: true} }
@@ -236,28 +277,9 @@ func (n *node) value() (any, error) {
 	}
 	switch n.kind {
 	case mapNode:
-		m := make(map[string]any, len(n.keys))
-		for i, k := range n.keys {
-			if _, dup := m[k]; dup {
-				return nil, fmt.Errorf("mapping key %q already defined", k)
-			}
-			v, err := n.vals[i].value()
-			if err != nil {
-				return nil, err
-			}
-			m[k] = v
-		}
-		return m, nil
+		return n.mapValue()
 	case listNode:
-		l := make([]any, len(n.items))
-		for i, item := range n.items {
-			v, err := item.value()
-			if err != nil {
-				return nil, err
-			}
-			l[i] = v
-		}
-		return l, nil
+		return n.listValue()
 	}
 	if n.null {
 		return nil, nil
@@ -266,6 +288,182 @@ func (n *node) value() (any, error) {
 		return n.text, nil
 	}
 	return n.val, nil
+}
+
+// mapValue is the value of a map node. When the node was expanded from a
+// map of the resource and still holds the same keys with identical values,
+// that map is the value (it is equal to the one built); otherwise a map is
+// built.
+func (n *node) mapValue() (any, error) {
+	src, _ := n.raw.(map[string]any)
+	var m map[string]any
+	if src == nil || len(src) != len(n.keys) {
+		m = make(map[string]any, len(n.keys))
+	}
+	for i, k := range n.keys {
+		// While the keys are sorted, none repeats, so src need not be
+		// copied to find out.
+		if m == nil && i > 0 && n.keys[i-1] >= k {
+			m = prefixCopy(src, n.keys[:i])
+		}
+		if m != nil {
+			if _, dup := m[k]; dup {
+				return nil, fmt.Errorf("mapping key %q already defined", k)
+			}
+		}
+		v, err := n.vals[i].value()
+		if err != nil {
+			return nil, err
+		}
+		if m == nil {
+			if sv, ok := src[k]; ok && identical(v, sv) {
+				continue
+			}
+			m = prefixCopy(src, n.keys[:i])
+		}
+		m[k] = v
+	}
+	if m == nil {
+		return src, nil
+	}
+	return m, nil
+}
+
+// prefixCopy is a new map with the values of keys in src.
+func prefixCopy(src map[string]any, keys []string) map[string]any {
+	m := make(map[string]any, len(src))
+	for _, k := range keys {
+		m[k] = src[k]
+	}
+	return m
+}
+
+// listValue is the value of a list node: like mapValue, the list of the
+// resource it was expanded from when its items are still identical.
+func (n *node) listValue() (any, error) {
+	src, _ := n.raw.([]any)
+	var l []any
+	if src == nil || len(src) != len(n.items) {
+		l = make([]any, len(n.items))
+	}
+	for i, item := range n.items {
+		v, err := item.value()
+		if err != nil {
+			return nil, err
+		}
+		if l == nil {
+			if identical(v, src[i]) {
+				continue
+			}
+			l = make([]any, len(n.items))
+			copy(l, src[:i])
+		}
+		l[i] = v
+	}
+	if l == nil {
+		return src, nil
+	}
+	return l, nil
+}
+
+// identical reports whether a and b are the same JSON value by identity:
+// the same map or list, or equal scalars of the same Go type (a float64
+// to the bit). One can stand for the other in a result.
+func identical(a, b any) bool {
+	switch at := a.(type) {
+	case map[string]any:
+		bt, ok := b.(map[string]any)
+		return ok && at != nil && bt != nil && reflect.ValueOf(at).UnsafePointer() == reflect.ValueOf(bt).UnsafePointer()
+	case []any:
+		bt, ok := b.([]any)
+		return ok && len(at) == len(bt) && unsafe.SliceData(at) == unsafe.SliceData(bt)
+	case string:
+		bt, ok := b.(string)
+		return ok && at == bt
+	case float64:
+		bt, ok := b.(float64)
+		return ok && math.Float64bits(at) == math.Float64bits(bt)
+	case bool:
+		bt, ok := b.(bool)
+		return ok && at == bt
+	case nil:
+		return b == nil
+	}
+	return false
+}
+
+// arenaSize counts what a copy of a node tree holds: nodes, map keys and
+// values, list items.
+type arenaSize struct{ nodes, keys, items int }
+
+func (n *node) arenaSize() arenaSize {
+	var sz arenaSize
+	n.countIn(&sz)
+	return sz
+}
+
+func (n *node) countIn(sz *arenaSize) {
+	if n == nil {
+		return
+	}
+	sz.nodes++
+	sz.keys += len(n.keys)
+	sz.items += len(n.items)
+	for _, v := range n.vals {
+		v.countIn(sz)
+	}
+	for _, v := range n.items {
+		v.countIn(sz)
+	}
+}
+
+// arena is the memory of a node tree's copy, allocated at once.
+type arena struct {
+	nodes []node
+	keys  []string
+	vals  []*node
+	items []*node
+}
+
+func newArena(sz arenaSize) *arena {
+	return &arena{
+		nodes: make([]node, sz.nodes),
+		keys:  make([]string, sz.keys),
+		vals:  make([]*node, sz.keys),
+		items: make([]*node, sz.items),
+	}
+}
+
+// cloneIn is copy for a tree without lazy nodes (a converted patch), in
+// memory taken from a, which arenaSize of n sized. Each slice of the copy
+// is capped at its length, so appending to it does not reach a
+// neighbour's.
+func (n *node) cloneIn(a *arena) *node {
+	if n == nil {
+		return nil
+	}
+	c := &a.nodes[0]
+	a.nodes = a.nodes[1:]
+	*c = *n
+	if n.keys != nil {
+		k := len(n.keys)
+		c.keys = a.keys[:k:k]
+		c.vals = a.vals[:k:k]
+		a.keys, a.vals = a.keys[k:], a.vals[k:]
+		copy(c.keys, n.keys)
+		for i, v := range n.vals {
+			c.vals[i] = v.cloneIn(a)
+		}
+	}
+	if n.items != nil {
+		k := len(n.items)
+		c.items = a.items[:k:k]
+		a.items = a.items[k:]
+		for i, v := range n.items {
+			c.items[i] = v.cloneIn(a)
+		}
+	}
+	return c
 }
 
 // copy returns a deep copy of n.
@@ -358,8 +556,44 @@ func (n *node) hasField(k string) bool {
 	if n == nil || n.kind != mapNode {
 		return false
 	}
-	n.expand()
+	if n.lazy {
+		m, _ := n.raw.(map[string]any)
+		_, ok := m[k]
+		return ok
+	}
 	return slices.Contains(n.keys, k)
+}
+
+// peek is field for reading only: the value of key k of a map, without
+// expanding a lazy map (a new lazy node then, not part of n's tree).
+func (n *node) peek(k string) *node {
+	if n == nil || n.kind != mapNode {
+		return nil
+	}
+	if !n.lazy {
+		return n.field(k)
+	}
+	m, _ := n.raw.(map[string]any)
+	v, ok := m[k]
+	if !ok {
+		return nil
+	}
+	return lazyNode(v)
+}
+
+// peekItems is the items of a list for reading only, without expanding a
+// lazy list (new lazy nodes then).
+func (n *node) peekItems() []*node {
+	if !n.lazy {
+		n.expand()
+		return n.items
+	}
+	raw, _ := n.raw.([]any)
+	items := make([]*node, len(raw))
+	for i, item := range raw {
+		items[i] = lazyNode(item)
+	}
+	return items
 }
 
 // clearField removes the first key k of a map.

@@ -35,12 +35,15 @@ const (
 type anchor struct {
 	typ anchorType
 	key string
+	// text is the anchored key, trimmed: String.
+	text string
 }
 
 // parseAnchor is Kyverno's anchor.Parse: `^([+<=X^])?\((.+)\)$` on the
 // trimmed key.
 func parseAnchor(s string) (anchor, bool) {
 	s = strings.TrimSpace(s)
+	text := s
 	typ := anchorCondition
 	if len(s) > 1 && s[1] == '(' {
 		switch s[0] {
@@ -52,16 +55,12 @@ func parseAnchor(s string) (anchor, bool) {
 	if len(s) < 3 || s[0] != '(' || s[len(s)-1] != ')' || strings.IndexByte(s, '\n') >= 0 {
 		return anchor{}, false
 	}
-	return anchor{typ: typ, key: s[1 : len(s)-1]}, true
+	return anchor{typ: typ, key: s[1 : len(s)-1], text: text}, true
 }
 
-// String is the anchored key, rebuilt.
-func (a anchor) String() string {
-	if a.typ == anchorCondition {
-		return "(" + a.key + ")"
-	}
-	return string(a.typ) + "(" + a.key + ")"
-}
+// String is the anchored key, rebuilt as Kyverno does (which gives the
+// trimmed key parsed).
+func (a anchor) String() string { return a.text }
 
 func containsCondition(a anchor) bool { return a.typ == anchorCondition || a.typ == anchorGlobal }
 func isCondition(a anchor) bool       { return a.typ == anchorCondition }
@@ -91,7 +90,9 @@ func isGlobalError(err error) bool {
 	return errors.As(err, &ge)
 }
 
-// preprocess checks and removes the anchors of pat against resource.
+// preprocess checks and removes the anchors of pat against resource. It
+// only reads the resource, and through peek and peekItems, which leave
+// lazy nodes lazy (the merge's shortcuts need them).
 func preprocess(pat, resource *node) error {
 	if err := preprocessNode(pat, resource); err != nil {
 		return err
@@ -123,7 +124,7 @@ func walkPatternMap(pat, resource *node) error {
 	for _, key := range nonAnchorKeys(pat) {
 		var rv *node
 		if resource != nil && resource.hasField(key) {
-			rv = resource.field(key)
+			rv = resource.peek(key)
 		}
 		if err := preprocessNode(pat.field(key), rv); err != nil {
 			return err
@@ -141,8 +142,7 @@ func processListOfMaps(pat, resource *node) error {
 	}
 	var resourceItems []*node
 	if resource != nil {
-		resource.expand()
-		resourceItems = resource.items
+		resourceItems = resource.peekItems()
 	}
 	elements := append([]*node(nil), pat.items...)
 	for _, elem := range elements {
@@ -299,7 +299,7 @@ func checkAnchors(pat, resource *node, filter func(anchor) bool) error {
 		if !pat.hasField(a.String()) {
 			return fmt.Errorf("anchor %q is not a key of the patch", a.String())
 		}
-		rv := resource.field(a.key)
+		rv := resource.peek(a.key)
 		if n, err := handleAddAnchors(pv, rv); err != nil {
 			return err
 		} else if n > 0 {

@@ -27,6 +27,36 @@ func strategicMerge(resource map[string]any, rn *node, patch any, shortcuts bool
 	if err != nil {
 		return nil, fmt.Errorf("patch: %w", err)
 	}
+	return mergeNodes(resource, rn, pn, shortcuts)
+}
+
+// Overlay is a patchStrategicMerge overlay converted once, for an overlay
+// that is the same at every evaluation (one without variables): its Apply
+// gives what StrategicMerge gives with the overlay's value.
+type Overlay struct {
+	root *node
+	size arenaSize
+}
+
+// NewOverlay converts a patchStrategicMerge overlay, a JSON value that
+// must not change afterwards. Its error is StrategicMerge's with it.
+func NewOverlay(patch any) (*Overlay, error) {
+	pn, err := toNode(patch)
+	if err != nil {
+		return nil, fmt.Errorf("patch: %w", err)
+	}
+	return &Overlay{root: pn, size: pn.arenaSize()}, nil
+}
+
+// Apply is StrategicMerge(resource, patch) for the overlay's patch: the
+// merge works on a copy of the converted overlay, which stays as it is.
+func (o *Overlay) Apply(resource map[string]any) (map[string]any, error) {
+	return mergeNodes(resource, lazyNode(resource), o.root.cloneIn(newArena(o.size)), true)
+}
+
+// mergeNodes is strategicMerge with the patch converted (pn, which it
+// changes).
+func mergeNodes(resource map[string]any, rn, pn *node, shortcuts bool) (map[string]any, error) {
 	if err := preprocess(pn, rn); err != nil {
 		if !isConditionError(err) && !isGlobalError(err) {
 			return nil, fmt.Errorf("failed to preProcess rule: %w", err)

@@ -1,6 +1,7 @@
 package mutate
 
 import (
+	"fmt"
 	"testing"
 )
 
@@ -111,4 +112,46 @@ func FuzzUnchanged(f *testing.F) {
 			t.Fatalf("unchanged(ports %v) = true but kyaml's walk gives %v", ports, got)
 		}
 	})
+}
+
+// TestUniqueByKeysLong pins uniqueByKeys on lists longer than the small
+// set it keeps the keys in before a map, against the full walk.
+func TestUniqueByKeysLong(t *testing.T) {
+	containers := func(n, dup int) []any {
+		var out []any
+		for i := range n {
+			name := fmt.Sprintf("c%d", i)
+			if i == n-1 && dup >= 0 {
+				name = fmt.Sprintf("c%d", dup)
+			}
+			out = append(out, map[string]any{"name": name})
+		}
+		return out
+	}
+	tests := []struct {
+		name       string
+		containers []any
+		want       bool
+	}{
+		{"16 distinct", containers(16, -1), true},
+		{"17 distinct", containers(17, -1), true},
+		{"40 distinct", containers(40, -1), true},
+		{"16, last repeats the first", containers(16, 0), false},
+		{"17, last repeats the first", containers(17, 0), false},
+		{"40, last repeats the 20th", containers(40, 20), false},
+		{"40, last repeats the 39th", containers(40, 38), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "spec": map[string]any{"containers": tt.containers}}
+			if got := unchanged(pod, nil); got != tt.want {
+				t.Errorf("unchanged(%d containers) = %v, want %v", len(tt.containers), got, tt.want)
+			}
+			if tt.want {
+				if got := slowEmptyMerge(t, pod); !Equal(pod, got) {
+					t.Errorf("unchanged(%d containers) = true but kyaml's walk gives %v", len(tt.containers), got)
+				}
+			}
+		})
+	}
 }

@@ -31,8 +31,10 @@ type Mutation struct {
 // Patch is one patch of a mutate rule or foreach, with its variables
 // parsed. Exactly one of Strategic and JSON6902 is set.
 type Patch struct {
-	// Strategic is the patchStrategicMerge overlay.
+	// Strategic is the patchStrategicMerge overlay; Overlay is it
+	// converted, when it holds no variables (and converts).
 	Strategic *variables.Document
+	Overlay   *mutate.Overlay
 	// JSON6902 is the patchesJson6902 text; Static is it decoded when it
 	// holds no variables.
 	JSON6902 *variables.Document
@@ -116,7 +118,15 @@ func (c *compiler) patch(smp any, jsonPatch, path, base string, checkMeta bool) 
 			c.add(prefixPath(trimDot(err), ppath), engine.CodeInvalidVariable, ppath)
 			return &Patch{Path: ppath}
 		}
-		return &Patch{Strategic: doc, Path: ppath}
+		out := &Patch{Strategic: doc, Path: ppath}
+		if !doc.HasVariables() {
+			// The same overlay at every evaluation: converted once. An
+			// overlay that does not convert fails when applied instead.
+			if static, err := doc.Render(variables.Env{}); err == nil {
+				out.Overlay, _ = mutate.NewOverlay(static)
+			}
+		}
+		return out
 	}
 	ppath := path + ".patchesJson6902"
 	doc, err := variables.ParseDocumentAt(jsonPatch, base+"/patchesJson6902")
