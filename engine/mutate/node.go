@@ -207,8 +207,6 @@ func (n *node) expand() {
 	}
 }
 
-func nullNode() *node { return &node{kind: scalarNode, text: "null", null: true} }
-
 func numberNode(f float64) (*node, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return nil, fmt.Errorf("number %v is not JSON", f)

@@ -24,7 +24,7 @@ func TestMarshalPatchIsJSONMarshal(t *testing.T) {
 		{"html and control characters", []Operation{{Op: "add", Path: "/<a>&\"\\", Value: "\x00\x1f\b\f\n\r\t<script>&amp;"}}},
 		{"unicode", []Operation{{Op: "add", Path: "/é", Value: "日本\u2028\u2029\U0001F600"}}},
 		{"invalid UTF-8", []Operation{{Op: "add\xff", Path: "/\xc3", Value: map[string]any{"\xed\xa0\x80": "a\xffb"}}}},
-		{"numbers", []Operation{{Op: "add", Path: "/n", Value: []any{0.0, -0.0, 1.0, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, 5e-324, math.MaxFloat64, int64(-7), int64(math.MaxInt64)}}}},
+		{"numbers", []Operation{{Op: "add", Path: "/n", Value: []any{0.0, math.Copysign(0, -1), 1.0, -1.5, 1e20, 1e21, 1e-6, 1e-7, 123456789.125, 5e-324, math.MaxFloat64, int64(-7), int64(math.MaxInt64)}}}},
 		{"booleans and nulls", []Operation{{Op: "add", Path: "/b", Value: []any{true, false, nil, map[string]any(nil), []any(nil), []any{}, map[string]any{}}}}},
 		{"nested", []Operation{{Op: "add", Path: "/spec/containers/1", Value: map[string]any{"name": "c", "ports": []any{map[string]any{"containerPort": 80.0}}, "env": []any{}}}}},
 		{"several", []Operation{{Op: "remove", Path: "/a"}, {Op: "add", Path: "/b", Value: "x"}, {Op: "replace", Path: "/c", Value: 1.0}}},
