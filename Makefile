@@ -105,6 +105,7 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSimplePath -fuzztime 30s ./engine/jmespath
 	$(GO) test -run '^$$' -fuzz FuzzCompiled -fuzztime 30s ./engine/jmespath
 	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
+	$(GO) test -run '^$$' -fuzz FuzzErrorTexts -fuzztime 30s ./engine/pattern
 	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
 	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
 	$(GO) test -run '^$$' -fuzz FuzzUnchanged -fuzztime 30s ./engine/mutate

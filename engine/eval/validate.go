@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/internal/memo"
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -111,6 +112,9 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		if !ok {
 			return &outcome{status(r.Status), fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Message)}
 		}
+		if r.Status == pattern.Fail && (v.val.Message == nil || !v.val.Message.HasVariables()) {
+			return failOutcome(v.rule.Name, msg, r.Path)
+		}
 		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, msg)}
 	}
 
@@ -123,6 +127,9 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		compiled[i] = p
 	}
 	r := pattern.ValidateAny(compiled, resource)
+	if r.Status == pattern.Pass && r.Index >= 0 {
+		return anyPassOutcome(v.rule.Name, r.Index)
+	}
 	if r.Status != pattern.Fail {
 		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, v.val.RawMessage)}
 	}
@@ -131,6 +138,37 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		return fail(fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Detail(v.rule.Name)))
 	}
 	return fail(r.RuleMessage(v.rule.Name, msg))
+}
+
+// Outcomes of pattern rules that fail with a message without variables,
+// and of anyPattern rules that pass, are shared: the same rule fails at the
+// same paths, or passes with the same pattern, resource after resource.
+var (
+	failOutcomes    = memo.New[failKey, *outcome](4096)
+	anyPassOutcomes = memo.New[anyPassKey, *outcome](4096)
+)
+
+type failKey struct{ rule, message, path string }
+
+type anyPassKey struct {
+	rule  string
+	index int
+}
+
+// failOutcome is the outcome of a pattern rule that failed at path, with
+// validate.message message.
+func failOutcome(rule, message, path string) *outcome {
+	return failOutcomes.Get(failKey{rule, message, path}, func(k failKey) *outcome {
+		return fail(pattern.Result{Status: pattern.Fail, Path: k.path}.RuleMessage(k.rule, k.message))
+	})
+}
+
+// anyPassOutcome is the outcome of an anyPattern rule whose pattern index
+// passed.
+func anyPassOutcome(rule string, index int) *outcome {
+	return anyPassOutcomes.Get(anyPassKey{rule, index}, func(k anyPassKey) *outcome {
+		return pass(pattern.AnyResult{Status: pattern.Pass, Index: k.index}.RuleMessage(k.rule, ""))
+	})
 }
 
 func status(s pattern.Status) Status {

@@ -2,6 +2,7 @@ package pattern
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/internal/memo"
@@ -94,7 +95,7 @@ func (r AnyResult) RuleMessage(rule, message string) string {
 		if r.Index < 0 {
 			return message
 		}
-		return fmt.Sprintf("validation rule '%s' anyPattern[%d] passed.", rule, r.Index)
+		return "validation rule '" + rule + "' anyPattern[" + strconv.Itoa(r.Index) + "] passed."
 	case Skip:
 		return r.Detail(rule)
 	}
@@ -118,15 +119,17 @@ func (r Result) RuleMessage(rule, message string) string {
 	case Skip:
 		return r.Message
 	}
-	if message != "" && !strings.HasSuffix(message, ".") {
-		message += "."
-	}
-	prefix := "validation error: "
+	// One concatenation: "validation error: " [message ["."] " "] "rule "
+	// rule (" failed at path " path | " execution error: " message).
+	dot, space := "", ""
 	if message != "" {
-		prefix += message + " "
+		space = " "
+		if !strings.HasSuffix(message, ".") {
+			dot = "."
+		}
 	}
 	if r.Status == Fail {
-		return prefix + "rule " + rule + " failed at path " + r.Path
+		return "validation error: " + message + dot + space + "rule " + rule + " failed at path " + r.Path
 	}
-	return prefix + "rule " + rule + " execution error: " + r.Message
+	return "validation error: " + message + dot + space + "rule " + rule + " execution error: " + r.Message
 }

@@ -178,7 +178,30 @@ func kyvernoValue(v any) any {
 
 // renderValue prints a resource value the way Kyverno's "%v" does.
 func renderValue(v any) string {
-	return fmt.Sprint(kyvernoValue(v))
+	switch t := v.(type) {
+	case nil, string, bool, int64, int:
+		return sprint(t)
+	case map[string]any, []any:
+		return fmt.Sprint(kyvernoValue(v))
+	}
+	return sprint(kyvernoValue(v))
+}
+
+// sprint is fmt.Sprint(v), without fmt for the common scalars.
+func sprint(v any) string {
+	switch t := v.(type) {
+	case string:
+		return t
+	case nil:
+		return "<nil>"
+	case bool:
+		return strconv.FormatBool(t)
+	case int64:
+		return strconv.FormatInt(t, 10)
+	case int:
+		return strconv.Itoa(t)
+	}
+	return fmt.Sprint(v)
 }
 
 // typeName prints the Go type Kyverno would report with "%T" for a resource
