@@ -51,6 +51,9 @@ type scope struct {
 	// else.
 	buf    [3]*deferred
 	images deferred
+	// copies holds the first deferred entries a child copies from its
+	// parent, so that a foreach element's scope allocates none.
+	copies [2]deferred
 	// envv is env's value, built once: its method values allocate.
 	envv *variables.Env
 }
@@ -65,13 +68,29 @@ type deferred struct {
 
 func (s *scope) child() *scope {
 	c := &scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars}
-	for _, d := range s.pending {
-		if !d.done {
-			cp := *d
-			c.pending = append(c.pending, &cp)
-		}
-	}
+	c.pending = s.copyPending(c, c.buf[:0])
 	return c
+}
+
+// copyPending appends to pending a copy of each of s's entries that has
+// not loaded, for the child c: the first ones in c's own array.
+func (s *scope) copyPending(c *scope, pending []*deferred) []*deferred {
+	n := 0
+	for _, d := range s.pending {
+		if d.done {
+			continue
+		}
+		var cp *deferred
+		if n < len(c.copies) {
+			cp = &c.copies[n]
+			n++
+		} else {
+			cp = new(deferred)
+		}
+		*cp = *d
+		pending = append(pending, cp)
+	}
+	return pending
 }
 
 // reset makes c a fresh child of s again, reusing c's map and pending
@@ -82,13 +101,7 @@ func (s *scope) reset(c *scope) {
 	pending, data, owned, envv := c.pending[:0], c.data, c.owned, c.envv
 	// envv resolves through c itself: it stays valid.
 	*c = scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars, envv: envv}
-	for _, d := range s.pending {
-		if !d.done {
-			cp := *d
-			pending = append(pending, &cp)
-		}
-	}
-	c.pending = pending
+	c.pending = s.copyPending(c, pending)
 	if owned {
 		// The child's own map, emptied and filled with the parent's
 		// names: what an element bound is gone.

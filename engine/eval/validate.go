@@ -256,7 +256,7 @@ func (s *scope) list(fe *policy.Foreach) ([]any, error) {
 // otherwise.
 func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error {
 	s.own()
-	idx := float64(index)
+	idx := boxedIndex(index)
 	s.data["element"] = el
 	s.data[nestedName("element", nesting)] = el
 	s.data["elementIndex"] = idx
@@ -328,6 +328,23 @@ var nestedNames = func() map[string][]string {
 	}
 	return m
 }()
+
+// boxedIndexes are the elementIndex values of the first elements, boxed
+// once.
+var boxedIndexes = func() (out [64]any) {
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
+}()
+
+// boxedIndex is the elementIndex value of element i.
+func boxedIndex(i int) any {
+	if i >= 0 && i < len(boxedIndexes) {
+		return boxedIndexes[i]
+	}
+	return float64(i)
+}
 
 func nestedName(base string, nesting int) string {
 	if names := nestedNames[base]; nesting < len(names) {
