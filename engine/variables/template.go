@@ -84,12 +84,12 @@ type Var struct {
 // Template is one string of a policy, parsed: literal text and {{ }}
 // variables. It is immutable and safe for concurrent use.
 type Template struct {
-	src    string
-	path   string
-	vars   []*variable // the variables of the first pass, in order
-	static string      // the rendered text when vars is empty
-	staticV any        // static, boxed once: Render returns it
-	nested []Var       // variables of later passes, as the compile check saw them
+	src     string
+	path    string
+	vars    []*variable // the variables of the first pass, in order
+	static  string      // the rendered text when vars is empty
+	staticV any         // static, boxed once: Render returns it
+	nested  []Var       // variables of later passes, as the compile check saw them
 }
 
 // variable is one match of reVariable.
