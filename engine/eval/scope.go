@@ -56,6 +56,13 @@ type scope struct {
 	copies [2]deferred
 	// envv is env's value, built once: its method values allocate.
 	envv *variables.Env
+	// memo is the last query answered while a conditions block is
+	// evaluated (memoOn), for the next condition that renders the same
+	// expression: see conditions.
+	memoOn  bool
+	memoSet bool
+	memoSrc string
+	memoVal any
 }
 
 // deferred is a value that loads on the first query that names it.
@@ -143,6 +150,7 @@ func (s *scope) own() {
 
 // set binds a top-level name, or a dotted path under it.
 func (s *scope) set(name string, value any) {
+	s.forget()
 	s.own()
 	if !strings.Contains(name, ".") {
 		s.data[name] = value
@@ -210,13 +218,24 @@ func (s *scope) loadAll() error {
 	return nil
 }
 
+// forget drops the memo: the scope's data changes.
+func (s *scope) forget() {
+	s.memoSet, s.memoSrc, s.memoVal = false, "", nil
+}
+
 // query evaluates q against the scope.
 func (s *scope) query(q *jmespath.Query) (any, error) {
 	src := q.String()
 	if err := s.loadMatching(src); err != nil {
 		return nil, err
 	}
+	if s.memoOn && s.memoSet && s.memoSrc == src {
+		return s.memoVal, nil
+	}
 	v, err := s.ev.e.interp.Search(q, s.data)
+	if err == nil && s.memoOn && q.Pure() {
+		s.memoSet, s.memoSrc, s.memoVal = true, src, v
+	}
 	if err != nil {
 		code := engine.CodeEvaluation
 		if jmespath.IsNotFound(err) {
