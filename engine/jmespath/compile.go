@@ -386,9 +386,11 @@ func (f fieldNode) eval(_ *gojmespath.FunctionCaller, v any) (any, status) {
 	return nil, ok
 }
 
-// lister is implemented by the nodes whose value is always a new list or
-// null (projections, flatten, slices, multiselect lists): a parent that
-// takes a list gets it without the allocation of boxing it in an any.
+// lister is implemented by the nodes whose value is always a list or null
+// (projections, flatten, slices, multiselect lists, keys): a parent that
+// takes a list gets it without the allocation of boxing it in an any. The
+// list may be the data's own (a flatten that had nothing to merge): it is
+// only read.
 // isList false means null.
 type lister interface {
 	evaluator
@@ -578,18 +580,16 @@ func (n *projectionNode) list(c *gojmespath.FunctionCaller, v any) ([]any, bool,
 // elements that are lists are merged one level. Any error of left is
 // null, as in the interpreter.
 //
-// When left is a lister, its list is new and no one else holds it: if it
-// holds no list to merge, it is the result itself (its nulls removed in
-// place for dropNil) instead of a copy.
+// A list that holds no list to merge (and no null, for dropNil) is the
+// result itself instead of a copy: results already share the data they
+// were read from (a path returns the data's own list) and are only read.
 type flattenNode struct {
 	left    evaluator
 	dropNil bool
-	fresh   bool // left is a lister
 }
 
 func newFlatten(left evaluator, dropNil bool) *flattenNode {
-	_, fresh := left.(lister)
-	return &flattenNode{left: left, dropNil: dropNil, fresh: fresh}
+	return &flattenNode{left: left, dropNil: dropNil}
 }
 
 func (n *flattenNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
@@ -620,18 +620,8 @@ func (n *flattenNode) list(c *gojmespath.FunctionCaller, v any) ([]any, bool, st
 			size++
 		}
 	}
-	if n.fresh && !lists {
-		if !n.dropNil || !nils {
-			return list, true, ok
-		}
-		out := list[:0]
-		for _, el := range list {
-			if el != nil {
-				out = append(out, el)
-			}
-		}
-		clear(list[len(out):])
-		return out, true, ok
+	if !lists && (!n.dropNil || !nils) {
+		return list, true, ok
 	}
 	out := make([]any, 0, size)
 	for _, el := range list {
