@@ -12,9 +12,11 @@ import (
 // tree of small evaluator nodes, one per AST node, when all of its nodes
 // are of the supported kinds: fields, subexpressions, indexes, slices, @,
 // literals, projections (list, value, filter), flatten, multiselect lists
-// and hashes, ||, &&, !, comparators, pipes and function calls. Function
-// calls go through the interpreter's own function caller, so the function
-// table, the argument checks and the implementations are the same;
+// and hashes, ||, &&, !, comparators, pipes and function calls. keys,
+// values and length are evaluated by their own nodes with go-jmespath's
+// results (compileBuiltin); other function calls go through the
+// interpreter's own function caller, so the function table, the argument
+// checks and the implementations are the same;
 // &expression arguments are passed as the interpreter passes them.
 //
 // Each node follows go-jmespath's tree interpreter (interpreter.go of
