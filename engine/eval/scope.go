@@ -51,8 +51,18 @@ type scope struct {
 	// else.
 	buf    [3]*deferred
 	images deferred
+	// copies holds the first deferred entries a child copies from its
+	// parent, so that a foreach element's scope allocates none.
+	copies [2]deferred
 	// envv is env's value, built once: its method values allocate.
 	envv *variables.Env
+	// memo is the last query answered while a conditions block is
+	// evaluated (memoOn), for the next condition that renders the same
+	// expression: see conditions.
+	memoOn  bool
+	memoSet bool
+	memoSrc string
+	memoVal any
 }
 
 // deferred is a value that loads on the first query that names it.
@@ -65,13 +75,29 @@ type deferred struct {
 
 func (s *scope) child() *scope {
 	c := &scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars}
-	for _, d := range s.pending {
-		if !d.done {
-			cp := *d
-			c.pending = append(c.pending, &cp)
-		}
-	}
+	c.pending = s.copyPending(c, c.buf[:0])
 	return c
+}
+
+// copyPending appends to pending a copy of each of s's entries that has
+// not loaded, for the child c: the first ones in c's own array.
+func (s *scope) copyPending(c *scope, pending []*deferred) []*deferred {
+	n := 0
+	for _, d := range s.pending {
+		if d.done {
+			continue
+		}
+		var cp *deferred
+		if n < len(c.copies) {
+			cp = &c.copies[n]
+			n++
+		} else {
+			cp = new(deferred)
+		}
+		*cp = *d
+		pending = append(pending, cp)
+	}
+	return pending
 }
 
 // reset makes c a fresh child of s again, reusing c's map and pending
@@ -82,13 +108,7 @@ func (s *scope) reset(c *scope) {
 	pending, data, owned, envv := c.pending[:0], c.data, c.owned, c.envv
 	// envv resolves through c itself: it stays valid.
 	*c = scope{ev: s.ev, data: s.data, element: s.element, nesting: s.nesting, ruleVars: s.ruleVars, envv: envv}
-	for _, d := range s.pending {
-		if !d.done {
-			cp := *d
-			pending = append(pending, &cp)
-		}
-	}
-	c.pending = pending
+	c.pending = s.copyPending(c, pending)
 	if owned {
 		// The child's own map, emptied and filled with the parent's
 		// names: what an element bound is gone.
@@ -130,6 +150,7 @@ func (s *scope) own() {
 
 // set binds a top-level name, or a dotted path under it.
 func (s *scope) set(name string, value any) {
+	s.forget()
 	s.own()
 	if !strings.Contains(name, ".") {
 		s.data[name] = value
@@ -197,13 +218,24 @@ func (s *scope) loadAll() error {
 	return nil
 }
 
+// forget drops the memo: the scope's data changes.
+func (s *scope) forget() {
+	s.memoSet, s.memoSrc, s.memoVal = false, "", nil
+}
+
 // query evaluates q against the scope.
 func (s *scope) query(q *jmespath.Query) (any, error) {
 	src := q.String()
 	if err := s.loadMatching(src); err != nil {
 		return nil, err
 	}
+	if s.memoOn && s.memoSet && s.memoSrc == src {
+		return s.memoVal, nil
+	}
 	v, err := s.ev.e.interp.Search(q, s.data)
+	if err == nil && s.memoOn && q.Pure() {
+		s.memoSet, s.memoSrc, s.memoVal = true, src, v
+	}
 	if err != nil {
 		code := engine.CodeEvaluation
 		if jmespath.IsNotFound(err) {

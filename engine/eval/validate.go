@@ -294,7 +294,7 @@ func (s *scope) list(fe *policy.Foreach) ([]any, error) {
 // otherwise.
 func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error {
 	s.own()
-	idx := float64(index)
+	idx := boxedIndex(index)
 	s.data["element"] = el
 	s.data[nestedName("element", nesting)] = el
 	s.data["elementIndex"] = idx
@@ -315,11 +315,24 @@ func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error
 
 // conditions evaluates a precondition or deny block. A nil block holds.
 // The message is the joined messages of the conditions that decided.
+//
+// While the block is evaluated, the scope answers an expression that the
+// previous query of the block also asked (several conditions of one block
+// often render the same variable, like {{ element.keys(@)[] }}) with that
+// query's value instead of searching again: nothing changes the scope's
+// data in between (binding a name drops the value), the value is only read,
+// and Pure excludes the functions that read the clock, the random source
+// or the resolver. Queries that fail are not remembered.
 func (s *scope) conditions(c *policy.Conditions) (bool, string, error) {
 	if c == nil {
 		return true, "", nil
 	}
-	return c.Eval(s.condition)
+	was := s.memoOn
+	s.memoOn = true
+	ok, msg, err := c.Eval(s.condition)
+	s.memoOn = was
+	s.forget()
+	return ok, msg, err
 }
 
 func (s *scope) condition(c *policy.Condition) (bool, string, error) {
@@ -366,6 +379,23 @@ var nestedNames = func() map[string][]string {
 	}
 	return m
 }()
+
+// boxedIndexes are the elementIndex values of the first elements, boxed
+// once.
+var boxedIndexes = func() (out [64]any) {
+	for i := range out {
+		out[i] = float64(i)
+	}
+	return out
+}()
+
+// boxedIndex is the elementIndex value of element i.
+func boxedIndex(i int) any {
+	if i >= 0 && i < len(boxedIndexes) {
+		return boxedIndexes[i]
+	}
+	return float64(i)
+}
 
 func nestedName(base string, nesting int) string {
 	if names := nestedNames[base]; nesting < len(names) {

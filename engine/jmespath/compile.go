@@ -3,6 +3,7 @@ package jmespath
 import (
 	"fmt"
 	"reflect"
+	"unicode/utf8"
 
 	gojmespath "github.com/kyverno/go-jmespath"
 )
@@ -11,9 +12,11 @@ import (
 // tree of small evaluator nodes, one per AST node, when all of its nodes
 // are of the supported kinds: fields, subexpressions, indexes, slices, @,
 // literals, projections (list, value, filter), flatten, multiselect lists
-// and hashes, ||, &&, !, comparators, pipes and function calls. Function
-// calls go through the interpreter's own function caller, so the function
-// table, the argument checks and the implementations are the same;
+// and hashes, ||, &&, !, comparators, pipes and function calls. keys,
+// values and length are evaluated by their own nodes with go-jmespath's
+// results (compileBuiltin); other function calls go through the
+// interpreter's own function caller, so the function table, the argument
+// checks and the implementations are the same;
 // &expression arguments are passed as the interpreter passes them.
 //
 // Each node follows go-jmespath's tree interpreter (interpreter.go of
@@ -108,7 +111,7 @@ func compile(node gojmespath.ASTNode) evaluator {
 		if node.Children[0].NodeType == gojmespath.ASTFlatten && isIdentity(node.Children[1]) && len(node.Children[0].Children) == 1 {
 			// x[] : flatten x, then drop the nulls, in one list.
 			if left := compile(node.Children[0].Children[0]); left != nil {
-				return &flattenNode{left: left, dropNil: true}
+				return newFlatten(left, true)
 			}
 			return nil
 		}
@@ -125,7 +128,7 @@ func compile(node gojmespath.ASTNode) evaluator {
 			return nil
 		}
 		if left := compile(node.Children[0]); left != nil {
-			return &flattenNode{left: left}
+			return newFlatten(left, false)
 		}
 		return nil
 	case gojmespath.ASTFilterProjection:
@@ -210,6 +213,9 @@ func compile(node gojmespath.ASTNode) evaluator {
 		name, ok := node.Value.(string)
 		if !ok {
 			return nil
+		}
+		if b := compileBuiltin(name, node.Children); b != nil {
+			return b
 		}
 		n := &callNode{name: name, args: make([]evaluator, len(node.Children))}
 		for i, arg := range node.Children {
@@ -382,9 +388,11 @@ func (f fieldNode) eval(_ *gojmespath.FunctionCaller, v any) (any, status) {
 	return nil, ok
 }
 
-// lister is implemented by the nodes whose value is always a new list or
-// null (projections, flatten, slices, multiselect lists): a parent that
-// takes a list gets it without the allocation of boxing it in an any.
+// lister is implemented by the nodes whose value is always a list or null
+// (projections, flatten, slices, multiselect lists, keys): a parent that
+// takes a list gets it without the allocation of boxing it in an any. The
+// list may be the data's own (a flatten that had nothing to merge): it is
+// only read.
 // isList false means null.
 type lister interface {
 	evaluator
@@ -573,9 +581,17 @@ func (n *projectionNode) list(c *gojmespath.FunctionCaller, v any) ([]any, bool,
 // or the whole projection x[] (dropNil true, the right side being @):
 // elements that are lists are merged one level. Any error of left is
 // null, as in the interpreter.
+//
+// A list that holds no list to merge (and no null, for dropNil) is the
+// result itself instead of a copy: results already share the data they
+// were read from (a path returns the data's own list) and are only read.
 type flattenNode struct {
 	left    evaluator
 	dropNil bool
+}
+
+func newFlatten(left evaluator, dropNil bool) *flattenNode {
+	return &flattenNode{left: left, dropNil: dropNil}
 }
 
 func (n *flattenNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
@@ -590,17 +606,24 @@ func (n *flattenNode) list(c *gojmespath.FunctionCaller, v any) ([]any, bool, st
 	if !isList {
 		return nil, false, ok // an error of left, or not a list: null
 	}
-	size := 0
+	size, lists, nils := 0, false, false
 	for _, el := range list {
 		switch t := el.(type) {
 		case []any:
 			size += len(t)
+			lists = true
+		case nil:
+			size++
+			nils = true
 		default:
 			if kindOf(el) == kindOther {
 				return nil, false, fail // a typed slice is flattened by reflection
 			}
 			size++
 		}
+	}
+	if !lists && (!n.dropNil || !nils) {
+		return list, true, ok
 	}
 	out := make([]any, 0, size)
 	for _, el := range list {
@@ -922,4 +945,84 @@ func (n *callNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
 		return nil, fail
 	}
 	return r, ok
+}
+
+// compileBuiltin returns a node that evaluates a call of one of
+// go-jmespath's keys, values or length itself, with the result of its
+// jpfKeys, jpfValues and jpfLength (argument checks included: an argument
+// of another type is a fail, which the interpreter turns into its error),
+// without the argument list and the lookup of a call. nil for the other
+// functions.
+func compileBuiltin(name string, args []gojmespath.ASTNode) evaluator {
+	if len(args) != 1 || args[0].NodeType == gojmespath.ASTExpRef {
+		return nil
+	}
+	switch name {
+	case "keys", "values", "length":
+	default:
+		return nil
+	}
+	arg := compile(args[0])
+	if arg == nil {
+		return nil
+	}
+	if name == "length" {
+		return &lengthNode{arg: arg}
+	}
+	return &keysNode{arg: arg, values: name == "values"}
+}
+
+// keysNode is keys(arg) or values(arg): the keys or values of an object
+// in map order, as jpfKeys and jpfValues range over the map (the order
+// varies from one call to the next in both).
+type keysNode struct {
+	arg    evaluator
+	values bool
+}
+
+func (n *keysNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
+	return boxList(n.list(c, v))
+}
+
+func (n *keysNode) list(c *gojmespath.FunctionCaller, v any) ([]any, bool, status) {
+	a, s := n.arg.eval(c, v)
+	if swallow(s) != ok {
+		return nil, false, fail
+	}
+	m, isMap := a.(map[string]any)
+	if !isMap {
+		return nil, false, fail // go-jmespath's type error
+	}
+	out := make([]any, 0, len(m))
+	if n.values {
+		for _, x := range m {
+			out = append(out, x)
+		}
+		return out, true, ok
+	}
+	for k := range m {
+		out = append(out, k)
+	}
+	return out, true, ok
+}
+
+// lengthNode is length(arg): the runes of a string, the elements of a
+// list, the keys of an object; anything else (typed lists included, which
+// go-jmespath measures by reflection) is a fail.
+type lengthNode struct{ arg evaluator }
+
+func (n *lengthNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
+	a, s := n.arg.eval(c, v)
+	if swallow(s) != ok {
+		return nil, fail
+	}
+	switch t := a.(type) {
+	case string:
+		return float64(utf8.RuneCountInString(t)), ok
+	case []any:
+		return float64(len(t)), ok
+	case map[string]any:
+		return float64(len(t)), ok
+	}
+	return nil, fail
 }

@@ -18,8 +18,9 @@
 // Search has three ways to evaluate, all with go-jmespath's result: simple
 // paths and path || literal walk the data directly (path.go); other
 // queries made only of supported node kinds are compiled by Parse into a
-// tree of evaluator nodes (compile.go), which call functions through the
-// interpreter's own function caller; the rest, and every evaluation the
+// tree of evaluator nodes (compile.go), which evaluate keys, values and
+// length themselves and call the other functions through the interpreter's
+// own function caller; the rest, and every evaluation the
 // fast forms cannot finish (an error, a missing key at the top, a value
 // only reflection reads), run go-jmespath's interpreter, which builds the
 // result or the error itself.

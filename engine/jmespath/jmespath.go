@@ -29,6 +29,8 @@ type Query struct {
 	// compiled is the evaluator of the other queries, when all their
 	// nodes are supported (see compile.go); nil otherwise.
 	compiled evaluator
+	// pure: no call of a function of impureFunctions.
+	pure bool
 }
 
 // Parse parses expr and checks every function call in it against the
@@ -53,6 +55,7 @@ func Parse(expr string) (q *Query, err error) {
 		return nil, engine.Errorf(engine.CodeInvalidVariable, "", joinProblems(problems))
 	}
 	q = &Query{src: expr, ast: copySortByInput(ast)}
+	q.pure = pure(q.ast)
 	q.path, q.simple = simplePath(q.ast)
 	if !q.simple {
 		q.path, q.literal, q.or = orLiteral(q.ast)
@@ -82,6 +85,33 @@ func copySortByInput(node gojmespath.ASTNode) gojmespath.ASTNode {
 	}
 	return node
 }
+
+// impureFunctions are the functions whose result depends on more than
+// their arguments: the clock, the random source, the DNS resolver.
+var impureFunctions = map[string]bool{
+	"random": true, "time_now": true, "time_now_utc": true, "time_since": true, "is_external_url": true,
+}
+
+func pure(node gojmespath.ASTNode) bool {
+	if node.NodeType == gojmespath.ASTFunctionExpression {
+		if name, _ := node.Value.(string); impureFunctions[name] {
+			return false
+		}
+	}
+	for _, child := range node.Children {
+		if !pure(child) {
+			return false
+		}
+	}
+	return true
+}
+
+// Pure reports whether Search of q gives the same result every time it is
+// given the same data, up to the order of the keys of objects (keys(),
+// values() and object projections list them in Go's map order, which
+// varies from one evaluation to the next in go-jmespath too): q calls no
+// function that reads the clock, the random source or the resolver.
+func (q *Query) Pure() bool { return q.pure }
 
 // String returns the source text of the query.
 func (q *Query) String() string { return q.src }

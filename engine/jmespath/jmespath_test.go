@@ -387,3 +387,41 @@ func TestSortByDoesNotMutateData(t *testing.T) {
 		})
 	}
 }
+
+func TestPure(t *testing.T) {
+	tests := []struct {
+		giveExpr string
+		want     bool
+	}{
+		{"a.b", true},
+		{"element.keys(@)[]", true},
+		{"a[].to_upper(@) || `[]`", true},
+		{"sort_by(a, &b)", true},
+		{"random('[a-z]{4}')", false},
+		{"time_now()", false},
+		{"time_now_utc()", false},
+		{"time_since('', a, '')", false},
+		{"is_external_url(a)", false},
+		{"[a, length(time_now())]", false},
+		{"map(&time_now_utc(), a)", false},
+		{"time_add(a, '1h')", true},
+	}
+	for _, tt := range tests {
+		q, err := Parse(tt.giveExpr)
+		if err != nil {
+			t.Fatalf("Parse(%q) = %v", tt.giveExpr, err)
+		}
+		if got := q.Pure(); got != tt.want {
+			t.Errorf("Parse(%q).Pure() = %v, want %v", tt.giveExpr, got, tt.want)
+		}
+	}
+}
+
+// TestImpureFunctionsExist keeps impureFunctions in step with the table.
+func TestImpureFunctionsExist(t *testing.T) {
+	for name := range impureFunctions {
+		if _, ok := lookupFunction(name); !ok {
+			t.Errorf("lookupFunction(%q) = false, want an impure function of the table", name)
+		}
+	}
+}

@@ -23,7 +23,7 @@ type renderer struct {
 // template renders a parsed string and walks a map or list it yields.
 func (r *renderer) template(t *Template, depth int) (any, error) {
 	if len(t.vars) == 0 {
-		return t.static, nil
+		return t.staticV, nil
 	}
 	out, whole, err := r.renderString(t)
 	if err != nil || !whole {
@@ -327,7 +327,7 @@ func (r *renderer) keyTemplate(t *Template, depth int) (string, error) {
 func dynamicTemplate(s, path string) *Template {
 	t := &Template{src: s, path: path, vars: scan(s)}
 	if len(t.vars) == 0 {
-		t.static = strings.ReplaceAll(s, `\{{`, "{{")
+		t.setStatic(strings.ReplaceAll(s, `\{{`, "{{"))
 	}
 	return t
 }

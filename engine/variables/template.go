@@ -84,11 +84,12 @@ type Var struct {
 // Template is one string of a policy, parsed: literal text and {{ }}
 // variables. It is immutable and safe for concurrent use.
 type Template struct {
-	src    string
-	path   string
-	vars   []*variable // the variables of the first pass, in order
-	static string      // the rendered text when vars is empty
-	nested []Var       // variables of later passes, as the compile check saw them
+	src     string
+	path    string
+	vars    []*variable // the variables of the first pass, in order
+	static  string      // the rendered text when vars is empty
+	staticV any         // static, boxed once: Render returns it
+	nested  []Var       // variables of later passes, as the compile check saw them
 }
 
 // variable is one match of reVariable.
@@ -135,12 +136,12 @@ func Parse(s string) (*Template, error) {
 func parseTemplate(s, ptr, field string) (*Template, engine.Errors) {
 	t := &Template{src: s, path: ptr}
 	if !strings.Contains(s, "{{") {
-		t.static = s
+		t.setStatic(s)
 		return t, nil
 	}
 	t.vars = scan(s)
 	if len(t.vars) == 0 {
-		t.static = strings.ReplaceAll(s, `\{{`, "{{")
+		t.setStatic(strings.ReplaceAll(s, `\{{`, "{{"))
 		return t, nil
 	}
 	var errs engine.Errors
@@ -161,6 +162,11 @@ func parseTemplate(s, ptr, field string) (*Template, engine.Errors) {
 		return nil, engine.Errors{err}
 	}
 	return t, nil
+}
+
+// setStatic sets the rendered text of a template without variables.
+func (t *Template) setStatic(s string) {
+	t.static, t.staticV = s, s
 }
 
 // scan finds the variables of one pass, as Kyverno's substituteVariablesIfAny
