@@ -359,15 +359,8 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 				continue
 			}
 			for _, exErr := range *exr.Result.ErrList {
-				var exField, exType string
-				var exIdx []int
 				var exContainer corev1.Container
-				isContainerField := false
-				if containerLevel {
-					exField, exIdx, exType, isContainerField = parseField(exErr.Field)
-				} else {
-					exField = regexIndex.ReplaceAllString(exErr.Field, "*")
-				}
+				exField, exIdx, exType, isContainerField := errorField(exErr.Field, containerLevel)
 				if isContainerField {
 					exContainer = containerAt(matching, exIdx[0], exType)
 				}
@@ -415,14 +408,7 @@ func exempt(failed, excluded []Result, ex Exclude, pod, matching *corev1.Pod, co
 // replaced by *) and, for a container field, a container of the same
 // name.
 func matchesExcluded(defErr *field.Error, containerLevel bool, exField string, exContainer corev1.Container, pod *corev1.Pod) bool {
-	var defField, defType string
-	var defIdx []int
-	isDefContainer := false
-	if containerLevel {
-		defField, defIdx, defType, isDefContainer = parseField(defErr.Field)
-	} else {
-		defField = regexIndex.ReplaceAllString(defErr.Field, "*")
-	}
+	defField, defIdx, defType, isDefContainer := errorField(defErr.Field, containerLevel)
 	if isDefContainer {
 		return exField == defField && exContainer.Name == containerAt(pod, defIdx[0], defType).Name
 	}
@@ -466,6 +452,16 @@ func removeAt(s *field.ErrorList, i int) {
 // parseField is Kyverno's parseField: the field with indexes replaced by
 // *, its indexes, and its second word, which names the container list for
 // container fields.
+// errorField is the field of a field error as exclusions compare it: its
+// path with indexes replaced by *, and at container level also its
+// indexes, the kind of container list and whether it is a container's.
+func errorField(f string, containerLevel bool) (string, []int, string, bool) {
+	if !containerLevel {
+		return regexIndex.ReplaceAllString(f, "*"), nil, "", false
+	}
+	return parseField(f)
+}
+
 func parseField(f string) (string, []int, string, bool) {
 	idx := regexIndex.FindAllString(f, -1)
 	words := regexWord.FindAllString(f, -1)
