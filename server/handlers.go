@@ -66,7 +66,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.countResults(er, groups)
+	s.metrics.countResults(er, groups, req.GetInlinePolicies() != nil)
 	// Replays of existing triggers (generateExisting, mutateExisting) are
 	// not scan results: the scanner reports the trigger's own evaluation.
 	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {

@@ -24,6 +24,7 @@ const (
 	DefaultResultBuffer         = 4096
 	DefaultShutdownTimeout      = 30 * time.Second
 	DefaultMaxConnectionAge     = 10 * time.Minute
+	DefaultMetricsMaxSeries     = 20000
 )
 
 // Options configure a Server. The zero value is usable: every field has a
@@ -42,6 +43,21 @@ type Options struct {
 	// Registry receives the server's metrics. Default: a new registry,
 	// served by Server.MetricsHandler.
 	Registry *prometheus.Registry
+
+	// MetricsMaxSeries caps the series of verdict_policy_results_total
+	// whose labels come from requests: resource_kind and
+	// resource_namespace, and policy_name, policy_namespace and rule_name
+	// for inline policies. Past the cap, a result that would start a new
+	// series is counted in the series whose request-derived labels are
+	// OverflowLabel ("_overflow"), and in
+	// verdict_metrics_label_overflow_total. A series takes about 2 KB, and
+	// as much again while it is scraped. Default 20000.
+	MetricsMaxSeries int
+
+	// MetricsNamespaces selects, as Kyverno's metricsConfig.namespaces, the
+	// resource namespaces whose results verdict_policy_results_total
+	// counts. Default: every namespace.
+	MetricsNamespaces NamespaceFilter
 
 	// CacheSize is the number of compiled policy documents kept in the
 	// LRU (server policies and inline documents). Default 1024.
@@ -136,6 +152,9 @@ func (o Options) withDefaults() Options {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
+	if o.MetricsMaxSeries <= 0 {
+		o.MetricsMaxSeries = DefaultMetricsMaxSeries
+	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
 	}
@@ -167,4 +186,32 @@ func (o Options) withDefaults() Options {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	return o
+}
+
+// NamespaceFilter selects namespaces as Kyverno's metricsConfig.namespaces
+// does: Include, when not empty, lists the only namespaces counted;
+// Exclude lists namespaces never counted, and wins over Include. Results
+// of cluster-scoped resources are always counted. (Kyverno v1.19 applies
+// the filter to kyverno_policy_results by the policy's namespace; Verdict
+// applies it to the resource's, which is the same for a namespaced Policy
+// and is the label that requests control.)
+type NamespaceFilter struct {
+	Include, Exclude []string
+}
+
+// resultLimits returns the limits of verdict_policy_results_total.
+func (o Options) resultLimits() resultLimits {
+	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries)}
+	set := func(names []string) map[string]bool {
+		if len(names) == 0 {
+			return nil
+		}
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	l.include, l.exclude = set(o.MetricsNamespaces.Include), set(o.MetricsNamespaces.Exclude)
+	return l
 }

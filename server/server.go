@@ -73,7 +73,7 @@ type Server struct {
 // New returns a Server configured by opts. It does not listen yet.
 func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
-	m, err := newMetrics(opts.Registry)
+	m, err := newMetrics(opts.Registry, opts.resultLimits())
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
