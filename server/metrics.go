@@ -35,7 +35,9 @@ type metrics struct {
 	cacheMisses    prometheus.Counter
 	cacheEvictions prometheus.Counter
 	cacheSize      prometheus.Gauge
-	compiles       prometheus.Counter
+	// inlineCacheBytes is the memory of the inline policies cached.
+	inlineCacheBytes prometheus.Gauge
+	compiles         prometheus.Counter
 
 	policies      *prometheus.GaugeVec
 	reloads       *prometheus.CounterVec
@@ -79,6 +81,10 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 			Name: "verdict_policy_cache_size",
 			Help: "Entries in the compiled policy cache.",
 		}),
+		inlineCacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_inline_policy_cache_bytes",
+			Help: "Memory held by the compiled inline policies in the cache (bounded by --inline-cache-bytes).",
+		}),
 		compiles: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_policy_compilations_total",
 			Help: "Policy documents compiled (each cache miss compiles once).",
@@ -110,7 +116,7 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 	}, func() float64 { return float64(m.series.Load()) })
 	for _, c := range []prometheus.Collector{
 		m.grpc, m.policyResults, m.labelOverflow, seriesGauge, m.cacheHits, m.cacheMisses, m.cacheEvictions,
-		m.cacheSize, m.compiles, m.policies, m.reloads, m.resultsQueued,
+		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.reloads, m.resultsQueued,
 		m.resultsDrop, m.sinkErrors,
 	} {
 		if err := reg.Register(c); err != nil {

@@ -16,15 +16,18 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultCacheSize            = 1024
-	DefaultMaxMessageBytes      = 4 << 20
-	DefaultCallTimeout          = 10 * time.Second
-	DefaultMaxConcurrentStreams = 1024
-	DefaultMaxBatchSize         = 1000
-	DefaultResultBuffer         = 4096
-	DefaultShutdownTimeout      = 30 * time.Second
-	DefaultMaxConnectionAge     = 10 * time.Minute
-	DefaultMetricsMaxSeries     = 20000
+	DefaultCacheSize             = 1024
+	DefaultMaxMessageBytes       = 4 << 20
+	DefaultCallTimeout           = 10 * time.Second
+	DefaultMaxConcurrentStreams  = 1024
+	DefaultMaxBatchSize          = 1000
+	DefaultResultBuffer          = 4096
+	DefaultShutdownTimeout       = 30 * time.Second
+	DefaultMaxConnectionAge      = 10 * time.Minute
+	DefaultMetricsMaxSeries      = 20000
+	DefaultMaxRequestPolicyBytes = 512 << 10
+	DefaultMaxRequestPolicyRules = 256
+	DefaultInlineCacheBytes      = 128 << 20
 )
 
 // Options configure a Server. The zero value is usable: every field has a
@@ -59,9 +62,30 @@ type Options struct {
 	// counts. Default: every namespace.
 	MetricsNamespaces NamespaceFilter
 
-	// CacheSize is the number of compiled policy documents kept in the
-	// LRU (server policies and inline documents). Default 1024.
+	// CacheSize is the number of compiled policy documents kept in each
+	// of the two LRUs: one for the policies of the sources, one for
+	// inline documents. Default 1024.
 	CacheSize int
+
+	// InlineCacheBytes bounds the memory held by the compiled inline
+	// policies of the cache, measured when each is compiled (memSize):
+	// least recently used documents are evicted past it, and a document
+	// whose compilation alone takes more is refused with
+	// RESOURCE_EXHAUSTED (the refusal is cached: sending it again
+	// compiles nothing). Default 128 MiB.
+	InlineCacheBytes int64
+
+	// MaxRequestPolicyBytes and MaxRequestPolicyRules bound the policy
+	// documents one request has the server compile: the inline policies of
+	// an evaluation (or of one stream item), the documents of a
+	// ValidatePolicies call. They are checked before anything is
+	// compiled; a larger request fails with RESOURCE_EXHAUSTED. Rules are
+	// counted as written, before autogen adds up to two per Pod rule. A
+	// compiled policy takes from 2 to 140 times its bytes, and a CEL rule
+	// about 80 KB (times 3 with autogen). The message limit
+	// (MaxMessageBytes) applies first. Defaults 512 KiB and 256 rules.
+	MaxRequestPolicyBytes int
+	MaxRequestPolicyRules int
 
 	// MaxMessageBytes limits the size of a received message; a larger
 	// request fails with RESOURCE_EXHAUSTED. Sent messages are not limited
@@ -157,6 +181,15 @@ func (o Options) withDefaults() Options {
 	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
+	}
+	if o.InlineCacheBytes <= 0 {
+		o.InlineCacheBytes = DefaultInlineCacheBytes
+	}
+	if o.MaxRequestPolicyBytes <= 0 {
+		o.MaxRequestPolicyBytes = DefaultMaxRequestPolicyBytes
+	}
+	if o.MaxRequestPolicyRules <= 0 {
+		o.MaxRequestPolicyRules = DefaultMaxRequestPolicyRules
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
