@@ -40,6 +40,7 @@ type metrics struct {
 	compiles         prometheus.Counter
 
 	policies      *prometheus.GaugeVec
+	sourceErrors  prometheus.Gauge
 	reloads       *prometheus.CounterVec
 	resultsQueued prometheus.Counter
 	resultsDrop   prometheus.Counter
@@ -93,6 +94,10 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 			Name: "verdict_policies",
 			Help: "Policies the server holds, by state (ready, invalid: latest version does not compile).",
 		}, []string{"state"}),
+		sourceErrors: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_policy_source_errors",
+			Help: "Files or other origins of the policy sources that the server could not read or use (duplicates, documents that do not decode), as listed by ListPolicies; the policies they held before stay in use.",
+		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "verdict_policy_source_updates_total",
 			Help: "Snapshots received from policy sources.",
@@ -116,7 +121,7 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 	}, func() float64 { return float64(m.series.Load()) })
 	for _, c := range []prometheus.Collector{
 		m.grpc, m.policyResults, m.labelOverflow, seriesGauge, m.cacheHits, m.cacheMisses, m.cacheEvictions,
-		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.reloads, m.resultsQueued,
+		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.sourceErrors, m.reloads, m.resultsQueued,
 		m.resultsDrop, m.sinkErrors,
 	} {
 		if err := reg.Register(c); err != nil {

@@ -487,6 +487,7 @@ func (s *Store) publish() {
 	}
 	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
 	s.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
+	s.metrics.sourceErrors.Set(float64(len(set.sourceErrors)))
 	s.set.Store(set)
 }
 
