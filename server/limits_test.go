@@ -44,73 +44,88 @@ func inlineDocs(obj []byte, docs ...string) *verdictv1.EvaluateRequest {
 }
 
 // TestRequestPolicyLimits checks MaxRequestPolicyBytes and
-// MaxRequestPolicyRules on inline policies and ValidatePolicies, at the
-// limits and over them: over, the call fails with RESOURCE_EXHAUSTED
-// naming the field, and nothing is compiled.
+// MaxRequestPolicyRules on inline policies, at the limits and over them:
+// over, the call fails with RESOURCE_EXHAUSTED naming the field, and
+// nothing is compiled.
 func TestRequestPolicyLimits(t *testing.T) {
 	const maxBytes, maxRules = 4096, 10
 	ts := startServer(t, Options{MaxRequestPolicyBytes: maxBytes, MaxRequestPolicyRules: maxRules})
 	c := ts.client(t)
 	cm := []byte(`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","namespace":"default"}}`)
-	atBytes := rulesPolicy(t, "at-bytes", 2, maxBytes)
-	overBytes := rulesPolicy(t, "over-bytes", 2, maxBytes+1)
-	atRules := rulesPolicy(t, "at-rules", maxRules, 0)
-	overRules := rulesPolicy(t, "over-rules", maxRules+1, 0)
 	half := rulesPolicy(t, "half", maxRules/2, 0)
-	halfPlus := rulesPolicy(t, "half-plus", maxRules/2+1, 0)
-
-	evaluate := func(docs ...string) func() error {
-		return func() error {
-			_, err := c.Evaluate(t.Context(), inlineDocs(cm, docs...))
-			return err
-		}
-	}
-	validate := func(docs ...string) func() error {
-		return func() error {
-			req := &verdictv1.ValidatePoliciesRequest{}
-			for _, d := range docs {
-				req.Documents = append(req.Documents, []byte(d))
-			}
-			_, err := c.ValidatePolicies(t.Context(), req)
-			return err
-		}
-	}
 	ok := []struct {
 		name string
-		give func() error
+		give []string
 	}{
-		{"inline at the byte limit", evaluate(atBytes)},
-		{"inline at the rule limit", evaluate(atRules)},
-		{"inline at the rule limit in two documents", evaluate(half, half)},
-		{"validate at the byte limit", validate(atBytes)},
-		{"validate at the rule limit", validate(half, half)},
+		{"at the byte limit", []string{rulesPolicy(t, "at-bytes", 2, maxBytes)}},
+		{"at the rule limit", []string{rulesPolicy(t, "at-rules", maxRules, 0)}},
+		{"at the rule limit in two documents", []string{half, half}},
 	}
 	for _, tt := range ok {
-		if err := tt.give(); err != nil {
-			t.Errorf("%s: %v, want no error", tt.name, err)
+		if _, err := c.Evaluate(t.Context(), inlineDocs(cm, tt.give...)); err != nil {
+			t.Errorf("Evaluate(inline policies %s): %v, want no error", tt.name, err)
 		}
 	}
 
 	compiles := metricValue(t, ts.reg, "verdict_policy_compilations_total")
 	tests := []struct {
-		name      string
-		give      func() error
-		wantField string
+		name string
+		give []string
 	}{
-		{"inline over the byte limit", evaluate(overBytes), "inline_policies.documents"},
-		{"inline over the rule limit", evaluate(overRules), "inline_policies.documents"},
-		{"inline over the rule limit in two documents", evaluate(half, halfPlus), "inline_policies.documents"},
-		{"validate over the byte limit", validate(overBytes), "documents"},
-		{"validate over the rule limit", validate(half, halfPlus), "documents"},
+		{"over the byte limit", []string{rulesPolicy(t, "over-bytes", 2, maxBytes+1)}},
+		{"over the byte limit in two documents", []string{rulesPolicy(t, "a", 2, maxBytes/2), rulesPolicy(t, "b", 2, maxBytes/2+1)}},
+		{"over the rule limit", []string{rulesPolicy(t, "over-rules", maxRules+1, 0)}},
+		{"over the rule limit in two documents", []string{half, rulesPolicy(t, "half-plus", maxRules/2+1, 0)}},
 	}
 	for _, tt := range tests {
-		code, vs := statusOf(tt.give())
-		if want := []violation{{tt.wantField, "limit_exceeded"}}; code != codes.ResourceExhausted || !cmp.Equal(vs, want) {
-			t.Errorf("%s: code %v, violations %v; want ResourceExhausted, %v", tt.name, code, vs, want)
+		_, err := c.Evaluate(t.Context(), inlineDocs(cm, tt.give...))
+		code, vs := statusOf(err)
+		if want := []violation{{"inline_policies.documents", "limit_exceeded"}}; code != codes.ResourceExhausted || !cmp.Equal(vs, want) {
+			t.Errorf("Evaluate(inline policies %s): code %v, violations %v; want ResourceExhausted, %v", tt.name, code, vs, want)
 		}
 	}
 	if got := metricValue(t, ts.reg, "verdict_policy_compilations_total"); got != compiles {
 		t.Errorf("verdict_policy_compilations_total went from %v to %v over refused requests, want no compilation", compiles, got)
+	}
+}
+
+// TestValidatePoliciesLimits checks MaxRequestPolicyBytes (per document)
+// and MaxRequestPolicyRules (per policy) on ValidatePolicies, at the
+// limits and over them: over, the document gets a limit_exceeded error
+// and is not compiled; the other documents of the call are validated.
+func TestValidatePoliciesLimits(t *testing.T) {
+	const maxBytes, maxRules = 4096, 10
+	ts := startServer(t, Options{MaxRequestPolicyBytes: maxBytes, MaxRequestPolicyRules: maxRules})
+	c := ts.client(t)
+	badVariable := strings.Replace(rulesPolicy(t, "bad", maxRules+1, 0), `"label k0 is required"`, `"{{ request.object | }}"`, 1)
+	tests := []struct {
+		name      string
+		give      string
+		wantCodes []string // of the document's errors
+	}{
+		{"at the byte limit", rulesPolicy(t, "at-bytes", 2, maxBytes), nil},
+		{"at the rule limit", rulesPolicy(t, "at-rules", maxRules, 0), nil},
+		{"two policies at the rule limit", rulesPolicy(t, "a", maxRules, 0) + "---\n" + rulesPolicy(t, "b", maxRules, 0), nil},
+		{"over the byte limit", rulesPolicy(t, "over-bytes", 2, maxBytes+1), []string{"limit_exceeded"}},
+		{"over the rule limit", rulesPolicy(t, "over-rules", maxRules+1, 0), []string{"limit_exceeded"}},
+		{"over the rule limit, not compiled", badVariable, []string{"limit_exceeded"}},
+	}
+	req := &verdictv1.ValidatePoliciesRequest{}
+	for _, tt := range tests {
+		req.Documents = append(req.Documents, []byte(tt.give))
+	}
+	resp, err := c.ValidatePolicies(t.Context(), req)
+	if err != nil {
+		t.Fatalf("ValidatePolicies: %v", err)
+	}
+	for i, tt := range tests {
+		var got []string
+		for _, e := range resp.GetDocuments()[i].GetErrors() {
+			got = append(got, e.GetCode())
+		}
+		if diff := cmp.Diff(tt.wantCodes, got); diff != "" {
+			t.Errorf("ValidatePolicies(%s): error codes (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }
 

@@ -75,15 +75,17 @@ type Options struct {
 	// compiles nothing). Default 128 MiB.
 	InlineCacheBytes int64
 
-	// MaxRequestPolicyBytes and MaxRequestPolicyRules bound the policy
-	// documents one request has the server compile: the inline policies of
-	// an evaluation (or of one stream item), the documents of a
-	// ValidatePolicies call. They are checked before anything is
-	// compiled; a larger request fails with RESOURCE_EXHAUSTED. Rules are
-	// counted as written, before autogen adds up to two per Pod rule. A
-	// compiled policy takes from 2 to 140 times its bytes, and a CEL rule
-	// about 80 KB (times 3 with autogen). The message limit
-	// (MaxMessageBytes) applies first. Defaults 512 KiB and 256 rules.
+	// MaxRequestPolicyBytes and MaxRequestPolicyRules bound the policies
+	// one request has the server compile, before anything is compiled:
+	// the inline policies of an evaluation (or of one stream item), all
+	// its documents together, or the call fails with RESOURCE_EXHAUSTED;
+	// and each document (bytes) and policy (rules) of a ValidatePolicies
+	// call, or that document gets a CodeLimitExceeded error (so that
+	// /policyvalidate refuses the policy). Rules are counted as written,
+	// before autogen adds up to two per Pod rule. A compiled policy takes
+	// from 2 to 140 times its bytes, and a CEL rule about 80 KB (times 3
+	// with autogen). The message limit (MaxMessageBytes) applies first.
+	// Defaults 512 KiB and 256 rules.
 	MaxRequestPolicyBytes int
 	MaxRequestPolicyRules int
 

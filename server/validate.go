@@ -15,24 +15,24 @@ import (
 // (the message size limit bounds their bytes).
 const maxValidateDocuments = 256
 
+// CodeLimitExceeded: a document or policy sent to ValidatePolicies is
+// larger than the server compiles for one request
+// (Options.MaxRequestPolicyBytes, MaxRequestPolicyRules). It is the
+// document's error, so that /policyvalidate refuses the policy.
+const CodeLimitExceeded engine.Code = "limit_exceeded"
+
 // ValidatePolicies compiles each document's policies and exceptions, as
 // the store would, without serving them or caching them. Compiling is
 // work like an evaluation: the call takes one of the evaluation slots
-// (Options.MaxEvaluations) and waits in line for it until its deadline,
-// and its documents are bounded as inline policies are
-// (MaxRequestPolicyBytes, MaxRequestPolicyRules).
+// (Options.MaxEvaluations) and waits in line for it until its deadline.
+// A document of more than MaxRequestPolicyBytes, or a policy of more than
+// MaxRequestPolicyRules rules, is not compiled: it gets a
+// CodeLimitExceeded error. One policy is compiled at a time and dropped,
+// so a call holds the memory of one compilation at most.
 func (s *Server) ValidatePolicies(ctx context.Context, req *verdictv1.ValidatePoliciesRequest) (*verdictv1.ValidatePoliciesResponse, error) {
 	docs := req.GetDocuments()
 	if len(docs) > maxValidateDocuments {
 		return nil, toStatus(fieldError("documents", "%d documents: at most %d per call", len(docs), maxValidateDocuments))
-	}
-	size := 0
-	for _, d := range docs {
-		size += len(d)
-	}
-	if size > s.opts.MaxRequestPolicyBytes {
-		return nil, toStatus(&limitError{field: "documents", description: fmt.Sprintf(
-			"%d bytes of policies; the server compiles at most %d bytes of policies per request", size, s.opts.MaxRequestPolicyBytes)})
 	}
 	if s.slots != nil {
 		var sl *slot
@@ -42,47 +42,20 @@ func (s *Server) ValidatePolicies(ctx context.Context, req *verdictv1.ValidatePo
 		}
 		defer sl.done()
 	}
-	split := make([]splitDocument, len(docs))
-	rules := 0
-	for i, d := range docs {
-		split[i].source = fmt.Sprintf("documents[%d]", i)
-		split[i].objs, split[i].err = kyverno.SplitDocuments(split[i].source, d)
-		for _, o := range split[i].objs {
-			apiVersion, _ := o.Value["apiVersion"].(string)
-			if group, _, _ := strings.Cut(apiVersion, "/"); group != "kyverno.io" {
-				continue
-			}
-			spec, _ := o.Value["spec"].(map[string]any)
-			rs, _ := spec["rules"].([]any)
-			rules += len(rs)
-		}
-	}
-	if rules > s.opts.MaxRequestPolicyRules {
-		return nil, toStatus(&limitError{field: "documents", description: fmt.Sprintf(
-			"%d rules in the policies; the server compiles at most %d rules per request", rules, s.opts.MaxRequestPolicyRules)})
-	}
+	limits := requestLimits{bytes: s.opts.MaxRequestPolicyBytes, rules: s.opts.MaxRequestPolicyRules}
 	resp := &verdictv1.ValidatePoliciesResponse{Documents: make([]*verdictv1.PolicyValidation, 0, len(docs))}
-	for _, d := range split {
+	for i, d := range docs {
 		if err := ctx.Err(); err != nil {
 			return nil, toStatus(err)
 		}
-		resp.Documents = append(resp.Documents, validateDocument(d))
+		resp.Documents = append(resp.Documents, validateDocument(fmt.Sprintf("documents[%d]", i), d, limits))
 	}
 	return resp, nil
 }
 
-// splitDocument is a document of a ValidatePolicies call split into its
-// objects, or why it could not be.
-type splitDocument struct {
-	source string
-	objs   []kyverno.Object
-	err    error
-}
-
-// validateDocument compiles each Kyverno policy or exception among the
-// objects of a document.
-func validateDocument(d splitDocument) *verdictv1.PolicyValidation {
-	source := d.source
+// validateDocument splits a document into its objects and compiles each
+// Kyverno policy or exception among them, within limits.
+func validateDocument(source string, data []byte, limits requestLimits) *verdictv1.PolicyValidation {
 	out := &verdictv1.PolicyValidation{}
 	addErr := func(err error, code engine.Code) {
 		if es := policyErrors(err); len(es) > 0 {
@@ -93,16 +66,17 @@ func validateDocument(d splitDocument) *verdictv1.PolicyValidation {
 		}
 		out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(code), Message: err.Error()})
 	}
-	if d.err != nil {
-		addErr(d.err, engine.CodeDecode)
+	if len(data) > limits.bytes {
+		out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded),
+			Message: fmt.Sprintf("%s: %d bytes; the server compiles at most %d bytes of policies per request", source, len(data), limits.bytes)})
 		return out
 	}
-	for _, o := range d.objs {
-		raw, err := json.Marshal(o.Value)
-		if err != nil {
-			addErr(err, engine.CodeDecode)
-			continue
-		}
+	objs, err := kyverno.SplitDocuments(source, data)
+	if err != nil {
+		addErr(err, engine.CodeDecode)
+		return out
+	}
+	for _, o := range objs {
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
 		meta, _ := o.Value["metadata"].(map[string]any)
@@ -119,6 +93,17 @@ func validateDocument(d splitDocument) *verdictv1.PolicyValidation {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
+		spec, _ := o.Value["spec"].(map[string]any)
+		if rules, _ := spec["rules"].([]any); len(rules) > limits.rules {
+			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded), Path: "spec.rules",
+				Message: fmt.Sprintf("%s has %d rules; the server compiles at most %d rules per request", ref, len(rules), limits.rules)})
+			continue
+		}
+		raw, err := json.Marshal(o.Value)
+		if err != nil {
+			addErr(err, engine.CodeDecode)
+			continue
+		}
 		switch kind {
 		case kyverno.KindClusterPolicy, kyverno.KindPolicy:
 			if _, err := compileDocuments(source, raw); err != nil {
