@@ -1,6 +1,7 @@
 package server
 
 import (
+	"runtime/debug"
 	"strings"
 	"testing"
 )
@@ -40,5 +41,19 @@ func TestMemSize(t *testing.T) {
 	m := map[string]int64{"a": 1, "b": 2}
 	if got := memSize(m); got < 8+48+2*(16+8)+2 {
 		t.Errorf("memSize(map of 2) = %d, want at least its entries", got)
+	}
+}
+
+// TestMemSizeDeep measures a list 100,000 nodes long with a goroutine
+// stack limited to 4 MB: the walk must not recurse once per level.
+func TestMemSizeDeep(t *testing.T) {
+	const n, node = 100_000, 48
+	var head *sizeNode
+	for range n {
+		head = &sizeNode{next: head}
+	}
+	defer debug.SetMaxStack(debug.SetMaxStack(4 << 20))
+	if got, want := memSize(head), int64(8+n*node); got != want {
+		t.Errorf("memSize(list of %d nodes) = %d, want %d", n, got, want)
 	}
 }
