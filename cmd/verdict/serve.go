@@ -108,23 +108,22 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	opts := server.Options{
-		Logger:                slog.New(handler),
-		Registry:              reg,
-		CacheSize:             f.cacheSize,
-		InlineCacheBytes:      f.inlineCacheBytes,
-		MaxRequestPolicyBytes: f.maxPolicyBytes,
-		MaxRequestPolicyRules: f.maxPolicyRules,
-		MetricsMaxSeries:      f.metricsMaxSeries,
-		MetricsNamespaces:     f.metricsNamespaces,
-		MaxMessageBytes:       f.maxMessageBytes,
-		CallTimeout:           f.callTimeout,
-		MaxConcurrentStreams:  f.maxConcurrentStreams,
-		MaxBatchSize:          f.maxBatchSize,
-		MaxEvaluations:        f.maxEvaluations,
-		ShutdownTimeout:       f.shutdownTimeout,
-		DrainDelay:            f.drainDelay,
-		MaxConnectionAge:      f.maxConnectionAge,
+		Logger:               slog.New(handler),
+		Registry:             reg,
+		CacheSize:            f.cacheSize,
+		MaxMessageBytes:      f.maxMessageBytes,
+		CallTimeout:          f.callTimeout,
+		MaxConcurrentStreams: f.maxConcurrentStreams,
+		MaxBatchSize:         f.maxBatchSize,
+		MaxEvaluations:       f.maxEvaluations,
+		ShutdownTimeout:      f.shutdownTimeout,
+		DrainDelay:           f.drainDelay,
+		MaxConnectionAge:     f.maxConnectionAge,
 	}
+	// What a client can make the server hold.
+	opts.InlineCacheBytes = f.inlineCacheBytes
+	opts.MaxRequestPolicyBytes, opts.MaxRequestPolicyRules = f.maxPolicyBytes, f.maxPolicyRules
+	opts.MetricsMaxSeries, opts.MetricsNamespaces = f.metricsMaxSeries, f.metricsNamespaces
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
 	}
