@@ -14,10 +14,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -217,6 +221,55 @@ func TestServeWarnsAtStart(t *testing.T) {
 			cancel()
 			if c := <-code; c != 0 {
 				t.Errorf("run(%q) after its context ended = %d, want 0 (stderr %q)", args, c, stderr.String())
+			}
+		})
+	}
+}
+
+// TestServeLimitFlags checks that the limits on what clients can make the
+// server hold reach its options, with their defaults.
+func TestServeLimitFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		give []string
+		want server.Options
+	}{
+		{"defaults", nil, server.Options{
+			InlineCacheBytes:      server.DefaultInlineCacheBytes,
+			MaxRequestPolicyBytes: server.DefaultMaxRequestPolicyBytes,
+			MaxRequestPolicyRules: server.DefaultMaxRequestPolicyRules,
+			MetricsMaxSeries:      server.DefaultMetricsMaxSeries,
+		}},
+		{"set", []string{"--inline-cache-bytes=1000", "--max-request-policy-bytes=2000", "--max-request-policy-rules=3",
+			"--metrics-max-series=4", "--metrics-namespaces-include=a,b", "--metrics-namespaces-exclude=c"}, server.Options{
+			InlineCacheBytes:      1000,
+			MaxRequestPolicyBytes: 2000,
+			MaxRequestPolicyRules: 3,
+			MetricsMaxSeries:      4,
+			MetricsNamespaces:     server.NamespaceFilter{Include: []string{"a", "b"}, Exclude: []string{"c"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f serveFlags
+			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			f.register(fs, "", "127.0.0.1:0", "")
+			if err := fs.Parse(tt.give); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := f.options(io.Discard)
+			if err != nil {
+				t.Fatalf("options(%q): %v", tt.give, err)
+			}
+			got := server.Options{
+				InlineCacheBytes:      opts.InlineCacheBytes,
+				MaxRequestPolicyBytes: opts.MaxRequestPolicyBytes,
+				MaxRequestPolicyRules: opts.MaxRequestPolicyRules,
+				MetricsMaxSeries:      opts.MetricsMaxSeries,
+				MetricsNamespaces:     opts.MetricsNamespaces,
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(server.Options{})); diff != "" {
+				t.Errorf("options(%q) limits (-want +got):\n%s", tt.give, diff)
 			}
 		})
 	}
