@@ -50,7 +50,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	policies, exceptions, err := s.policiesFor(req)
+	policies, exceptions, err := s.policiesFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -66,7 +66,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.countResults(er, groups)
+	s.metrics.countResults(er, groups, req.GetInlinePolicies() != nil)
 	// Replays of existing triggers (generateExisting, mutateExisting) are
 	// not scan results: the scanner reports the trigger's own evaluation.
 	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {
@@ -86,10 +86,10 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 
 // policiesFor returns the policies a request evaluates and the
 // PolicyExceptions in force (the server's, for inline policies too).
-func (s *Server) policiesFor(req *verdictv1.EvaluateRequest) ([]*policy.Policy, []*policy.Exception, error) {
+func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, []*policy.Exception, error) {
 	set := s.store.current()
 	if in := req.GetInlinePolicies(); in != nil {
-		ps, err := s.store.inline(in.GetDocuments())
+		ps, err := s.store.inline(ctx, in.GetDocuments())
 		return ps, set.exceptions, err
 	}
 	select {

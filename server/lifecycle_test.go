@@ -36,6 +36,10 @@ func TestOptionsDefaults(t *testing.T) {
 		{"ResultBuffer", got.ResultBuffer, 4096},
 		{"ShutdownTimeout", got.ShutdownTimeout, 30 * time.Second},
 		{"DrainDelay", got.DrainDelay, time.Duration(0)},
+		{"MetricsMaxSeries", got.MetricsMaxSeries, 20000},
+		{"InlineCacheBytes", got.InlineCacheBytes, int64(128 << 20)},
+		{"MaxRequestPolicyBytes", got.MaxRequestPolicyBytes, 512 << 10},
+		{"MaxRequestPolicyRules", got.MaxRequestPolicyRules, 256},
 		{"Logger set", got.Logger != nil, true},
 		{"Registry set", got.Registry != nil, true},
 	}

@@ -24,22 +24,32 @@ type metrics struct {
 	// resultCounters caches the counters of policyResults by label values:
 	// requestLabels -> *requestCounters (see countResults).
 	resultCounters sync.Map
+	// limits bound the series and cache entries that requests add;
+	// series and requestEntries count them.
+	limits         resultLimits
+	series         atomic.Int64
+	requestEntries atomic.Int64
+	labelOverflow  prometheus.Counter
 
 	cacheHits      prometheus.Counter
 	cacheMisses    prometheus.Counter
 	cacheEvictions prometheus.Counter
 	cacheSize      prometheus.Gauge
-	compiles       prometheus.Counter
+	// inlineCacheBytes is the memory of the inline policies cached.
+	inlineCacheBytes prometheus.Gauge
+	compiles         prometheus.Counter
 
 	policies      *prometheus.GaugeVec
+	sourceErrors  prometheus.Gauge
 	reloads       *prometheus.CounterVec
 	resultsQueued prometheus.Counter
 	resultsDrop   prometheus.Counter
 	sinkErrors    prometheus.Counter
 }
 
-func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error) {
 	m := &metrics{
+		limits: limits,
 		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
 			grpcprom.WithHistogramBuckets([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}),
 		)),
@@ -51,6 +61,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			"policy_name", "policy_namespace", "resource_kind", "resource_namespace",
 			"resource_request_operation", "rule_name", "rule_result", "rule_type",
 			"rule_execution_cause",
+		}),
+		labelOverflow: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_metrics_label_overflow_total",
+			Help: "Rule results counted in verdict_policy_results_total with resource_kind, resource_namespace (and the policy and rule names of inline policies) set to \"" + OverflowLabel + "\", because the cap on series with labels from requests (--metrics-max-series) was reached.",
 		}),
 		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_policy_cache_hits_total",
@@ -68,6 +82,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "verdict_policy_cache_size",
 			Help: "Entries in the compiled policy cache.",
 		}),
+		inlineCacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_inline_policy_cache_bytes",
+			Help: "Memory held by the compiled inline policies in the cache (bounded by --inline-cache-bytes).",
+		}),
 		compiles: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_policy_compilations_total",
 			Help: "Policy documents compiled (each cache miss compiles once).",
@@ -76,6 +94,10 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Name: "verdict_policies",
 			Help: "Policies the server holds, by state (ready, invalid: latest version does not compile).",
 		}, []string{"state"}),
+		sourceErrors: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "verdict_policy_source_errors",
+			Help: "Files or other origins of the policy sources that the server could not read or use (duplicates, documents that do not decode), as listed by ListPolicies; the policies they held before stay in use.",
+		}),
 		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "verdict_policy_source_updates_total",
 			Help: "Snapshots received from policy sources.",
@@ -93,9 +115,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Batches the result sink failed to write.",
 		}),
 	}
+	seriesGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "verdict_policy_results_series",
+		Help: "Series of verdict_policy_results_total with labels from requests, counted against --metrics-max-series (overflow series not included).",
+	}, func() float64 { return float64(m.series.Load()) })
 	for _, c := range []prometheus.Collector{
-		m.grpc, m.policyResults, m.cacheHits, m.cacheMisses, m.cacheEvictions,
-		m.cacheSize, m.compiles, m.policies, m.reloads, m.resultsQueued,
+		m.grpc, m.policyResults, m.labelOverflow, seriesGauge, m.cacheHits, m.cacheMisses, m.cacheEvictions,
+		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.sourceErrors, m.reloads, m.resultsQueued,
 		m.resultsDrop, m.sinkErrors,
 	} {
 		if err := reg.Register(c); err != nil {
@@ -105,35 +131,88 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	return m, nil
 }
 
+// OverflowLabel is the value that replaces the labels of
+// verdict_policy_results_total that come from requests once
+// Options.MetricsMaxSeries is reached (see resultLimits). No Kubernetes
+// namespace, kind or policy name can hold an underscore, so it never names
+// a real one.
+const OverflowLabel = "_overflow"
+
+// maxInlineRuleCounters bounds the counters of one inline policy for one
+// set of request labels (its rules times the results they had); more
+// collapse into rule_name OverflowLabel. A server policy's counters are
+// bounded by its rules.
+const maxInlineRuleCounters = 256
+
+// resultLimits bound what requests can add to verdict_policy_results_total:
+// its labels resource_kind and resource_namespace come from the request,
+// and so do policy_name, policy_namespace and rule_name for inline
+// policies. The other labels take a few values each, or name the server's
+// own policies and rules.
+//
+// At most maxSeries series have labels from requests; so do at most
+// maxSeries entries of the counter cache (requestLabels). Past the cap, a
+// result that would start a new series is counted in the series whose
+// request-derived labels are OverflowLabel, and in
+// verdict_metrics_label_overflow_total. Those overflow series take the
+// labels of the server's policies and rules, which the operator controls,
+// so they are bounded too. The cap is checked only when a counter is
+// made: the path of a result whose counter exists does not change.
+//
+// As Kyverno's metricsConfig.namespaces, include (when not empty) and
+// exclude (which wins) select the resource namespaces counted at all;
+// results of cluster-scoped resources are always counted.
+type resultLimits struct {
+	maxSeries        int64
+	include, exclude map[string]bool
+}
+
 // countResults adds the results of one evaluation to
-// verdict_policy_results_total.
-func (m *metrics) countResults(req *eval.Request, groups []policyResults) {
+// verdict_policy_results_total. inline says that the policies came with
+// the request.
+func (m *metrics) countResults(req *eval.Request, groups []policyResults, inline bool) {
 	if len(groups) == 0 {
 		return
 	}
 	kind, namespace := resourceKindNamespace(req)
-	op := strings.ToLower(req.Operation)
-	if op == "" {
-		op = "create"
-	}
 	cause := "admission_request"
 	if req.Mode == eval.Background {
 		cause = "background_scan"
 	}
-	counters := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: op, cause: cause})
+	rq := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: operationLabel(req.Operation), cause: cause})
+	if rq == nil {
+		return // a namespace the metrics leave out
+	}
 	for _, g := range groups {
-		pc := counters.policy(policyLabels{name: g.policy.Name(), namespace: g.policy.Namespace(), background: g.policy.Background})
+		pc := m.policyCounters(rq, policyLabels{name: g.policy.Name(), namespace: g.policy.Namespace(), background: g.policy.Background, inline: inline})
 		for _, r := range g.results {
 			k := ruleLabels{rule: r.Rule, status: r.Status, typ: r.Type, enforce: r.Enforce}
 			c := pc.lookup(k)
 			if c == nil {
-				c = pc.add(k, func() prometheus.Counter {
-					return m.policyResults.WithLabelValues(resultLabelValues(pc.labels, k, kind, namespace, op, cause)...)
-				})
+				c = m.addCounter(rq, pc, k)
 			}
-			c.Inc()
+			c.counter.Inc()
+			if c.overflow {
+				m.labelOverflow.Inc()
+			}
 		}
 	}
+}
+
+// operationLabel is the resource_request_operation label of an engine
+// operation.
+func operationLabel(op string) string {
+	switch op {
+	case "", "CREATE":
+		return "create"
+	case "UPDATE":
+		return "update"
+	case "DELETE":
+		return "delete"
+	case "CONNECT":
+		return "connect"
+	}
+	return strings.ToLower(op)
 }
 
 // The counters of verdict_policy_results_total are cached in three levels
@@ -148,6 +227,10 @@ type requestLabels struct {
 type policyLabels struct {
 	name, namespace string
 	background      bool
+	// inline policies came with a request: their names are bounded like
+	// the request's labels. A server policy and an inline policy of the
+	// same name have separate counters of the same series.
+	inline bool
 }
 
 type ruleLabels struct {
@@ -159,15 +242,11 @@ type ruleLabels struct {
 
 // requestCounters holds the counters of one requestLabels, by policy.
 type requestCounters struct {
+	labels requestLabels
+	// overflow: kind and namespace are OverflowLabel (the series cap was
+	// reached).
+	overflow bool
 	policies sync.Map // policyLabels -> *policyCounters
-}
-
-func (rc *requestCounters) policy(l policyLabels) *policyCounters {
-	c, ok := rc.policies.Load(l)
-	if !ok {
-		c, _ = rc.policies.LoadOrStore(l, &policyCounters{labels: l})
-	}
-	return c.(*policyCounters)
 }
 
 // policyCounters holds the counters of one policy's rules: a list that
@@ -175,57 +254,157 @@ func (rc *requestCounters) policy(l policyLabels) *policyCounters {
 // had).
 type policyCounters struct {
 	labels policyLabels
-	mu     sync.Mutex // serialises add
-	list   atomic.Pointer[[]ruleCounter]
+	// overflow: an inline policy whose name and namespace are
+	// OverflowLabel.
+	overflow bool
+	mu       sync.Mutex // serialises add
+	list     atomic.Pointer[[]ruleCounter]
 }
 
 type ruleCounter struct {
 	labels  ruleLabels
 	counter prometheus.Counter
+	// overflow: the series has OverflowLabel for the request's labels.
+	overflow bool
 }
 
 // lookup returns the counter of k, nil when there is none yet.
-func (pc *policyCounters) lookup(k ruleLabels) prometheus.Counter {
+func (pc *policyCounters) lookup(k ruleLabels) *ruleCounter {
 	if l := pc.list.Load(); l != nil {
 		for i := range *l {
 			if (*l)[i].labels == k {
-				return (*l)[i].counter
+				return &(*l)[i]
 			}
 		}
 	}
 	return nil
 }
 
-// add returns the counter of k, made by newCounter unless another call
-// added it first.
-func (pc *policyCounters) add(k ruleLabels, newCounter func() prometheus.Counter) prometheus.Counter {
+// add appends a counter for k; the caller holds pc.mu and checked that k
+// has none.
+func (pc *policyCounters) add(c ruleCounter) *ruleCounter {
+	var list []ruleCounter
+	if l := pc.list.Load(); l != nil {
+		list = slices.Clip(*l) // readers keep the old list; append copies
+	}
+	list = append(list, c)
+	pc.list.Store(&list)
+	return &list[len(list)-1]
+}
+
+func (pc *policyCounters) len() int {
+	if l := pc.list.Load(); l != nil {
+		return len(*l)
+	}
+	return 0
+}
+
+// requestCounters returns the counters of the results with labels l, nil
+// for a namespace the metrics leave out.
+func (m *metrics) requestCounters(l requestLabels) *requestCounters {
+	if c, ok := m.resultCounters.Load(l); ok {
+		return c.(*requestCounters)
+	}
+	if !m.limits.counted(l.namespace) {
+		return nil
+	}
+	rq := &requestCounters{labels: l}
+	if m.reserve(&m.requestEntries) {
+		// The request's strings may share its buffer: keep copies.
+		rq.labels.kind, rq.labels.namespace = strings.Clone(l.kind), strings.Clone(l.namespace)
+		c, loaded := m.resultCounters.LoadOrStore(rq.labels, rq)
+		if loaded {
+			m.requestEntries.Add(-1)
+		}
+		return c.(*requestCounters)
+	}
+	rq.labels.kind, rq.labels.namespace, rq.overflow = OverflowLabel, OverflowLabel, true
+	c, _ := m.resultCounters.LoadOrStore(rq.labels, rq)
+	return c.(*requestCounters)
+}
+
+// counted reports whether the results of resources in namespace are
+// counted.
+func (l *resultLimits) counted(namespace string) bool {
+	if namespace == "" {
+		return true
+	}
+	if l.exclude[namespace] {
+		return false
+	}
+	return len(l.include) == 0 || l.include[namespace]
+}
+
+// reserve takes one of the maxSeries places counted by n, if one is left.
+func (m *metrics) reserve(n *atomic.Int64) bool {
+	for {
+		v := n.Load()
+		if v >= m.limits.maxSeries {
+			return false
+		}
+		if n.CompareAndSwap(v, v+1) {
+			return true
+		}
+	}
+}
+
+// policyCounters returns the counters of policy l under rq. Inline
+// policies seen once the series cap is reached share one entry named
+// OverflowLabel.
+func (m *metrics) policyCounters(rq *requestCounters, l policyLabels) *policyCounters {
+	if c, ok := rq.policies.Load(l); ok {
+		return c.(*policyCounters)
+	}
+	pc := &policyCounters{labels: l}
+	if l.inline && (rq.overflow || m.series.Load() >= m.limits.maxSeries) {
+		pc.labels.name, pc.overflow = OverflowLabel, true
+		if l.namespace != "" {
+			pc.labels.namespace = OverflowLabel
+		}
+	} else {
+		// Names may share the buffer of a request or a policy document:
+		// keep copies.
+		pc.labels.name, pc.labels.namespace = strings.Clone(l.name), strings.Clone(l.namespace)
+	}
+	c, _ := rq.policies.LoadOrStore(pc.labels, pc)
+	return c.(*policyCounters)
+}
+
+// addCounter returns the counter of k under rq and pc, made unless another
+// call made it first. The series gets the labels of the request and the
+// policy while the series cap allows; otherwise it is the overflow series
+// of the policy's rule (for an inline policy: of every inline policy).
+func (m *metrics) addCounter(rq *requestCounters, pc *policyCounters, k ruleLabels) *ruleCounter {
 	pc.mu.Lock()
 	defer pc.mu.Unlock()
 	if c := pc.lookup(k); c != nil {
 		return c
 	}
-	var list []ruleCounter
-	if l := pc.list.Load(); l != nil {
-		list = slices.Clip(*l) // readers keep the old list; append copies
+	collapse := rq.overflow || pc.overflow || (pc.labels.inline && pc.len() >= maxInlineRuleCounters)
+	if !collapse && m.reserve(&m.series) {
+		k.rule = strings.Clone(k.rule)
+		return pc.add(ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rq.labels, pc.labels, k)...)})
 	}
-	c := newCounter()
-	list = append(list, ruleCounter{labels: k, counter: c})
-	pc.list.Store(&list)
-	return c
-}
-
-// requestCounters returns the counters of the results with labels l.
-func (m *metrics) requestCounters(l requestLabels) *requestCounters {
-	c, ok := m.resultCounters.Load(l)
-	if !ok {
-		c, _ = m.resultCounters.LoadOrStore(l, new(requestCounters))
+	rl, pl := rq.labels, pc.labels
+	rl.kind, rl.namespace = OverflowLabel, OverflowLabel
+	if pl.inline {
+		pl.name = OverflowLabel
+		if pl.namespace != "" {
+			pl.namespace = OverflowLabel
+		}
+		// Kept under the overflow rule name, so that the list stays short.
+		k.rule = OverflowLabel
+		if c := pc.lookup(k); c != nil {
+			return c
+		}
 	}
-	return c.(*requestCounters)
+	k.rule = strings.Clone(k.rule)
+	return pc.add(ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rl, pl, k)...), overflow: true})
 }
 
 // resultLabelValues are the label values of verdict_policy_results_total,
 // in the order of its labels.
-func resultLabelValues(p policyLabels, k ruleLabels, kind, namespace, op, cause string) []string {
+func resultLabelValues(r requestLabels, p policyLabels, k ruleLabels) []string {
 	mode, policyType, policyNamespace, background := "audit", "cluster", "-", "true"
 	if k.enforce {
 		mode = "enforce"
@@ -238,8 +417,8 @@ func resultLabelValues(p policyLabels, k ruleLabels, kind, namespace, op, cause 
 	}
 	return []string{
 		mode, policyType, background, p.name, policyNamespace,
-		kind, namespace, op, k.rule, string(k.status),
-		ruleTypeLabel(k.typ), cause,
+		r.kind, r.namespace, r.operation, k.rule, string(k.status),
+		ruleTypeLabel(k.typ), r.cause,
 	}
 }
 

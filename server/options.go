@@ -16,14 +16,18 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultCacheSize            = 1024
-	DefaultMaxMessageBytes      = 4 << 20
-	DefaultCallTimeout          = 10 * time.Second
-	DefaultMaxConcurrentStreams = 1024
-	DefaultMaxBatchSize         = 1000
-	DefaultResultBuffer         = 4096
-	DefaultShutdownTimeout      = 30 * time.Second
-	DefaultMaxConnectionAge     = 10 * time.Minute
+	DefaultCacheSize             = 1024
+	DefaultMaxMessageBytes       = 4 << 20
+	DefaultCallTimeout           = 10 * time.Second
+	DefaultMaxConcurrentStreams  = 1024
+	DefaultMaxBatchSize          = 1000
+	DefaultResultBuffer          = 4096
+	DefaultShutdownTimeout       = 30 * time.Second
+	DefaultMaxConnectionAge      = 10 * time.Minute
+	DefaultMetricsMaxSeries      = 20000
+	DefaultMaxRequestPolicyBytes = 512 << 10
+	DefaultMaxRequestPolicyRules = 256
+	DefaultInlineCacheBytes      = 128 << 20
 )
 
 // Options configure a Server. The zero value is usable: every field has a
@@ -43,9 +47,47 @@ type Options struct {
 	// served by Server.MetricsHandler.
 	Registry *prometheus.Registry
 
-	// CacheSize is the number of compiled policy documents kept in the
-	// LRU (server policies and inline documents). Default 1024.
+	// MetricsMaxSeries caps the series of verdict_policy_results_total
+	// whose labels come from requests: resource_kind and
+	// resource_namespace, and policy_name, policy_namespace and rule_name
+	// for inline policies. Past the cap, a result that would start a new
+	// series is counted in the series whose request-derived labels are
+	// OverflowLabel ("_overflow"), and in
+	// verdict_metrics_label_overflow_total. A series takes about 2 KB, and
+	// as much again while it is scraped. Default 20000.
+	MetricsMaxSeries int
+
+	// MetricsNamespaces selects, as Kyverno's metricsConfig.namespaces, the
+	// resource namespaces whose results verdict_policy_results_total
+	// counts. Default: every namespace.
+	MetricsNamespaces NamespaceFilter
+
+	// CacheSize is the number of compiled policy documents kept in each
+	// of the two LRUs: one for the policies of the sources, one for
+	// inline documents. Default 1024.
 	CacheSize int
+
+	// InlineCacheBytes bounds the memory held by the compiled inline
+	// policies of the cache, measured when each is compiled (memSize):
+	// least recently used documents are evicted past it, and a document
+	// whose compilation alone takes more is refused with
+	// RESOURCE_EXHAUSTED (the refusal is cached: sending it again
+	// compiles nothing). Default 128 MiB.
+	InlineCacheBytes int64
+
+	// MaxRequestPolicyBytes and MaxRequestPolicyRules bound the policies
+	// one request has the server compile, before anything is compiled:
+	// the inline policies of an evaluation (or of one stream item), all
+	// its documents together, or the call fails with RESOURCE_EXHAUSTED;
+	// and each document (bytes) and policy (rules) of a ValidatePolicies
+	// call, or that document gets a CodeLimitExceeded error (so that
+	// /policyvalidate refuses the policy). Rules are counted as written,
+	// before autogen adds up to two per Pod rule. A compiled policy takes
+	// from 2 to 140 times its bytes, and a CEL rule about 80 KB (times 3
+	// with autogen). The message limit (MaxMessageBytes) applies first.
+	// Defaults 512 KiB and 256 rules.
+	MaxRequestPolicyBytes int
+	MaxRequestPolicyRules int
 
 	// MaxMessageBytes limits the size of a received message; a larger
 	// request fails with RESOURCE_EXHAUSTED. Sent messages are not limited
@@ -136,8 +178,20 @@ func (o Options) withDefaults() Options {
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
 	}
+	if o.MetricsMaxSeries <= 0 {
+		o.MetricsMaxSeries = DefaultMetricsMaxSeries
+	}
 	if o.CacheSize <= 0 {
 		o.CacheSize = DefaultCacheSize
+	}
+	if o.InlineCacheBytes <= 0 {
+		o.InlineCacheBytes = DefaultInlineCacheBytes
+	}
+	if o.MaxRequestPolicyBytes <= 0 {
+		o.MaxRequestPolicyBytes = DefaultMaxRequestPolicyBytes
+	}
+	if o.MaxRequestPolicyRules <= 0 {
+		o.MaxRequestPolicyRules = DefaultMaxRequestPolicyRules
 	}
 	if o.MaxMessageBytes <= 0 {
 		o.MaxMessageBytes = DefaultMaxMessageBytes
@@ -167,4 +221,32 @@ func (o Options) withDefaults() Options {
 		o.ShutdownTimeout = DefaultShutdownTimeout
 	}
 	return o
+}
+
+// NamespaceFilter selects namespaces as Kyverno's metricsConfig.namespaces
+// does: Include, when not empty, lists the only namespaces counted;
+// Exclude lists namespaces never counted, and wins over Include. Results
+// of cluster-scoped resources are always counted. (Kyverno v1.19 applies
+// the filter to kyverno_policy_results by the policy's namespace; Verdict
+// applies it to the resource's, which is the same for a namespaced Policy
+// and is the label that requests control.)
+type NamespaceFilter struct {
+	Include, Exclude []string
+}
+
+// resultLimits returns the limits of verdict_policy_results_total.
+func (o Options) resultLimits() resultLimits {
+	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries)}
+	set := func(names []string) map[string]bool {
+		if len(names) == 0 {
+			return nil
+		}
+		m := make(map[string]bool, len(names))
+		for _, n := range names {
+			m[n] = true
+		}
+		return m
+	}
+	l.include, l.exclude = set(o.MetricsNamespaces.Include), set(o.MetricsNamespaces.Exclude)
+	return l
 }

@@ -1,14 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	"google.golang.org/protobuf/testing/protocmp"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -239,5 +243,73 @@ func TestBadPolicyFile(t *testing.T) {
 	}
 	if !strings.Contains(string(got.GetDocument()), "The label `team` is required.") {
 		t.Errorf("GetPolicy(require-team-label).Document = %s, want the version in use", got.GetDocument())
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent writes (a log
+// destination).
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestBadPolicyFilesAtStart starts a server on a folder that holds, next
+// to a good policy, a file that is not YAML and a policy that does not
+// compile: the server serves the good policy, and reports the others in
+// ListPolicies, its logs and its metrics.
+func TestBadPolicyFilesAtStart(t *testing.T) {
+	badVariable := strings.Replace(teamLabelPolicy, `message: "The label`, `message: "{{ request.object | }} The label`, 1)
+	_, src := policyFolder(t, map[string]string{
+		"latest.yaml": latestTagPolicy,
+		"broken.yaml": "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata:\n  name: [unclosed\n",
+		"team.yaml":   badVariable,
+	})
+	var logs lockedBuffer
+	ts := startServer(t, Options{Sources: []PolicySource{src}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	c := ts.client(t)
+
+	got, srcErrs := listPolicies(t, c)
+	for i := range got {
+		got[i].Hash = ""
+	}
+	wantPolicies := []listed{
+		{Name: "disallow-latest-tag", Ready: true},
+		{Name: "require-team-label", Errors: []string{
+			"invalid_variable at spec.rules[0].validate.message",
+			"invalid_variable at spec.rules[autogen-check-team].validate.message",
+			"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
+		}},
+	}
+	if diff := cmp.Diff(wantPolicies, got, cmpopts.EquateEmpty()); diff != "" {
+		t.Errorf("ListPolicies mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"broken.yaml: decode_error"}, srcErrs); diff != "" {
+		t.Errorf("ListPolicies source errors mismatch (-want +got):\n%s", diff)
+	}
+	if msg := messageOf(t, c, pod(t, "p", "default", "nginx:latest", nil)); !strings.Contains(msg, "An image tag other than latest is required.") {
+		t.Errorf("Evaluate(Pod with a latest image) = first message %q, want the good policy's", msg)
+	}
+	if got := metricValue(t, ts.reg, "verdict_policy_source_errors"); got != 1 {
+		t.Errorf("verdict_policy_source_errors = %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(ts.srv.metrics.policies.WithLabelValues("invalid")); got != 1 {
+		t.Errorf(`verdict_policies{state="invalid"} = %v, want 1`, got)
+	}
+	for _, want := range []string{"broken.yaml", "team.yaml"} {
+		if !strings.Contains(logs.String(), want) || !strings.Contains(logs.String(), "level=WARN") {
+			t.Errorf("logs do not warn about %s:\n%s", want, logs.String())
+		}
 	}
 }

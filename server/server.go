@@ -73,7 +73,7 @@ type Server struct {
 // New returns a Server configured by opts. It does not listen yet.
 func New(opts Options) (*Server, error) {
 	opts = opts.withDefaults()
-	m, err := newMetrics(opts.Registry)
+	m, err := newMetrics(opts.Registry, opts.resultLimits())
 	if err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
@@ -113,7 +113,11 @@ func New(opts Options) (*Server, error) {
 		}
 		s.tokens = append(s.tokens, []byte(t))
 	}
-	s.store = newStore(opts.Sources, newCompileCache(opts.CacheSize, m), opts.Logger, m)
+	s.store = newStore(opts.Sources,
+		newCompileCache(opts.CacheSize, 0, m),
+		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, m),
+		requestLimits{bytes: opts.MaxRequestPolicyBytes, rules: opts.MaxRequestPolicyRules},
+		opts.Logger, m)
 	s.pub = newPublisher(opts.ResultSink, opts.ResultBuffer, m, opts.Logger)
 	s.grpc = grpc.NewServer(s.serverOptions()...)
 	verdictv1.RegisterDecisionServiceServer(s.grpc, s)

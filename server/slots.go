@@ -11,7 +11,9 @@ import (
 )
 
 // slots limits the evaluations that use the CPU at once
-// (Options.MaxEvaluations). Evaluation is CPU-bound: running more at once
+// (Options.MaxEvaluations), with the compilations that requests cause:
+// inline policies compile within their evaluation's slot, and a
+// ValidatePolicies call takes one. Evaluation is CPU-bound: running more at once
 // than there are cores adds no throughput, only memory and interleaving.
 // The others wait in line, first come first served (a channel's waiters
 // are served in order), so that under overload a call whose deadline
@@ -30,11 +32,11 @@ func newSlots(n int, reg prometheus.Registerer) (*slots, error) {
 		ch: make(chan struct{}, n),
 		waiting: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "verdict_evaluations_waiting",
-			Help: "Evaluations waiting for one of the --max-evaluations slots.",
+			Help: "Evaluations and ValidatePolicies calls waiting for one of the --max-evaluations slots.",
 		}),
 		wait: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "verdict_evaluation_wait_seconds",
-			Help:    "Time an evaluation waited for a slot (--max-evaluations) before it ran.",
+			Help:    "Time an evaluation or a ValidatePolicies call waited for a slot (--max-evaluations) before it ran.",
 			Buckets: []float64{.00005, .0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1},
 		}),
 	}

@@ -36,9 +36,13 @@ const (
 // The current set of policies is an immutable value replaced as a whole
 // when a source reports a change, so a request sees one consistent set.
 type Store struct {
-	cache   *compileCache
-	log     *slog.Logger
-	metrics *metrics
+	cache *compileCache
+	// inlineCache holds the compiled inline policies, within a byte
+	// budget; limits bound what one request has compiled.
+	inlineCache *compileCache
+	limits      requestLimits
+	log         *slog.Logger
+	metrics     *metrics
 
 	mu      sync.Mutex // serializes updates
 	sources []PolicySource
@@ -98,15 +102,23 @@ type policySet struct {
 	sourceErrors []*verdictv1.SourceError
 }
 
+// requestLimits bound the policy documents one request has compiled
+// (Options.MaxRequestPolicyBytes, MaxRequestPolicyRules).
+type requestLimits struct {
+	bytes, rules int
+}
+
 // newStore returns a Store fed by sources. Run starts them.
-func newStore(sources []PolicySource, cache *compileCache, log *slog.Logger, m *metrics) *Store {
+func newStore(sources []PolicySource, cache, inlineCache *compileCache, limits requestLimits, log *slog.Logger, m *metrics) *Store {
 	s := &Store{
-		cache:   cache,
-		log:     log,
-		metrics: m,
-		sources: sources,
-		states:  make(map[string]*sourceState, len(sources)),
-		ready:   make(chan struct{}),
+		cache:       cache,
+		inlineCache: inlineCache,
+		limits:      limits,
+		log:         log,
+		metrics:     m,
+		sources:     sources,
+		states:      make(map[string]*sourceState, len(sources)),
+		ready:       make(chan struct{}),
 	}
 	for _, src := range sources {
 		s.states[src.Name()] = &sourceState{}
@@ -301,10 +313,14 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	if exceptionKind {
 		e.exception, err = compileException(e.origin, d.JSON)
 	} else {
-		var ps []*policy.Policy
-		ps, err = s.cache.get(cacheKey{identity: e.identity(), hash: e.docHash}, func() ([]*policy.Policy, error) {
-			return compileDocuments(e.origin, d.JSON)
+		// A source's update has no deadline: get fails only on a done
+		// context.
+		v, _ := s.cache.get(context.Background(), cacheKey{identity: e.identity(), hash: e.docHash}, func() *compiled {
+			ps, err := compileDocuments(e.origin, d.JSON)
+			return &compiled{policies: ps, err: err}
 		})
+		ps := v.policies
+		err = v.err
 		if err == nil && len(ps) != 1 {
 			err = engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policies, want 1", len(ps)))
 		}
@@ -376,6 +392,11 @@ func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return compileDecoded(docs)
+}
+
+// compileDecoded compiles decoded policies.
+func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
 	out := make([]*policy.Policy, 0, len(docs))
 	var errs []error
 	for _, d := range docs {
@@ -466,6 +487,7 @@ func (s *Store) publish() {
 	}
 	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
 	s.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
+	s.metrics.sourceErrors.Set(float64(len(set.sourceErrors)))
 	s.set.Store(set)
 }
 
@@ -549,19 +571,74 @@ func hasLabels(have, want map[string]string) bool {
 }
 
 // inline compiles the inline policy documents of a request, each through
-// the cache under the identity "inline" and the hash of its bytes.
-func (s *Store) inline(docs [][]byte) ([]*policy.Policy, error) {
-	var out []*policy.Policy
-	var violations []*verdictv1.FieldViolation
+// the inline cache under the identity "inline" and the hash of its bytes.
+// Before anything is compiled, the documents' bytes and rules are checked
+// against the request limits (s.limits).
+func (s *Store) inline(ctx context.Context, docs [][]byte) ([]*policy.Policy, error) {
+	const field = "inline_policies.documents"
+	size := 0
+	for _, d := range docs {
+		size += len(d)
+	}
+	if size > s.limits.bytes {
+		return nil, &limitError{field: field, description: fmt.Sprintf(
+			"%d bytes of inline policies; the server compiles at most %d bytes of policies per request", size, s.limits.bytes)}
+	}
+	// A document not cached is decoded first, to count its rules.
+	type pending struct {
+		docs  []*kyverno.Document
+		err   error
+		rules int
+	}
+	got := make([]*compiled, len(docs))
+	todo := make([]*pending, len(docs))
+	keys := make([]cacheKey, len(docs))
+	rules := 0
 	for i, d := range docs {
 		sum := sha256.Sum256(d)
-		field := fmt.Sprintf("inline_policies.documents[%d]", i)
-		ps, err := s.cache.get(cacheKey{identity: "inline", hash: hex.EncodeToString(sum[:])}, func() ([]*policy.Policy, error) {
-			return compileDocuments(field, d)
-		})
-		if err != nil {
-			for _, e := range policyErrors(err) {
-				f := field
+		keys[i] = cacheKey{identity: "inline", hash: hex.EncodeToString(sum[:])}
+		if v, ok := s.inlineCache.peek(keys[i]); ok {
+			got[i] = v
+			rules += v.rules
+			continue
+		}
+		p := &pending{}
+		p.docs, p.err = kyverno.DecodePolicies(fmt.Sprintf("%s[%d]", field, i), d)
+		for _, doc := range p.docs {
+			p.rules += len(doc.Spec.Rules)
+		}
+		todo[i] = p
+		rules += p.rules
+	}
+	if rules > s.limits.rules {
+		return nil, &limitError{field: field, description: fmt.Sprintf(
+			"%d rules in the inline policies; the server compiles at most %d rules per request", rules, s.limits.rules)}
+	}
+	var out []*policy.Policy
+	var violations []*verdictv1.FieldViolation
+	for i := range docs {
+		v := got[i]
+		if p := todo[i]; p != nil {
+			var err error
+			v, err = s.inlineCache.get(ctx, keys[i], func() *compiled {
+				c := &compiled{rules: p.rules, err: p.err}
+				if p.err == nil {
+					c.policies, c.err = compileDecoded(p.docs)
+				}
+				return c
+			})
+			if err != nil {
+				return nil, err
+			}
+		}
+		docField := fmt.Sprintf("%s[%d]", field, i)
+		var lim *limitError
+		if errors.As(v.err, &lim) {
+			return nil, &limitError{field: docField, description: lim.description}
+		}
+		if v.err != nil {
+			for _, e := range policyErrors(v.err) {
+				f := docField
 				if e.Path != "" {
 					f += "." + e.Path
 				}
@@ -569,7 +646,7 @@ func (s *Store) inline(docs [][]byte) ([]*policy.Policy, error) {
 			}
 			continue
 		}
-		out = append(out, ps...)
+		out = append(out, v.policies...)
 	}
 	if len(violations) > 0 {
 		return nil, &verdictv1.ValidationError{Violations: violations}

@@ -15,23 +15,47 @@ import (
 // (the message size limit bounds their bytes).
 const maxValidateDocuments = 256
 
+// CodeLimitExceeded: a document or policy sent to ValidatePolicies is
+// larger than the server compiles for one request
+// (Options.MaxRequestPolicyBytes, MaxRequestPolicyRules). It is the
+// document's error, so that /policyvalidate refuses the policy.
+const CodeLimitExceeded engine.Code = "limit_exceeded"
+
 // ValidatePolicies compiles each document's policies and exceptions, as
-// the store would, without serving them or caching them.
-func (s *Server) ValidatePolicies(_ context.Context, req *verdictv1.ValidatePoliciesRequest) (*verdictv1.ValidatePoliciesResponse, error) {
+// the store would, without serving them or caching them. Compiling is
+// work like an evaluation: the call takes one of the evaluation slots
+// (Options.MaxEvaluations) and waits in line for it until its deadline.
+// A document of more than MaxRequestPolicyBytes, or a policy of more than
+// MaxRequestPolicyRules rules, is not compiled: it gets a
+// CodeLimitExceeded error. One policy is compiled at a time and dropped,
+// so a call holds the memory of one compilation at most.
+func (s *Server) ValidatePolicies(ctx context.Context, req *verdictv1.ValidatePoliciesRequest) (*verdictv1.ValidatePoliciesResponse, error) {
 	docs := req.GetDocuments()
 	if len(docs) > maxValidateDocuments {
 		return nil, toStatus(fieldError("documents", "%d documents: at most %d per call", len(docs), maxValidateDocuments))
 	}
+	if s.slots != nil {
+		var sl *slot
+		var err error
+		if ctx, sl, err = s.slots.acquire(ctx); err != nil {
+			return nil, toStatus(err)
+		}
+		defer sl.done()
+	}
+	limits := requestLimits{bytes: s.opts.MaxRequestPolicyBytes, rules: s.opts.MaxRequestPolicyRules}
 	resp := &verdictv1.ValidatePoliciesResponse{Documents: make([]*verdictv1.PolicyValidation, 0, len(docs))}
 	for i, d := range docs {
-		resp.Documents = append(resp.Documents, validateDocument(fmt.Sprintf("documents[%d]", i), d))
+		if err := ctx.Err(); err != nil {
+			return nil, toStatus(err)
+		}
+		resp.Documents = append(resp.Documents, validateDocument(fmt.Sprintf("documents[%d]", i), d, limits))
 	}
 	return resp, nil
 }
 
 // validateDocument splits a document into its objects and compiles each
-// Kyverno policy or exception among them.
-func validateDocument(source string, data []byte) *verdictv1.PolicyValidation {
+// Kyverno policy or exception among them, within limits.
+func validateDocument(source string, data []byte, limits requestLimits) *verdictv1.PolicyValidation {
 	out := &verdictv1.PolicyValidation{}
 	addErr := func(err error, code engine.Code) {
 		if es := policyErrors(err); len(es) > 0 {
@@ -42,17 +66,17 @@ func validateDocument(source string, data []byte) *verdictv1.PolicyValidation {
 		}
 		out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(code), Message: err.Error()})
 	}
+	if len(data) > limits.bytes {
+		out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded),
+			Message: fmt.Sprintf("%s: %d bytes; the server compiles at most %d bytes of policies per request", source, len(data), limits.bytes)})
+		return out
+	}
 	objs, err := kyverno.SplitDocuments(source, data)
 	if err != nil {
 		addErr(err, engine.CodeDecode)
 		return out
 	}
 	for _, o := range objs {
-		raw, err := json.Marshal(o.Value)
-		if err != nil {
-			addErr(err, engine.CodeDecode)
-			continue
-		}
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
 		meta, _ := o.Value["metadata"].(map[string]any)
@@ -69,6 +93,17 @@ func validateDocument(source string, data []byte) *verdictv1.PolicyValidation {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
+		spec, _ := o.Value["spec"].(map[string]any)
+		if rules, _ := spec["rules"].([]any); len(rules) > limits.rules {
+			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded), Path: "spec.rules",
+				Message: fmt.Sprintf("%s has %d rules; the server compiles at most %d rules per request", ref, len(rules), limits.rules)})
+			continue
+		}
+		raw, err := json.Marshal(o.Value)
+		if err != nil {
+			addErr(err, engine.CodeDecode)
+			continue
+		}
 		switch kind {
 		case kyverno.KindClusterPolicy, kyverno.KindPolicy:
 			if _, err := compileDocuments(source, raw); err != nil {

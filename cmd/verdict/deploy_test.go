@@ -59,6 +59,15 @@ func TestDeployFlags(t *testing.T) {
 					t.Errorf("%s: verdict %s: %v", id, strings.Join(args, " "), err)
 					continue
 				}
+				// serve listens on loopback by default: in a Pod, the
+				// addresses must be given.
+				if cmd.CommandPath() == "verdict serve" {
+					for _, f := range []string{"listen", "metrics-listen"} {
+						if !cmd.Flags().Changed(f) {
+							t.Errorf("%s: verdict %s: no --%s (the default, %s, is not reachable from other Pods)", id, strings.Join(args, " "), f, cmd.Flags().Lookup(f).DefValue)
+						}
+					}
+				}
 				if cmd.Name() != "scan" {
 					continue
 				}

@@ -37,6 +37,11 @@ type serveFlags struct {
 	maxBatchSize         int
 	maxEvaluations       int
 	cacheSize            int
+	inlineCacheBytes     int64
+	maxPolicyBytes       int
+	maxPolicyRules       int
+	metricsMaxSeries     int
+	metricsNamespaces    server.NamespaceFilter
 	shutdownTimeout      time.Duration
 	drainDelay           time.Duration
 	maxConnectionAge     time.Duration
@@ -67,7 +72,13 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.Uint32Var(&f.maxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "calls in flight per client connection")
 	fs.IntVar(&f.maxBatchSize, "max-batch-size", server.DefaultMaxBatchSize, "requests per EvaluateStream batch")
 	fs.IntVar(&f.maxEvaluations, "max-evaluations", 0, "evaluations running at once, others wait in line (0: GOMAXPROCS; negative: no limit)")
-	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in the LRU cache")
+	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in each LRU cache (the sources' policies; inline policies)")
+	fs.Int64Var(&f.inlineCacheBytes, "inline-cache-bytes", server.DefaultInlineCacheBytes, "memory kept for compiled inline policies (least recently used evicted past it; a policy that alone takes more is refused)")
+	fs.IntVar(&f.maxPolicyBytes, "max-request-policy-bytes", server.DefaultMaxRequestPolicyBytes, "bytes of policy documents one request may have compiled: the inline policies of an evaluation, each ValidatePolicies document")
+	fs.IntVar(&f.maxPolicyRules, "max-request-policy-rules", server.DefaultMaxRequestPolicyRules, "rules (before autogen) one request may have compiled: in the inline policies of an evaluation, in each policy given to ValidatePolicies")
+	fs.IntVar(&f.metricsMaxSeries, "metrics-max-series", server.DefaultMetricsMaxSeries, "series of verdict_policy_results_total with labels from requests (namespace, kind, inline policy and rule names); past it, results are counted under \""+server.OverflowLabel+"\"")
+	fs.StringSliceVar(&f.metricsNamespaces.Include, "metrics-namespaces-include", nil, "count policy results only for resources in these namespaces (as Kyverno's metricsConfig; default: all)")
+	fs.StringSliceVar(&f.metricsNamespaces.Exclude, "metrics-namespaces-exclude", nil, "never count policy results for resources in these namespaces (wins over --metrics-namespaces-include)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long calls in flight may run after a stop signal")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
 	fs.DurationVar(&f.maxConnectionAge, "max-connection-age", server.DefaultMaxConnectionAge, "close client connections after this age so that clients spread over new replicas (negative: never)")
@@ -109,6 +120,10 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 		DrainDelay:           f.drainDelay,
 		MaxConnectionAge:     f.maxConnectionAge,
 	}
+	// What a client can make the server hold.
+	opts.InlineCacheBytes = f.inlineCacheBytes
+	opts.MaxRequestPolicyBytes, opts.MaxRequestPolicyRules = f.maxPolicyBytes, f.maxPolicyRules
+	opts.MetricsMaxSeries, opts.MetricsNamespaces = f.metricsMaxSeries, f.metricsNamespaces
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
 	}
@@ -176,13 +191,18 @@ func newServeCmd() *cobra.Command {
 		Long: `Run the gRPC decision server (verdict.v1.DecisionService) with the
 policies of --policies, reloaded when the folder changes. Health
 (grpc.health.v1) reports SERVING once the policies are loaded; on SIGTERM or
-Ctrl-C it reports NOT_SERVING, lets calls in flight finish and exits.`,
+Ctrl-C it reports NOT_SERVING, lets calls in flight finish and exits.
+
+It listens on loopback unless told otherwise: --listen :50051 (and
+--metrics-listen :9090, which has no authentication) for other hosts. It
+warns when bearer tokens would travel in plain text (--token-file without
+--tls-cert), and when it serves other hosts with neither TLS nor tokens.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return serve(cmd, &f, nil)
 		},
 	}
-	f.register(cmd.Flags(), "", ":50051", ":9090")
+	f.register(cmd.Flags(), "", "127.0.0.1:50051", "127.0.0.1:9090")
 	f.kube = registerKubeFlags(cmd.Flags())
 	f.reports.registerServe(cmd.Flags())
 	return cmd
@@ -267,8 +287,31 @@ func serve(cmd *cobra.Command, f *serveFlags, banner func(w io.Writer, addr stri
 		}
 		defer stopMetrics()
 	}
+	for _, w := range listenWarnings(lis.Addr(), opts.TLS != nil, len(opts.BearerTokens) > 0) {
+		opts.Logger.Warn(w, "address", lis.Addr().String())
+	}
 	if banner != nil {
 		banner(cmd.OutOrStdout(), lis.Addr().String())
 	}
 	return srv.Run(ctx, lis)
+}
+
+// listenWarnings are the warnings about how the server listens on addr:
+// tokens over plain text, or other hosts served with neither TLS nor
+// tokens.
+func listenWarnings(addr net.Addr, tls, tokens bool) []string {
+	var out []string
+	if tokens && !tls {
+		out = append(out, "--token-file without --tls-cert: bearer tokens travel in plain text, readable by anyone on the network path")
+	}
+	if !tls && !tokens && !isLoopback(addr) {
+		out = append(out, "listening beyond loopback with neither TLS nor tokens: anyone who reaches this address can call the decision service (set --tls-cert, --client-ca or --token-file, or --listen 127.0.0.1:PORT)")
+	}
+	return out
+}
+
+// isLoopback reports whether addr accepts connections from this host only.
+func isLoopback(addr net.Addr) bool {
+	tcp, ok := addr.(*net.TCPAddr)
+	return ok && tcp.IP.IsLoopback()
 }

@@ -5,17 +5,23 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -104,6 +110,166 @@ func TestServeCommandErrors(t *testing.T) {
 			got := run(context.Background(), tt.give, &stdout, &stderr)
 			if got != tt.wantCode || !strings.Contains(stderr.String(), tt.wantErr) {
 				t.Errorf("run(%q) = %d, stderr %q; want %d and %q", tt.give, got, stderr.String(), tt.wantCode, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestServeListenDefaults checks that serve listens on loopback unless
+// told otherwise, its metrics endpoint too.
+func TestServeListenDefaults(t *testing.T) {
+	tests := []struct {
+		flag, want string
+	}{
+		{"listen", "127.0.0.1:50051"},
+		{"metrics-listen", "127.0.0.1:9090"},
+	}
+	fs := newServeCmd().Flags()
+	for _, tt := range tests {
+		if got := fs.Lookup(tt.flag).DefValue; got != tt.want {
+			t.Errorf("verdict serve --%s default = %q, want %q", tt.flag, got, tt.want)
+		}
+	}
+}
+
+func TestListenWarnings(t *testing.T) {
+	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 50051}
+	loopback6 := &net.TCPAddr{IP: net.IPv6loopback, Port: 50051}
+	all := &net.TCPAddr{IP: net.IPv6unspecified, Port: 50051}
+	host := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 50051}
+	const plaintextTokens, exposed = "tokens travel in plain text", "neither TLS nor tokens"
+	tests := []struct {
+		name        string
+		addr        net.Addr
+		tls, tokens bool
+		want        []string
+	}{
+		{"loopback", loopback, false, false, nil},
+		{"loopback v6", loopback6, false, false, nil},
+		{"loopback with tokens", loopback, false, true, []string{plaintextTokens}},
+		{"loopback with TLS and tokens", loopback, true, true, nil},
+		{"all interfaces", all, false, false, []string{exposed}},
+		{"a host address", host, false, false, []string{exposed}},
+		{"all interfaces with tokens", all, false, true, []string{plaintextTokens}},
+		{"all interfaces with TLS", all, true, false, nil},
+		{"all interfaces with TLS and tokens", all, true, true, nil},
+	}
+	for _, tt := range tests {
+		got := listenWarnings(tt.addr, tt.tls, tt.tokens)
+		if len(got) != len(tt.want) {
+			t.Errorf("listenWarnings(%s) = %q, want %d warnings holding %q", tt.name, got, len(tt.want), tt.want)
+			continue
+		}
+		for i := range got {
+			if !strings.Contains(got[i], tt.want[i]) {
+				t.Errorf("listenWarnings(%s)[%d] = %q, want it to hold %q", tt.name, i, got[i], tt.want[i])
+			}
+		}
+	}
+}
+
+// logBuffer is a bytes.Buffer safe for concurrent writes.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestServeWarnsAtStart runs serve with tokens over plain text, then on
+// every interface with neither TLS nor tokens, and checks the warning it
+// logs at start.
+func TestServeWarnsAtStart(t *testing.T) {
+	tokens := filepath.Join(t.TempDir(), "tokens")
+	if err := os.WriteFile(tokens, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		give []string
+		want string
+	}{
+		{"tokens in plain text", []string{"--listen", "127.0.0.1:0", "--token-file", tokens}, "bearer tokens travel in plain text"},
+		{"every interface", []string{"--listen", ":0"}, "neither TLS nor tokens"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			var stdout bytes.Buffer
+			var stderr logBuffer
+			code := make(chan int, 1)
+			args := append([]string{"serve", "--metrics-listen", "", "--log-level", "warn"}, tt.give...)
+			go func() { code <- run(ctx, args, &stdout, &stderr) }()
+			deadline := time.Now().Add(10 * time.Second)
+			for !strings.Contains(stderr.String(), tt.want) && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if got := stderr.String(); !strings.Contains(got, tt.want) || !strings.Contains(got, "level=WARN") {
+				t.Errorf("run(%q) logged %q, want a warning holding %q", args, got, tt.want)
+			}
+			cancel()
+			if c := <-code; c != 0 {
+				t.Errorf("run(%q) after its context ended = %d, want 0 (stderr %q)", args, c, stderr.String())
+			}
+		})
+	}
+}
+
+// TestServeLimitFlags checks that the limits on what clients can make the
+// server hold reach its options, with their defaults.
+func TestServeLimitFlags(t *testing.T) {
+	tests := []struct {
+		name string
+		give []string
+		want server.Options
+	}{
+		{"defaults", nil, server.Options{
+			InlineCacheBytes:      server.DefaultInlineCacheBytes,
+			MaxRequestPolicyBytes: server.DefaultMaxRequestPolicyBytes,
+			MaxRequestPolicyRules: server.DefaultMaxRequestPolicyRules,
+			MetricsMaxSeries:      server.DefaultMetricsMaxSeries,
+		}},
+		{"set", []string{"--inline-cache-bytes=1000", "--max-request-policy-bytes=2000", "--max-request-policy-rules=3",
+			"--metrics-max-series=4", "--metrics-namespaces-include=a,b", "--metrics-namespaces-exclude=c"}, server.Options{
+			InlineCacheBytes:      1000,
+			MaxRequestPolicyBytes: 2000,
+			MaxRequestPolicyRules: 3,
+			MetricsMaxSeries:      4,
+			MetricsNamespaces:     server.NamespaceFilter{Include: []string{"a", "b"}, Exclude: []string{"c"}},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f serveFlags
+			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			f.register(fs, "", "127.0.0.1:0", "")
+			if err := fs.Parse(tt.give); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := f.options(io.Discard)
+			if err != nil {
+				t.Fatalf("options(%q): %v", tt.give, err)
+			}
+			got := server.Options{
+				InlineCacheBytes:      opts.InlineCacheBytes,
+				MaxRequestPolicyBytes: opts.MaxRequestPolicyBytes,
+				MaxRequestPolicyRules: opts.MaxRequestPolicyRules,
+				MetricsMaxSeries:      opts.MetricsMaxSeries,
+				MetricsNamespaces:     opts.MetricsNamespaces,
+			}
+			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(server.Options{})); diff != "" {
+				t.Errorf("options(%q) limits (-want +got):\n%s", tt.give, diff)
 			}
 		})
 	}
