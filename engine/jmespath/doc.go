@@ -7,7 +7,10 @@
 //
 //   - Parse turns an expression into an immutable *Query and checks every
 //     function call against the table (name, arity, literal argument
-//     types). Call it at compile time.
+//     types). Call it at compile time. It refuses, before go-jmespath's
+//     recursive parser sees them, expressions beyond MaxExpressionBytes
+//     and MaxExpressionNesting, and trees deeper than MaxExpressionDepth
+//     (guard.go), so that no expression can overflow the stack.
 //   - New builds an *Interpreter from Options (clock, random source,
 //     default image registry, DNS resolver); Interpreter.Search evaluates a
 //     Query against JSON-shaped data. Call it at evaluation time.

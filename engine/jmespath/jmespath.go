@@ -38,17 +38,32 @@ type Query struct {
 // function), the number of arguments must match, and literal arguments
 // (`1`, 'text', `{"a": 1}`) must have an accepted type.
 //
+// Before go-jmespath parses it, the expression must be at most
+// MaxExpressionBytes long and MaxExpressionNesting deep; its tree must be at
+// most MaxExpressionDepth deep. Beyond a limit the error wraps a
+// *LimitError.
+//
 // Errors are *engine.Error with Code engine.CodeInvalidVariable and no Path;
 // the caller knows where the expression came from.
 func Parse(expr string) (q *Query, err error) {
+	return parse(expr, defaultExprLimits)
+}
+
+func parse(expr string, lim exprLimits) (q *Query, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			p := &panicError{value: r}
 			q, err = nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: p.Error(), Err: p}
 		}
 	}()
+	if err := checkText(expr, lim); err != nil {
+		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
 	ast, err := gojmespath.NewParser().Parse(expr)
 	if err != nil {
+		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	if err := checkDepth(&ast, lim.depth); err != nil {
 		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
 	}
 	if problems := checkCalls(ast, nil); len(problems) > 0 {
