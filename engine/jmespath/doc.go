@@ -28,6 +28,14 @@
 // only reflection reads), run go-jmespath's interpreter, which builds the
 // result or the error itself.
 //
+// Function results are bounded: at most MaxStringBytes for a string and
+// MaxListLength for a list; the functions that can grow their result beyond
+// a small constant times their arguments (replace, regex_replace_all,
+// split, base64_encode, items, join, to_string, ...) compute its size
+// before they build it, and the arithmetic functions refuse quantities
+// beyond MaxQuantityDigits (caps.go). go-jmespath's join and to_string
+// are replaced by capped copies.
+//
 // Function results are JSON-shaped (float64, string, bool, nil, []any,
 // map[string]any). The implementations follow Kyverno v1.19.0
 // (pkg/engine/jmespath) in argument types, results and error texts; the

@@ -73,6 +73,8 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf(errPrefix+"result of %d bytes exceeds the limit of %d bytes (%s)", e.Function, e.Got, e.Max, e.Limit)
 	case "MaxListLength":
 		return fmt.Sprintf(errPrefix+"result of %d elements exceeds the limit of %d elements (%s)", e.Function, e.Got, e.Max, e.Limit)
+	case "MaxQuantityDigits":
+		return fmt.Sprintf(errPrefix+"quantity operand with more than %d digits or an exponent beyond %d (%s)", e.Function, e.Max, e.Max, e.Limit)
 	}
 	return fmt.Sprintf("%s: %d exceeds the limit of %d", e.Limit, e.Got, e.Max)
 }

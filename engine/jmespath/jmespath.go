@@ -226,6 +226,9 @@ func New(opts Options) *Interpreter {
 		}
 		caller.Register(gojmespath.FunctionEntry{Name: f.Name, Arguments: specs, Handler: handler(f, e)})
 	}
+	for _, b := range cappedBuiltins {
+		caller.Register(b)
+	}
 	return &Interpreter{caller: caller}
 }
 
@@ -239,7 +242,14 @@ func handler(f function, e *env) gojmespath.JpFunction {
 		if err := checkArgs(f, args); err != nil {
 			return nil, err
 		}
-		return f.Impl(e, args)
+		result, err = f.Impl(e, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := capResult(f.Name, result); err != nil {
+			return nil, err
+		}
+		return result, nil
 	}
 }
 
