@@ -2,6 +2,7 @@ package jmespath
 
 import (
 	"fmt"
+	"unicode/utf8"
 
 	gojmespath "github.com/kyverno/go-jmespath"
 )
@@ -271,4 +272,23 @@ func checkDepth(root *gojmespath.ASTNode, max int) error {
 		}
 	}
 	return nil
+}
+
+// maxExcerpt is the length of the excerpts of expressions in messages.
+const maxExcerpt = 200
+
+// Excerpt returns s for an error message: s itself when it is at most 200
+// bytes long, else its first bytes (cut between two UTF-8 characters),
+// "..." and its length. Messages that quote an expression use it, so that
+// an expression of MaxExpressionBytes (or a longer one, refused) never
+// makes a message of that size.
+func Excerpt(s string) string {
+	if len(s) <= maxExcerpt {
+		return s
+	}
+	cut := maxExcerpt
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes)", s[:cut], len(s))
 }

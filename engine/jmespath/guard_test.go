@@ -189,3 +189,22 @@ func TestLimitErrorMessages(t *testing.T) {
 		}
 	}
 }
+
+func TestExcerpt(t *testing.T) {
+	long := strings.Repeat("a", 199) + "€" + strings.Repeat("b", 100)
+	tests := []struct {
+		name string
+		give string
+		want string
+	}{
+		{name: "short", give: "a.b", want: "a.b"},
+		{name: "at the limit", give: strings.Repeat("a", 200), want: strings.Repeat("a", 200)},
+		{name: "long", give: strings.Repeat("a", 201), want: strings.Repeat("a", 200) + "... (201 bytes)"},
+		{name: "cut before a character", give: long, want: strings.Repeat("a", 199) + "... (302 bytes)"},
+	}
+	for _, tt := range tests {
+		if got := Excerpt(tt.give); got != tt.want {
+			t.Errorf("Excerpt(%s) = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

@@ -50,22 +50,16 @@ func Parse(expr string) (q *Query, err error) {
 }
 
 func parse(expr string, lim exprLimits) (q *Query, err error) {
+	ast, err := parseAST(expr, lim)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			p := &panicError{value: r}
 			q, err = nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: p.Error(), Err: p}
 		}
 	}()
-	if err := checkText(expr, lim); err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
-	}
-	ast, err := gojmespath.NewParser().Parse(expr)
-	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
-	}
-	if err := checkDepth(&ast, lim.depth); err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
-	}
 	if problems := checkCalls(ast, nil); len(problems) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalidVariable, "", joinProblems(problems))
 	}
@@ -79,6 +73,39 @@ func parse(expr string, lim exprLimits) (q *Query, err error) {
 		q.compiled = compile(q.ast)
 	}
 	return q, nil
+}
+
+// CheckSyntax reports whether expr parses, within the same limits as
+// Parse, without checking its function calls: the check Kyverno's policy
+// validation makes of the jmesPath of context entries. Errors are as
+// Parse's.
+func CheckSyntax(expr string) error {
+	_, err := parseAST(expr, defaultExprLimits)
+	return err
+}
+
+// parseAST checks expr against lim, parses it with go-jmespath and checks
+// the depth of the tree.
+func parseAST(expr string, lim exprLimits) (ast gojmespath.ASTNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p := &panicError{value: r}
+			ast, err = gojmespath.ASTNode{}, &engine.Error{Code: engine.CodeInvalidVariable, Message: p.Error(), Err: p}
+		}
+	}()
+	if err := checkText(expr, lim); err != nil {
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	ast, err = gojmespath.NewParser().Parse(expr)
+	if err != nil {
+		// go-jmespath's messages may quote a token (an index of 60,000
+		// digits): they are shortened.
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: Excerpt(err.Error()), Err: err}
+	}
+	if err := checkDepth(&ast, lim.depth); err != nil {
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	return ast, nil
 }
 
 // copySortByInput rewrites every sort_by(list, &key) into

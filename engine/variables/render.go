@@ -67,7 +67,7 @@ func (r *renderer) renderString(t *Template) (out any, whole bool, err error) {
 				return nil, false, &engine.Error{
 					Code:    engine.CodeEvaluation,
 					Path:    t.path,
-					Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, t.path, err),
+					Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), t.path, err),
 					Err:     err,
 				}
 			}
@@ -155,14 +155,14 @@ func (r *renderer) resolve(v *variable, path string) (val any, variable string, 
 			return nil, variable, &engine.Error{
 				Code:    engine.CodeInvalidVariable,
 				Path:    path,
-				Message: fmt.Sprintf("nested variable %s: %v", v.text, err),
+				Message: fmt.Sprintf("nested variable %s: %v", jmespath.Excerpt(v.text), err),
 				Err:     err,
 			}
 		}
 		return nil, variable, &engine.Error{
 			Code:    engine.CodeInvalidVariable,
 			Path:    path,
-			Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, path, err),
+			Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), path, err),
 			Err:     err,
 		}
 	}
@@ -181,7 +181,7 @@ func (r *renderer) unresolved(variable, path string, err error) error {
 	return &engine.Error{
 		Code:    engine.CodeVariableNotResolved,
 		Path:    path,
-		Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, path, err),
+		Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), path, err),
 		Err:     err,
 	}
 }
@@ -318,7 +318,7 @@ func (r *renderer) keyTemplate(t *Template, depth int) (string, error) {
 	return "", &engine.Error{
 		Code:    engine.CodeEvaluation,
 		Path:    t.path,
-		Message: fmt.Sprintf("expected string after substituting variables in key %q", t.src),
+		Message: fmt.Sprintf("expected string after substituting variables in key %q", jmespath.Excerpt(t.src)),
 	}
 }
 

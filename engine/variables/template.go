@@ -150,7 +150,7 @@ func parseTemplate(s, ptr, field string) (*Template, engine.Errors) {
 			errs = append(errs, &engine.Error{
 				Code:    engine.CodeInvalidVariable,
 				Path:    field,
-				Message: fmt.Sprintf("variable %s: %v", v.text, err),
+				Message: fmt.Sprintf("variable %s: %v", jmespath.Excerpt(v.text), err),
 				Err:     err,
 			})
 		}
@@ -265,7 +265,7 @@ func parseQuery(text string) (*jmespath.Query, error) {
 	}
 	q, err := jmespath.Parse(text)
 	if err != nil {
-		return nil, fmt.Errorf("incorrect query %s: %w", text, err)
+		return nil, fmt.Errorf("incorrect query %s: %w", jmespath.Excerpt(text), err)
 	}
 	return q, nil
 }
