@@ -14,6 +14,7 @@ type renderer struct {
 	env      Env
 	resolved int // variables resolved
 	work     int // bytes of strings built
+	scanned  int // bytes searched for variables (maxScan)
 	// mock is the compile-time check: every variable resolves to null, {{@}}
 	// reads request.object, and variables of later passes are recorded.
 	mock   bool
@@ -90,6 +91,9 @@ func (r *renderer) renderString(t *Template) (out any, whole bool, err error) {
 			break
 		}
 		r.work += len(value)
+		if err := r.scan(len(value), t.path); err != nil {
+			return nil, false, err
+		}
 		vars = scan(value)
 	}
 	return strings.ReplaceAll(value, `\{{`, "{{"), false, nil
@@ -186,6 +190,16 @@ func (r *renderer) unresolved(variable, path string, err error) error {
 	}
 }
 
+// scan counts n bytes about to be searched for variables against maxScan.
+func (r *renderer) scan(n int, path string) error {
+	r.scanned += n
+	if r.scanned > maxScan {
+		return r.errorf(engine.CodeEvaluation, path,
+			"variable substitution at path %s searches more than %d bytes for variables", path, maxScan)
+	}
+	return nil
+}
+
 func (r *renderer) errorf(code engine.Code, path, format string, args ...any) error {
 	return &engine.Error{Code: code, Path: path, Message: fmt.Sprintf(format, args...)}
 }
@@ -202,6 +216,9 @@ func (r *renderer) value(v any, path string, depth int) (out any, changed bool, 
 		if depth > maxDepth {
 			return nil, false, r.errorf(engine.CodeEvaluation, path,
 				"variable substitution at path %s nests deeper than %d values", path, maxDepth)
+		}
+		if err := r.scan(len(x), path); err != nil {
+			return nil, false, err
 		}
 		out, err := r.template(dynamicTemplate(x, path), depth)
 		if err != nil {
@@ -300,6 +317,9 @@ func (r *renderer) list(l []any, path string, depth int) (any, bool, error) {
 func (r *renderer) key(k, path string, depth int) (string, error) {
 	if !strings.Contains(k, "{{") {
 		return k, nil
+	}
+	if err := r.scan(len(k), path); err != nil {
+		return "", err
 	}
 	return r.keyTemplate(dynamicTemplate(k, path), depth)
 }
