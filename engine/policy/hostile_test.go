@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -125,5 +126,47 @@ func TestCompileHostileExpressions(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// cel-go has limits of its own (100,000 code points, a nesting of 250): a
+// hostile validate.cel expression compiles into a rule whose evaluation
+// reports the compilation error naming the limit (a fail, as Kubernetes
+// reports a validation that does not compile). A chain of ! is parsed
+// without recursion and evaluates.
+func TestCELHostileExpressions(t *testing.T) {
+	tests := []struct {
+		name        string
+		giveExpr    string
+		wantStatus  eval.Status
+		wantMessage string
+	}{
+		{name: "a hundred thousand parentheses", giveExpr: strings.Repeat("(", 100_000) + "true" + strings.Repeat(")", 100_000),
+			wantStatus: eval.StatusFail, wantMessage: "expression code point size exceeds limit: size: 200004, limit 100000"},
+		{name: "nested parentheses within the size", giveExpr: strings.Repeat("(", 40_000) + "true" + strings.Repeat(")", 40_000),
+			wantStatus: eval.StatusFail, wantMessage: "expression recursion limit exceeded: 250"},
+		{name: "nested lists", giveExpr: "size(" + strings.Repeat("[", 40_000) + strings.Repeat("]", 40_000) + ") == 1",
+			wantStatus: eval.StatusFail, wantMessage: "expression recursion limit exceeded: 250"},
+		{name: "nots", giveExpr: strings.Repeat("!", 90_000) + "true", wantStatus: eval.StatusPass},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			y := "apiVersion: kyverno.io/v1\nkind: ClusterPolicy\nmetadata: {name: p}\nspec:\n  rules:\n" +
+				"  - {name: r, match: {any: [{resources: {kinds: [ConfigMap]}}]}, validate: {cel: {expressions: [{expression: \"" + tt.giveExpr + "\"}]}}}\n"
+			p, err := policy.Compile(decode(t, y))
+			if err != nil {
+				t.Fatalf("Compile(cel %s) = %.300v, want the policy", tt.name, err)
+			}
+			resp := eval.New(eval.Options{}).Evaluate(t.Context(), []*policy.Policy{p}, &eval.Request{
+				Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "c", "namespace": "n"}},
+			})
+			if len(resp.Results) != 1 {
+				t.Fatalf("Evaluate(cel %s) = %d results, want 1", tt.name, len(resp.Results))
+			}
+			r := resp.Results[0]
+			if r.Status != tt.wantStatus || !strings.Contains(r.Message, tt.wantMessage) {
+				t.Errorf("Evaluate(cel %s) = %s %.300q, want %s with %q", tt.name, r.Status, r.Message, tt.wantStatus, tt.wantMessage)
+			}
+		})
 	}
 }
