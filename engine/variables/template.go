@@ -35,11 +35,11 @@ const (
 	maxLength = 1 << 20
 	// maxWork bounds the bytes of strings one Render builds.
 	maxWork = 1 << 26
-	// maxScan bounds the bytes one Render searches for variables after
-	// the first pass (each pass of nested variables searches the whole
-	// string again, at 60-100 ns a byte): a string of a megabyte nesting
-	// 64 variables deep took seconds before this limit.
-	maxScan = 8 << 20
+	// maxScan bounds the bytes one Render searches for variables in
+	// strings it builds or walks (each pass of nested variables searches
+	// the whole string again, at 60-100 ns a byte): a string of a megabyte
+	// nesting variables deep took five seconds before this limit.
+	maxScan = 4 << 20
 )
 
 // IsVariable reports whether s holds at least one unescaped {{ }} variable
