@@ -64,18 +64,17 @@ func FuzzSearch(f *testing.F) {
 }
 
 // FuzzParseGuard checks the limits Parse applies before go-jmespath's
-// parser (guard.go), with small limits so that short inputs reach them:
+// parser (guard.go), with small limits so that short inputs reach them.
+// parseAST never panics and its errors are *engine.Error values; an
+// expression it accepts parses to go-jmespath's own tree; one it refuses
+// for its size is larger than the limit, one refused for the depth of its
+// tree has a tree deeper than the limit; and the nesting it counts is at
+// least the nesting of the tree (the not, &, call, multiselect, filter and
+// projection nodes along a branch), so that the scan of the text misses no
+// bracket or operator go-jmespath's parser recurses on, strings and
+// literals included.
 //
-//   - parseAST never panics, and its errors are *engine.Error values;
-//   - an expression it accepts parses to go-jmespath's own tree;
-//   - one it refuses for its size is larger than the limit, one refused for
-//     the depth of its tree has a tree deeper than the limit;
-//   - the nesting it counts is at least the nesting of the tree (the
-//     not, &, call, multiselect, filter and projection nodes along a
-//     branch), so that the scan of the text misses no bracket or operator
-//     go-jmespath's parser recurses on, strings and literals included.
-//
-//	go test ./engine/jmespath/ -run '^$' -fuzz FuzzParseGuard -fuzztime 60s
+//	go test ./engine/jmespath/ -run '^$' -fuzz FuzzParseGuard -fuzztime 60s -fuzzminimizetime 5s
 func FuzzParseGuard(f *testing.F) {
 	seeds := []string{
 		"((((a))))", "!!!!!!a", "[[[[a]]]]", "a[*][*][*][*]", "a[:][:][:]", "a.*.*.*.*", "*.*.*",
