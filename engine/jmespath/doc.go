@@ -10,7 +10,12 @@
 //     types). Call it at compile time. It refuses, before go-jmespath's
 //     recursive parser sees them, expressions beyond MaxExpressionBytes
 //     and MaxExpressionNesting, and trees deeper than MaxExpressionDepth
-//     (guard.go), so that no expression can overflow the stack.
+//     (guard.go), so that no expression can overflow the stack; and
+//     expressions whose result can repeat their input more than
+//     MaxExpressionFanout times ([@, @] | [@, @] | ...), whose results
+//     would be exponentially large once copied (fanout.go). Search bounds
+//     the results of the expressions that can repeat their input at all
+//     by MaxResultNodes.
 //   - New builds an *Interpreter from Options (clock, random source,
 //     default image registry, DNS resolver); Interpreter.Search evaluates a
 //     Query against JSON-shaped data. Call it at evaluation time.

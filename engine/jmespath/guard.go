@@ -74,6 +74,13 @@ func (e *LimitError) Error() string {
 		return fmt.Sprintf(errPrefix+"result of %d bytes exceeds the limit of %d bytes (%s)", e.Function, e.Got, e.Max, e.Limit)
 	case "MaxListLength":
 		return fmt.Sprintf(errPrefix+"result of %d elements exceeds the limit of %d elements (%s)", e.Function, e.Got, e.Max, e.Limit)
+	case "MaxExpressionFanout":
+		if e.Got >= maxFanout {
+			return fmt.Sprintf("expression may hold its input more than %d times (%s): multiselects repeat it in pipes", e.Max, e.Limit)
+		}
+		return fmt.Sprintf("expression may hold its input %d times, more than the limit of %d (%s)", e.Got, e.Max, e.Limit)
+	case "MaxResultNodes":
+		return fmt.Sprintf("result of more than %d values exceeds the limit of %d (%s)", e.Max, e.Max, e.Limit)
 	case "MaxQuantityDigits":
 		return fmt.Sprintf(errPrefix+"quantity operand with more than %d digits or an exponent beyond %d (%s)", e.Function, e.Max, e.Max, e.Limit)
 	}
@@ -83,10 +90,10 @@ func (e *LimitError) Error() string {
 // exprLimits are the limits checkExpression applies; the exported
 // constants in production, smaller ones in tests.
 type exprLimits struct {
-	bytes, nesting, depth int
+	bytes, nesting, depth, fanout int
 }
 
-var defaultExprLimits = exprLimits{bytes: MaxExpressionBytes, nesting: MaxExpressionNesting, depth: MaxExpressionDepth}
+var defaultExprLimits = exprLimits{bytes: MaxExpressionBytes, nesting: MaxExpressionNesting, depth: MaxExpressionDepth, fanout: MaxExpressionFanout}
 
 // checkText checks the size and the nesting of expr (see
 // MaxExpressionNesting) in one pass over its bytes, without recursion. It

@@ -31,6 +31,9 @@ type Query struct {
 	compiled evaluator
 	// pure: no call of a function of impureFunctions.
 	pure bool
+	// shares: the fanout is above one, so the result may hold parts of
+	// the data more than once; Search bounds it by MaxResultNodes.
+	shares bool
 }
 
 // Parse parses expr and checks every function call in it against the
@@ -63,7 +66,12 @@ func parse(expr string, lim exprLimits) (q *Query, err error) {
 	if problems := checkCalls(ast, nil); len(problems) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalidVariable, "", joinProblems(problems))
 	}
-	q = &Query{src: expr, ast: copySortByInput(ast)}
+	f := fanout(ast)
+	if f > lim.fanout {
+		err := fanoutError(f, lim.fanout)
+		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	q = &Query{src: expr, ast: copySortByInput(ast), shares: f > 1}
 	q.pure = pure(q.ast)
 	q.path, q.simple = simplePath(q.ast)
 	if !q.simple {
@@ -295,13 +303,18 @@ func (p *panicError) Error() string {
 	return fmt.Sprintf("JMESPath function '%s': panic: %v", p.function, p.value)
 }
 
-// Search evaluates q against data.
+// Search evaluates q against data. The result of a query that can repeat
+// parts of its input ([a, a], {x: @, y: @}) holds at most MaxResultNodes
+// values, or Search fails with a *LimitError.
 //
 // A path that does not exist yields an error for which IsNotFound is true
 // (Code engine.CodeVariableNotResolved), as in Kyverno; every other failure
 // is Code engine.CodeEvaluation. Messages are Kyverno's. Errors have no
 // Path. Search never panics.
 func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
+	if q.shares {
+		return i.searchShared(q, data)
+	}
 	switch {
 	case q.simple:
 		if v, ok := walkPath(q.path, data); ok {
@@ -317,6 +330,27 @@ func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
 		}
 	}
 	return i.search(q, data)
+}
+
+// searchShared is Search of a query whose fanout is above one: the
+// compiled form or the interpreter, then the size of the result checked
+// against MaxResultNodes.
+func (i *Interpreter) searchShared(q *Query, data any) (any, error) {
+	v, ok := any(nil), false
+	if q.compiled != nil {
+		v, ok = evalCompiled(q.compiled, i.caller, data)
+	}
+	if !ok {
+		var err error
+		if v, err = i.search(q, data); err != nil {
+			return nil, err
+		}
+	}
+	if n, ok := resultNodes(v, MaxResultNodes); !ok {
+		err := resultError(n)
+		return nil, &engine.Error{Code: engine.CodeEvaluation, Message: err.Error(), Err: err}
+	}
+	return v, nil
 }
 
 // search evaluates q with go-jmespath's interpreter.
