@@ -80,7 +80,7 @@ func (e *LimitError) Error() string {
 		}
 		return fmt.Sprintf("expression may hold its input %d times, more than the limit of %d (%s)", e.Got, e.Max, e.Limit)
 	case "MaxResultNodes":
-		return fmt.Sprintf("result of more than %d values exceeds the limit of %d (%s)", e.Max, e.Max, e.Limit)
+		return fmt.Sprintf("result holds more than %d values (%s): the expression repeats parts of its input", e.Max, e.Limit)
 	case "MaxQuantityDigits":
 		return fmt.Sprintf(errPrefix+"quantity operand with more than %d digits or an exponent beyond %d (%s)", e.Function, e.Max, e.Max, e.Limit)
 	}
