@@ -47,6 +47,9 @@ func parseOperand(name string, v any) (operand, error) {
 		return operand{kind: scalarOperand, f: f}, nil
 	}
 	if s, ok := v.(string); ok {
+		if quantityTooLarge(s) {
+			return operand{}, &LimitError{Limit: "MaxQuantityDigits", Max: MaxQuantityDigits, Got: len(s), Function: name}
+		}
 		if q, err := resource.ParseQuantity(s); err == nil {
 			return operand{kind: quantityOperand, q: q}, nil
 		}

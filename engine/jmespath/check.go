@@ -26,7 +26,7 @@ func checkCall(node gojmespath.ASTNode, problems []string) []string {
 	name, _ := node.Value.(string)
 	f, ok := lookupFunction(name)
 	if !ok {
-		return append(problems, fmt.Sprintf("unknown function %s()", name))
+		return append(problems, fmt.Sprintf("unknown function %s()", Excerpt(name)))
 	}
 	got, want := len(node.Children), len(f.Args)
 	switch {

@@ -7,7 +7,15 @@
 //
 //   - Parse turns an expression into an immutable *Query and checks every
 //     function call against the table (name, arity, literal argument
-//     types). Call it at compile time.
+//     types). Call it at compile time. It refuses, before go-jmespath's
+//     recursive parser sees them, expressions beyond MaxExpressionBytes
+//     and MaxExpressionNesting, and trees deeper than MaxExpressionDepth
+//     (guard.go), so that no expression can overflow the stack; and
+//     expressions whose result can repeat their input more than
+//     MaxExpressionFanout times ([@, @] | [@, @] | ...), whose results
+//     would be exponentially large once copied (fanout.go). Search bounds
+//     the results of the expressions that can repeat their input at all
+//     by MaxResultNodes.
 //   - New builds an *Interpreter from Options (clock, random source,
 //     default image registry, DNS resolver); Interpreter.Search evaluates a
 //     Query against JSON-shaped data. Call it at evaluation time.
@@ -24,6 +32,14 @@
 // fast forms cannot finish (an error, a missing key at the top, a value
 // only reflection reads), run go-jmespath's interpreter, which builds the
 // result or the error itself.
+//
+// Function results are bounded: at most MaxStringBytes for a string and
+// MaxListLength for a list; the functions that can grow their result beyond
+// a small constant times their arguments (replace, regex_replace_all,
+// split, base64_encode, items, join, to_string, ...) compute its size
+// before they build it, and the arithmetic functions refuse quantities
+// beyond MaxQuantityDigits (caps.go). go-jmespath's join and to_string
+// are replaced by capped copies.
 //
 // Function results are JSON-shaped (float64, string, bool, nil, []any,
 // map[string]any). The implementations follow Kyverno v1.19.0

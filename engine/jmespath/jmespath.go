@@ -31,6 +31,9 @@ type Query struct {
 	compiled evaluator
 	// pure: no call of a function of impureFunctions.
 	pure bool
+	// shares: the fanout is above one, so the result may hold parts of
+	// the data more than once; Search bounds it by MaxResultNodes.
+	shares bool
 }
 
 // Parse parses expr and checks every function call in it against the
@@ -38,23 +41,37 @@ type Query struct {
 // function), the number of arguments must match, and literal arguments
 // (`1`, 'text', `{"a": 1}`) must have an accepted type.
 //
+// Before go-jmespath parses it, the expression must be at most
+// MaxExpressionBytes long and MaxExpressionNesting deep; its tree must be at
+// most MaxExpressionDepth deep. Beyond a limit the error wraps a
+// *LimitError.
+//
 // Errors are *engine.Error with Code engine.CodeInvalidVariable and no Path;
 // the caller knows where the expression came from.
 func Parse(expr string) (q *Query, err error) {
+	return parse(expr, defaultExprLimits)
+}
+
+func parse(expr string, lim exprLimits) (q *Query, err error) {
+	ast, err := parseAST(expr, lim)
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		if r := recover(); r != nil {
 			p := &panicError{value: r}
 			q, err = nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: p.Error(), Err: p}
 		}
 	}()
-	ast, err := gojmespath.NewParser().Parse(expr)
-	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
-	}
 	if problems := checkCalls(ast, nil); len(problems) > 0 {
 		return nil, engine.Errorf(engine.CodeInvalidVariable, "", joinProblems(problems))
 	}
-	q = &Query{src: expr, ast: copySortByInput(ast)}
+	f := fanout(ast)
+	if f > lim.fanout {
+		err := fanoutError(f, lim.fanout)
+		return nil, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	q = &Query{src: expr, ast: copySortByInput(ast), shares: f > 1}
 	q.pure = pure(q.ast)
 	q.path, q.simple = simplePath(q.ast)
 	if !q.simple {
@@ -64,6 +81,39 @@ func Parse(expr string) (q *Query, err error) {
 		q.compiled = compile(q.ast)
 	}
 	return q, nil
+}
+
+// CheckSyntax reports whether expr parses, within the same limits as
+// Parse, without checking its function calls: the check Kyverno's policy
+// validation makes of the jmesPath of context entries. Errors are as
+// Parse's.
+func CheckSyntax(expr string) error {
+	_, err := parseAST(expr, defaultExprLimits)
+	return err
+}
+
+// parseAST checks expr against lim, parses it with go-jmespath and checks
+// the depth of the tree.
+func parseAST(expr string, lim exprLimits) (ast gojmespath.ASTNode, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			p := &panicError{value: r}
+			ast, err = gojmespath.ASTNode{}, &engine.Error{Code: engine.CodeInvalidVariable, Message: p.Error(), Err: p}
+		}
+	}()
+	if err := checkText(expr, lim); err != nil {
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	ast, err = gojmespath.NewParser().Parse(expr)
+	if err != nil {
+		// go-jmespath's messages may quote a token (an index of 60,000
+		// digits): they are shortened.
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: Excerpt(err.Error()), Err: err}
+	}
+	if err := checkDepth(&ast, lim.depth); err != nil {
+		return ast, &engine.Error{Code: engine.CodeInvalidVariable, Message: err.Error(), Err: err}
+	}
+	return ast, nil
 }
 
 // copySortByInput rewrites every sort_by(list, &key) into
@@ -211,6 +261,9 @@ func New(opts Options) *Interpreter {
 		}
 		caller.Register(gojmespath.FunctionEntry{Name: f.Name, Arguments: specs, Handler: handler(f, e)})
 	}
+	for _, b := range cappedBuiltins {
+		caller.Register(b)
+	}
 	return &Interpreter{caller: caller}
 }
 
@@ -224,7 +277,14 @@ func handler(f function, e *env) gojmespath.JpFunction {
 		if err := checkArgs(f, args); err != nil {
 			return nil, err
 		}
-		return f.Impl(e, args)
+		result, err = f.Impl(e, args)
+		if err != nil {
+			return nil, err
+		}
+		if err := capResult(f.Name, result); err != nil {
+			return nil, err
+		}
+		return result, nil
 	}
 }
 
@@ -243,13 +303,18 @@ func (p *panicError) Error() string {
 	return fmt.Sprintf("JMESPath function '%s': panic: %v", p.function, p.value)
 }
 
-// Search evaluates q against data.
+// Search evaluates q against data. The result of a query that can repeat
+// parts of its input ([a, a], {x: @, y: @}) holds at most MaxResultNodes
+// values, or Search fails with a *LimitError.
 //
 // A path that does not exist yields an error for which IsNotFound is true
 // (Code engine.CodeVariableNotResolved), as in Kyverno; every other failure
 // is Code engine.CodeEvaluation. Messages are Kyverno's. Errors have no
 // Path. Search never panics.
 func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
+	if q.shares {
+		return i.searchShared(q, data)
+	}
 	switch {
 	case q.simple:
 		if v, ok := walkPath(q.path, data); ok {
@@ -265,6 +330,27 @@ func (i *Interpreter) Search(q *Query, data any) (result any, err error) {
 		}
 	}
 	return i.search(q, data)
+}
+
+// searchShared is Search of a query whose fanout is above one: the
+// compiled form or the interpreter, then the size of the result checked
+// against MaxResultNodes.
+func (i *Interpreter) searchShared(q *Query, data any) (any, error) {
+	v, ok := any(nil), false
+	if q.compiled != nil {
+		v, ok = evalCompiled(q.compiled, i.caller, data)
+	}
+	if !ok {
+		var err error
+		if v, err = i.search(q, data); err != nil {
+			return nil, err
+		}
+	}
+	if n, ok := resultNodes(v, MaxResultNodes); !ok {
+		err := resultError(n)
+		return nil, &engine.Error{Code: engine.CodeEvaluation, Message: err.Error(), Err: err}
+	}
+	return v, nil
 }
 
 // search evaluates q with go-jmespath's interpreter.

@@ -49,6 +49,9 @@ func jpLookup(_ *env, args []any) (any, error) {
 func jpItems(_ *env, args []any) (any, error) {
 	keyName, valName := str(args, 1), str(args, 2)
 	if obj, ok := args[0].(map[string]any); ok {
+		if err := capList("items", len(obj)); err != nil {
+			return nil, err
+		}
 		keys := make([]string, 0, len(obj))
 		for k := range obj {
 			keys = append(keys, k)
@@ -61,6 +64,9 @@ func jpItems(_ *env, args []any) (any, error) {
 		return out, nil
 	}
 	list, _ := toSlice(args[0])
+	if err := capList("items", len(list)); err != nil {
+		return nil, err
+	}
 	out := make([]any, len(list))
 	for i, v := range list {
 		out[i] = map[string]any{keyName: float64(i), valName: v}

@@ -44,12 +44,21 @@ func jpEqualFold(_ *env, args []any) (any, error) {
 }
 
 // replace(s, old, new, n) replaces the first n instances; n < 0 means all.
+// The size of the result is checked before it is built.
 func jpReplace(_ *env, args []any) (any, error) {
-	return strings.Replace(str(args, 0), str(args, 1), str(args, 2), int(num(args, 3))), nil
+	s, old, new, n := str(args, 0), str(args, 1), str(args, 2), int(num(args, 3))
+	if err := capString("replace", replaceSize(s, old, new, n)); err != nil {
+		return nil, err
+	}
+	return strings.Replace(s, old, new, n), nil
 }
 
 func jpReplaceAll(_ *env, args []any) (any, error) {
-	return strings.ReplaceAll(str(args, 0), str(args, 1), str(args, 2)), nil
+	s, old, new := str(args, 0), str(args, 1), str(args, 2)
+	if err := capString("replace_all", replaceSize(s, old, new, -1)); err != nil {
+		return nil, err
+	}
+	return strings.ReplaceAll(s, old, new), nil
 }
 
 func jpToUpper(_ *env, args []any) (any, error) { return strings.ToUpper(str(args, 0)), nil }
@@ -65,8 +74,19 @@ func jpTrimPrefix(_ *env, args []any) (any, error) {
 	return strings.TrimPrefix(str(args, 0), str(args, 1)), nil
 }
 
+// split's result is checked against MaxListLength before it is built.
 func jpSplit(_ *env, args []any) (any, error) {
-	parts := strings.Split(str(args, 0), str(args, 1))
+	s, sep := str(args, 0), str(args, 1)
+	if len(s)+1 > MaxListLength {
+		n := utf8.RuneCountInString(s) // strings.Split(s, "") splits every rune
+		if sep != "" {
+			n = strings.Count(s, sep) + 1
+		}
+		if err := capList("split", n); err != nil {
+			return nil, err
+		}
+	}
+	parts := strings.Split(s, sep)
 	out := make([]any, len(parts))
 	for i, p := range parts {
 		out[i] = p
@@ -99,10 +119,45 @@ func regexReplace(name string, args []any, literal bool, e *env) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf(errGeneric, name, err.Error())
 	}
+	if err := capString(name, regexReplaceSize(re, src, repl, literal)); err != nil {
+		return nil, err
+	}
 	if literal {
 		return re.ReplaceAllLiteralString(src, repl), nil
 	}
 	return re.ReplaceAllString(src, repl), nil
+}
+
+// regexReplaceSize is the length of the result of replacing every match
+// of re in src by repl, or a bound of it when repl refers to submatches
+// (each reference counts as a copy of the whole match). It finds the
+// matches without building more than a string of at most len(src) bytes,
+// and not at all when even a match at every byte would stay below
+// MaxStringBytes.
+func regexReplaceSize(re *regexp.Regexp, src, repl string, literal bool) int {
+	// static: the bytes repl adds besides its references; refs: the
+	// number of its references, found by expanding it against a match
+	// whose groups are all empty, then all one byte long.
+	static, refs := len(repl), 0
+	if !literal && strings.Contains(repl, "$") {
+		groups := 2 * (re.NumSubexp() + 1)
+		empty, oneByte := make([]int, groups), make([]int, groups)
+		for i := 1; i < groups; i += 2 {
+			oneByte[i] = 1
+		}
+		static = len(re.ExpandString(nil, repl, "", empty))
+		refs = len(re.ExpandString(nil, repl, "x", oneByte)) - static
+	}
+	if worst := len(src) + (len(src)+1)*static + refs*len(src); worst <= MaxStringBytes && worst >= 0 {
+		return worst
+	}
+	matches, matched := 0, 0
+	re.ReplaceAllStringFunc(src, func(m string) string {
+		matches++
+		matched += len(m)
+		return ""
+	})
+	return len(src) - matched + matches*static + refs*matched
 }
 
 // regex_replace_all(regex, src, repl) expands $1 and ${name} in repl.
@@ -167,7 +222,11 @@ func jpBase64Decode(_ *env, args []any) (any, error) {
 }
 
 func jpBase64Encode(_ *env, args []any) (any, error) {
-	return base64.StdEncoding.EncodeToString([]byte(str(args, 0))), nil
+	s := str(args, 0)
+	if err := capString("base64_encode", base64.StdEncoding.EncodedLen(len(s))); err != nil {
+		return nil, err
+	}
+	return base64.StdEncoding.EncodeToString([]byte(s)), nil
 }
 
 // path_canonicalize cleans a slash-separated path ("" stays "").

@@ -39,7 +39,8 @@ const (
 //
 // Decoding is strict, against the CRD schema of the document's version: an
 // unknown field, a repeated key or a value of the wrong type is an error with
-// Code engine.CodeDecode and the field path ("spec.rules[2].validate.patern").
+// Code engine.CodeDecode and the field path ("spec.rules[2].validate.patern");
+// so is a document whose maps and lists nest deeper than MaxDocumentDepth.
 // As in Kyverno, unknown fields inside a nested foreach are ignored. Every
 // problem of a document is reported, wrapped with the source, the document's
 // index (1-based, empty documents not counted) and its first line.
@@ -54,6 +55,10 @@ func DecodePolicies(source string, data []byte) ([]*Document, error) {
 	for i, c := range chunks {
 		vs, err := parseChunk(c, true, fast)
 		if err != nil {
+			errs = append(errs, docError(source, i+1, c.line, err))
+			continue
+		}
+		if err := checkDocumentDepth(vs[0].v, MaxDocumentDepth); err != nil {
 			errs = append(errs, docError(source, i+1, c.line, err))
 			continue
 		}

@@ -7,7 +7,8 @@
 //   - DecodePolicies: multi-document YAML or JSON to []*Document, strictly
 //     (unknown fields, wrong types and repeated keys are errors with a field
 //     path), checked against the CRD schemas in schema.json (made from the
-//     CRDs by gen_schema.go).
+//     CRDs by gen_schema.go). Documents nesting maps and lists deeper than
+//     MaxDocumentDepth are refused before any recursive walk (depth.go).
 //   - PolicyException and DecodeExceptions (exception.go): kyverno.io/v2
 //     and v2beta1 PolicyExceptions, strictly against their Go types.
 //   - SplitDocuments: multi-document YAML or JSON to JSON objects with their

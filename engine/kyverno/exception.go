@@ -80,6 +80,10 @@ func DecodeExceptions(source string, data []byte) ([]*PolicyException, error) {
 				fmt.Sprintf("%s %s is not a PolicyException of %s or %s", apiVersion, kind, GroupVersionV2, GroupVersionV2beta1))))
 			continue
 		}
+		if err := checkDocumentDepth(o.Value, MaxDocumentDepth); err != nil {
+			errs = append(errs, docError(source, i+1, o.Line, err))
+			continue
+		}
 		ex := new(PolicyException)
 		var es engine.Errors
 		rv := reflect.ValueOf(ex).Elem()

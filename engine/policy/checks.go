@@ -1,9 +1,11 @@
 package policy
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -23,6 +25,14 @@ var userVariables = []*regexp.Regexp{
 	regexp.MustCompile(`[^.](request\.clusterRoles)\b`),
 }
 
+// userVariableNames are the texts userVariables look for: a rule without
+// any of them needs no regular expression search (which takes about a
+// second for a rule of megabytes).
+var userVariableNames = [][]byte{
+	[]byte("serviceAccountName"), []byte("serviceAccountNamespace"),
+	[]byte("request.userInfo"), []byte("request.roles"), []byte("request.clusterRoles"),
+}
+
 // usesUserInfo reports whether a rule selects by user (subjects, roles,
 // clusterRoles) or reads one of the user variables.
 func usesUserInfo(r *kyverno.Rule) bool {
@@ -31,6 +41,9 @@ func usesUserInfo(r *kyverno.Rule) bool {
 	}
 	b, err := json.Marshal(r)
 	if err != nil {
+		return false
+	}
+	if !slices.ContainsFunc(userVariableNames, func(name []byte) bool { return bytes.Contains(b, name) }) {
 		return false
 	}
 	for _, m := range variableRegexp.FindAllSubmatch(b, -1) {
@@ -82,7 +95,7 @@ func elementOutsideForeach(r *kyverno.Rule, rulePath string) (path, variable str
 func walkElements(v any, path string, inForeach bool) (string, string) {
 	switch t := v.(type) {
 	case string:
-		if inForeach {
+		if inForeach || !strings.Contains(t, "element") {
 			return "", ""
 		}
 		for _, m := range variableRegexp.FindAllStringSubmatch(t, -1) {

@@ -559,7 +559,7 @@ func (c *compiler) foreach(in []kyverno.ForEachValidation, path string) []*Forea
 		} else {
 			q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
 			if err != nil {
-				c.errorf(engine.CodeInvalidVariable, p+".list", "invalid JMESPath %q: %v", f.List, err)
+				c.listError(p+".list", f.List, err)
 			}
 			fe.List = q
 		}
@@ -590,6 +590,12 @@ func (c *compiler) foreach(in []kyverno.ForEachValidation, path string) []*Forea
 		out = append(out, fe)
 	}
 	return out
+}
+
+// listError records that the list of a foreach does not parse.
+func (c *compiler) listError(path, list string, err error) {
+	c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidVariable, Path: path,
+		Message: fmt.Sprintf("invalid JMESPath %q: %v", jmespath.Excerpt(list), err), Err: err})
 }
 
 // stripBraces accepts a foreach list written as "{{ expr }}", which Kyverno
@@ -770,6 +776,23 @@ func (c *compiler) optTemplate(s, path string) *variables.Template {
 	return c.template(s, path)
 }
 
+// contextJMESPath compiles the jmesPath of a variable, apiCall or
+// globalReference context entry: a template that renders to the expression.
+// One without variables must parse, as Kyverno's policy validation checks
+// (without checking function calls, which Kyverno leaves to evaluation);
+// this also applies the limits of jmespath.Parse at compile time.
+func (c *compiler) contextJMESPath(s, path string) *variables.Template {
+	t := c.optTemplate(s, path)
+	if t == nil || variables.IsVariable(s) {
+		return t
+	}
+	if err := jmespath.CheckSyntax(s); err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidVariable, Path: path,
+			Message: fmt.Sprintf("failed to parse JMESPath %s: %s", jmespath.Excerpt(s), engine.As(err)[0].Message), Err: err})
+	}
+	return t
+}
+
 func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*ContextEntry {
 	var out []*ContextEntry
 	for i := range in {
@@ -782,7 +805,7 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 		n := 0
 		if v := e.Variable; v != nil {
 			n++
-			ve := &VariableEntry{JMESPath: c.optTemplate(v.JMESPath, p+".variable.jmesPath")}
+			ve := &VariableEntry{JMESPath: c.contextJMESPath(v.JMESPath, p+".variable.jmesPath")}
 			if v.Value != nil {
 				ve.Value = c.document(v.Value, p+".variable.value")
 			}
@@ -806,7 +829,7 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 			ae := &APICallEntry{
 				URLPath:  c.optTemplate(a.URLPath, p+".apiCall.urlPath"),
 				Method:   a.Method,
-				JMESPath: c.optTemplate(a.JMESPath, p+".apiCall.jmesPath"),
+				JMESPath: c.contextJMESPath(a.JMESPath, p+".apiCall.jmesPath"),
 			}
 			if ae.Method == "" {
 				ae.Method = "GET"
@@ -830,7 +853,7 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 			n++
 			ce.GlobalReference = &GlobalReferenceEntry{
 				Name:     c.template(g.Name, p+".globalReference.name"),
-				JMESPath: c.optTemplate(g.JMESPath, p+".globalReference.jmesPath"),
+				JMESPath: c.contextJMESPath(g.JMESPath, p+".globalReference.jmesPath"),
 			}
 		}
 		if r := e.ImageRegistry; r != nil {
@@ -862,7 +885,7 @@ func prefixPath(err error, prefix string) error {
 		case cp.Path == "":
 			cp.Path = prefix
 		case strings.HasPrefix(cp.Path, prefix):
-		case strings.HasPrefix(cp.Path, "["):
+		case strings.HasPrefix(cp.Path, "["), strings.HasPrefix(cp.Path, "."):
 			cp.Path = prefix + cp.Path
 		default:
 			cp.Path = prefix + "." + cp.Path

@@ -96,7 +96,7 @@ func (c *compiler) generation(p *Policy, g *kyverno.Generation, path string) *Ge
 			} else {
 				q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
 				if err != nil {
-					c.errorf(engine.CodeInvalidVariable, fp+".list", "invalid JMESPath %q: %v", f.List, err)
+					c.listError(fp+".list", f.List, err)
 				}
 				fe.List = q
 			}

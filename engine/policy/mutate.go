@@ -263,7 +263,7 @@ func (c *compiler) mutateForeach(in []kyverno.ForEachMutation, path string, top 
 		} else {
 			q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
 			if err != nil {
-				c.errorf(engine.CodeInvalidVariable, p+".list", "invalid JMESPath %q: %v", f.List, err)
+				c.listError(p+".list", f.List, err)
 			}
 			fe.List = q
 		}

@@ -194,7 +194,7 @@ func (c *compiler) verifyImages(raw []map[string]any, extractors map[string][]ky
 			x := ImageExtractor{Fields: fields, Key: e.Key, Value: value, Name: name}
 			if e.JMESPath != "" {
 				q, err := jmespath.Parse(e.JMESPath)
-				c.add(err, engine.CodeInvalidPolicy, epath+".jmesPath")
+				c.add(prefixPath(err, epath+".jmesPath"), engine.CodeInvalidPolicy, epath+".jmesPath")
 				x.JMESPath = q
 			}
 			if out.Extractors == nil {

@@ -36,8 +36,10 @@
 // serviceAccountNamespace).
 //
 // Unlike Kyverno, rendering is bounded (passes, nesting depth, variables
-// resolved, bytes built), so a value that embeds itself is an error instead
-// of a hang.
+// resolved, bytes built, bytes searched for variables), so a value that
+// embeds itself is an error instead of a hang, and a string of a megabyte
+// nesting variables deep an error within a second. Error messages quote
+// variables as jmespath.Excerpt shortens them.
 //
 // This package depends on engine (errors) and engine/jmespath (parsing)
 // only. It does not evaluate JMESPath itself, keeps no global state and

@@ -14,6 +14,7 @@ type renderer struct {
 	env      Env
 	resolved int // variables resolved
 	work     int // bytes of strings built
+	scanned  int // bytes searched for variables (maxScan)
 	// mock is the compile-time check: every variable resolves to null, {{@}}
 	// reads request.object, and variables of later passes are recorded.
 	mock   bool
@@ -67,7 +68,7 @@ func (r *renderer) renderString(t *Template) (out any, whole bool, err error) {
 				return nil, false, &engine.Error{
 					Code:    engine.CodeEvaluation,
 					Path:    t.path,
-					Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, t.path, err),
+					Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), t.path, err),
 					Err:     err,
 				}
 			}
@@ -90,6 +91,9 @@ func (r *renderer) renderString(t *Template) (out any, whole bool, err error) {
 			break
 		}
 		r.work += len(value)
+		if err := r.scan(len(value), t.path); err != nil {
+			return nil, false, err
+		}
 		vars = scan(value)
 	}
 	return strings.ReplaceAll(value, `\{{`, "{{"), false, nil
@@ -155,14 +159,14 @@ func (r *renderer) resolve(v *variable, path string) (val any, variable string, 
 			return nil, variable, &engine.Error{
 				Code:    engine.CodeInvalidVariable,
 				Path:    path,
-				Message: fmt.Sprintf("nested variable %s: %v", v.text, err),
+				Message: fmt.Sprintf("nested variable %s: %v", jmespath.Excerpt(v.text), err),
 				Err:     err,
 			}
 		}
 		return nil, variable, &engine.Error{
 			Code:    engine.CodeInvalidVariable,
 			Path:    path,
-			Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, path, err),
+			Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), path, err),
 			Err:     err,
 		}
 	}
@@ -181,9 +185,19 @@ func (r *renderer) unresolved(variable, path string, err error) error {
 	return &engine.Error{
 		Code:    engine.CodeVariableNotResolved,
 		Path:    path,
-		Message: fmt.Sprintf("failed to resolve %s at path %s: %v", variable, path, err),
+		Message: fmt.Sprintf("failed to resolve %s at path %s: %v", jmespath.Excerpt(variable), path, err),
 		Err:     err,
 	}
+}
+
+// scan counts n bytes about to be searched for variables against maxScan.
+func (r *renderer) scan(n int, path string) error {
+	r.scanned += n
+	if r.scanned > maxScan {
+		return r.errorf(engine.CodeEvaluation, path,
+			"variable substitution at path %s searches more than %d bytes for variables", path, maxScan)
+	}
+	return nil
 }
 
 func (r *renderer) errorf(code engine.Code, path, format string, args ...any) error {
@@ -202,6 +216,9 @@ func (r *renderer) value(v any, path string, depth int) (out any, changed bool, 
 		if depth > maxDepth {
 			return nil, false, r.errorf(engine.CodeEvaluation, path,
 				"variable substitution at path %s nests deeper than %d values", path, maxDepth)
+		}
+		if err := r.scan(len(x), path); err != nil {
+			return nil, false, err
 		}
 		out, err := r.template(dynamicTemplate(x, path), depth)
 		if err != nil {
@@ -301,6 +318,9 @@ func (r *renderer) key(k, path string, depth int) (string, error) {
 	if !strings.Contains(k, "{{") {
 		return k, nil
 	}
+	if err := r.scan(len(k), path); err != nil {
+		return "", err
+	}
 	return r.keyTemplate(dynamicTemplate(k, path), depth)
 }
 
@@ -318,7 +338,7 @@ func (r *renderer) keyTemplate(t *Template, depth int) (string, error) {
 	return "", &engine.Error{
 		Code:    engine.CodeEvaluation,
 		Path:    t.path,
-		Message: fmt.Sprintf("expected string after substituting variables in key %q", t.src),
+		Message: fmt.Sprintf("expected string after substituting variables in key %q", jmespath.Excerpt(t.src)),
 	}
 }
 
