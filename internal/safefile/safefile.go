@@ -65,12 +65,10 @@ func Stat(path string) (fs.FileInfo, error) {
 // *NotRegularError: the path is checked before it is opened, and the file
 // after (a file swapped for a named pipe in between is opened without
 // blocking, then refused).
+//
+// The errors of a path that cannot be opened are os.Open's.
 func Open(path string) (*os.File, error) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !fi.Mode().IsRegular() {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
 		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
 	}
 	return openRegular(path)
