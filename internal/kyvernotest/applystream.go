@@ -135,6 +135,9 @@ func (m multiEmitter) close() {
 // temporary file.
 const spoolMemory = 4 << 20
 
+// spoolThreshold is spoolMemory, lowered by tests.
+var spoolThreshold = spoolMemory
+
 // spool keeps what is written until it is copied out: in memory up to
 // spoolMemory, then in a temporary file of dir, unlinked at once where the
 // system allows it (else at Close), so that it never outlives the
@@ -148,7 +151,7 @@ type spool struct {
 
 func (s *spool) Write(p []byte) (int, error) {
 	if s.f == nil {
-		if s.mem.Len()+len(p) <= spoolMemory {
+		if s.mem.Len()+len(p) <= spoolThreshold {
 			return s.mem.Write(p)
 		}
 		f, err := os.CreateTemp(s.dir, "verdict-apply-*")
