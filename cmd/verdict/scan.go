@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter/publish"
@@ -42,6 +43,7 @@ type scanFlags struct {
 	conn evalFlags // --server and the connection flags
 
 	files       []string
+	maxDocument int
 	kubeconfig  string
 	kubeContext string
 	inCluster   bool
@@ -118,6 +120,7 @@ when a rule failed.`,
 	f.StringVar(&fl.conn.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
 	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders to scan")
 	f.StringSliceVar(&fl.files, "files", nil, "same as -f")
+	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML or JSON document of the -f files, in bytes")
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "scan the cluster of this kubeconfig file")
 	f.StringVar(&fl.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
 	f.BoolVar(&fl.inCluster, "in-cluster", false, "scan the cluster the scanner runs in (its service account)")
@@ -231,11 +234,12 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		cluster *scanner.Cluster
 	)
 	if len(fl.files) > 0 {
-		fs, err := scanner.NewFileSource(fl.files)
+		fopts := scanner.FileOptions{MaxDocumentBytes: fl.maxDocument, Logger: log}
+		fs, err := scanner.NewFileSource(ctx, fl.files, fopts)
 		if err != nil {
 			return usageError("%v", err)
 		}
-		src := &fileSource{paths: fl.files, first: fs}
+		src := &fileSource{paths: fl.files, opts: fopts, first: fs}
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
 		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
@@ -362,6 +366,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 // that a periodic scan sees their changes.
 type fileSource struct {
 	paths []string
+	opts  scanner.FileOptions
 	first *scanner.FileSource
 }
 
@@ -370,7 +375,7 @@ func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Vi
 	f.first = nil
 	if fs == nil {
 		var err error
-		if fs, err = scanner.NewFileSource(f.paths); err != nil {
+		if fs, err = scanner.NewFileSource(ctx, f.paths, f.opts); err != nil {
 			return err
 		}
 	}
