@@ -2,23 +2,23 @@ package kyvernotest
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
+
+	"github.com/verdict-policy/verdict/internal/spool"
 )
 
 // This file writes the outputs of kyverno apply as Apply goes, resource by
 // resource (ApplyWrite). What kyverno apply prints first is known last
 // (the number of resources in the first line, the widths of the table's
 // columns, the summaries of the reports), so each output is kept in a
-// spool until the end: in memory up to spoolMemory, then in an unlinked
-// temporary file. The writers of an ApplyResult (WriteApplyText,
+// spool (internal/spool) until the end: in memory up to 4 MiB, then in an
+// unlinked temporary file. The writers of an ApplyResult (WriteApplyText,
 // WriteApplyTable, WriteMutatedTo) replay it through the same code.
 
 // ApplyFormat is what ApplyWrite prints.
@@ -131,94 +131,24 @@ func (m multiEmitter) close() {
 	}
 }
 
-// spoolMemory is how much a spool keeps in memory before it moves to a
-// temporary file.
-const spoolMemory = 4 << 20
+// spoolThreshold is the memory of the spools (spool.DefaultMemory),
+// lowered by tests.
+var spoolThreshold = spool.DefaultMemory
 
-// spoolThreshold is spoolMemory, lowered by tests.
-var spoolThreshold = spoolMemory
-
-// spool keeps what is written until it is copied out: in memory up to
-// spoolMemory, then in a temporary file of dir, unlinked at once where the
-// system allows it (else at Close), so that it never outlives the
-// process.
-type spool struct {
-	dir string
-	mem bytes.Buffer
-	f   *os.File
-	bw  *bufio.Writer
-}
-
-func (s *spool) Write(p []byte) (int, error) {
-	if s.f == nil {
-		if s.mem.Len()+len(p) <= spoolThreshold {
-			return s.mem.Write(p)
-		}
-		f, err := os.CreateTemp(s.dir, "verdict-apply-*")
-		if err != nil {
-			return 0, fmt.Errorf("spool output: %w", err)
-		}
-		os.Remove(f.Name()) // fails on Windows: removed at Close
-		s.f, s.bw = f, bufio.NewWriterSize(f, 64<<10)
-		if _, err := s.bw.Write(s.mem.Bytes()); err != nil {
-			return 0, fmt.Errorf("spool output: %w", err)
-		}
-		s.mem = bytes.Buffer{}
-	}
-	n, err := s.bw.Write(p)
-	if err != nil {
-		err = fmt.Errorf("spool output: %w", err)
-	}
-	return n, err
-}
-
-// reader reads what was written, from the start.
-func (s *spool) reader() (io.Reader, error) {
-	if s.f == nil {
-		return bytes.NewReader(s.mem.Bytes()), nil
-	}
-	if err := s.bw.Flush(); err != nil {
-		return nil, fmt.Errorf("spool output: %w", err)
-	}
-	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
-		return nil, fmt.Errorf("spool output: %w", err)
-	}
-	return s.f, nil
-}
-
-// copyTo copies what was written to w.
-func (s *spool) copyTo(w io.Writer) error {
-	r, err := s.reader()
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(w, r)
-	return err
-}
-
-func (s *spool) Close() error {
-	if s.f == nil {
-		return nil
-	}
-	name := s.f.Name()
-	err := s.f.Close()
-	os.Remove(name)
-	s.f = nil
-	return err
-}
+func newSpool(dir string) *spool.Spool { return &spool.Spool{Dir: dir, Memory: spoolThreshold} }
 
 // textOut is kyverno apply's output (WriteApplyText).
 type textOut struct {
 	w            io.Writer
 	printMutated bool
 	tempDir      string
-	mutated      *spool
-	body         *spool
+	mutated      *spool.Spool
+	body         *spool.Spool
 	auditWarn    bool
 }
 
 func (t *textOut) start(r *ApplyResult) error {
-	t.mutated, t.body = &spool{dir: t.tempDir}, &spool{dir: t.tempDir}
+	t.mutated, t.body = newSpool(t.tempDir), newSpool(t.tempDir)
 	t.auditWarn = r.AuditWarn
 	return nil
 }
@@ -240,11 +170,11 @@ func (t *textOut) finish(r *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
 	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
 	if t.printMutated && bw.err == nil {
-		bw.err = t.mutated.copyTo(t.w)
+		bw.err = t.mutated.CopyTo(t.w)
 	}
 	writeSkipped(bw, r.Skipped)
 	if bw.err == nil {
-		bw.err = t.body.copyTo(t.w)
+		bw.err = t.body.CopyTo(t.w)
 	}
 	writeCounts(bw, r.Counts)
 	return bw.err
@@ -254,7 +184,7 @@ func (t *textOut) Close() error {
 	return errors.Join(closeSpool(t.mutated), closeSpool(t.body))
 }
 
-func closeSpool(s *spool) error {
+func closeSpool(s *spool.Spool) error {
 	if s == nil {
 		return nil
 	}
@@ -270,8 +200,8 @@ type tableOut struct {
 	printMutated bool
 	tempDir      string
 	auditWarn    bool
-	mutated      *spool
-	rows         *spool
+	mutated      *spool.Spool
+	rows         *spool.Spool
 	table        *table
 	n            int // rows
 	enc          []byte
@@ -286,7 +216,7 @@ func (t *tableOut) header() []string {
 }
 
 func (t *tableOut) start(r *ApplyResult) error {
-	t.mutated, t.rows = &spool{dir: t.tempDir}, &spool{dir: t.tempDir}
+	t.mutated, t.rows = newSpool(t.tempDir), newSpool(t.tempDir)
 	t.auditWarn = r.AuditWarn
 	t.table = newTable(t.header())
 	return nil
@@ -316,9 +246,9 @@ func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOut
 func (t *tableOut) finish(*ApplyResult, int) error {
 	bw := &errWriter{w: t.w}
 	if t.printMutated {
-		bw.err = t.mutated.copyTo(t.w)
+		bw.err = t.mutated.CopyTo(t.w)
 	}
-	r, err := t.rows.reader()
+	r, err := t.rows.Reader()
 	if err != nil {
 		return err
 	}
@@ -364,14 +294,14 @@ type reportOut struct {
 type reportSpool struct {
 	kind    string
 	meta    ReportMetadata
-	results *spool
+	results *spool.Spool
 	bw      *bufio.Writer
 	n       int
 	summary ReportSummary
 }
 
 func (o *reportOut) newReport(kind string, meta ReportMetadata) *reportSpool {
-	s := &spool{dir: o.tempDir}
+	s := newSpool(o.tempDir)
 	return &reportSpool{kind: kind, meta: meta, results: s, bw: bufio.NewWriterSize(s, 16<<10)}
 }
 
@@ -435,7 +365,7 @@ func (o *reportOut) finish(*ApplyResult, int) error {
 			bw.WriteString("---\n")
 		}
 		writeReportHeadYAML(bw, "wgpolicyk8s.io/v1alpha2", rep.kind, rep.meta, rep.n > 0)
-		if err := rep.results.copyTo(bw); err != nil {
+		if err := rep.results.CopyTo(bw); err != nil {
 			return err
 		}
 		writeReportSummaryYAML(bw, rep.summary)
@@ -463,7 +393,7 @@ func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 	w.Write(meta)
 	if rep.n > 0 {
 		w.WriteString(`,"results":[`)
-		if err := rep.results.copyTo(w); err != nil {
+		if err := rep.results.CopyTo(w); err != nil {
 			return err
 		}
 		w.WriteByte(']')

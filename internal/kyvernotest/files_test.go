@@ -17,6 +17,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/safefile"
+	"github.com/verdict-policy/verdict/internal/spool"
 )
 
 // copyFile copies a testdata file into dir.
@@ -388,7 +389,7 @@ func TestApplyWriteMatchesApply(t *testing.T) {
 		{name: "generate", opts: ApplyOptions{PolicyPaths: []string{"testdata/generate/netpol.yaml"}, ResourcePaths: []string{"testdata/generate/namespaces.yaml"}}},
 	}
 	now := time.Unix(1700000000, 0)
-	for _, threshold := range []int{spoolMemory, 64} {
+	for _, threshold := range []int{spool.DefaultMemory, 64} {
 		spoolThreshold = threshold
 		for _, fx := range fixtures {
 			fx.opts.Now = func() time.Time { return now }
