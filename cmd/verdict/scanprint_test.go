@@ -128,7 +128,6 @@ func writeScanRawBefore(w io.Writer, format string, results []scanner.Result) er
 	return err
 }
 
-
 // scanResults are results of every kind: evaluated (failures of several
 // policies, with and without message), not evaluated, deleted.
 func scanResults(n int) []scanner.Result {
