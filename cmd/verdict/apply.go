@@ -43,6 +43,13 @@ ClusterPolicyReport (and a PolicyReport per namespaced Policy), in the
 --output-format (yaml or json); mutated resources are then written only
 with --output.
 
+Resource files are read one document at a time: memory does not grow with
+their size (unless a policy has generate rules or mutate rules with
+targets, which see every resource). A document larger than
+--max-document-bytes is an error naming its file and line. In a folder,
+files that are not regular files (named pipes, devices, sockets) are
+skipped with a warning.
+
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.`,
 		Args: cobra.MinimumNArgs(1),
