@@ -49,7 +49,7 @@ func BenchmarkScanFiles(b *testing.B) {
 		file.WriteString(doc)
 		file.WriteString("\n---\n")
 	}
-	src, err := scanner.NewFileSource([]string{writeFiles(b, map[string]string{"pods.yaml": file.String()})})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(b, map[string]string{"pods.yaml": file.String()})}, scanner.FileOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}

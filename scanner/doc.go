@@ -18,6 +18,14 @@
 // resources are evaluated in rounds, deleted ones reported as Results
 // with Deleted.
 //
+// A FileSource reads only regular files (a named pipe, device or socket in
+// a folder is skipped with a warning to FileOptions.Logger; one named is an
+// error) one document at a time, with a limit on one document
+// (FileOptions.MaxDocumentBytes): it keeps the namespace labels and the
+// count of resources per namespace and kind, not the resources, so a scan
+// of files holds the documents in flight. Its reads return when the scan's
+// context ends, so that SIGTERM stops a scan at once.
+//
 // Background semantics are the server's: a request in MODE_BACKGROUND
 // skips policies with background: false and rules that read userInfo,
 // roles or subjects, and never denies. The scanner supplies what a stored

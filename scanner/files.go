@@ -5,97 +5,168 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
+// FileOptions configure NewFileSource.
+type FileOptions struct {
+	// MaxDocumentBytes limits one YAML or JSON document of a file: a
+	// larger one is an error naming the file and the document's line.
+	// Default kyverno.DefaultMaxDocumentBytes (32 MiB).
+	MaxDocumentBytes int
+	// Logger receives a warning per file of a folder skipped because it
+	// is not a regular file (a named pipe, a device, a socket). Default:
+	// discard.
+	Logger *slog.Logger
+
+	// open opens a file to read (a test seam). Default: safefile.Open.
+	open func(path string) (io.ReadCloser, error)
+}
+
+func (o FileOptions) withDefaults() FileOptions {
+	if o.MaxDocumentBytes <= 0 {
+		o.MaxDocumentBytes = kyverno.DefaultMaxDocumentBytes
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.open == nil {
+		o.open = func(path string) (io.ReadCloser, error) { return safefile.Open(path) }
+	}
+	return o
+}
+
 // FileSource is a Source of the resources of files: YAML (multi-document,
-// "---" separated) and JSON, a `kind: List` standing for its items. It is
-// read once, by NewFileSource, so that a bad file is reported before a
-// scan starts.
+// "---" separated) and JSON, a `kind: List` standing for its items.
+//
+// Its files are read one document at a time, and never held: NewFileSource
+// reads them once, so that a bad file is reported before a scan starts, and
+// keeps only what a listing needs first (the labels of the Namespaces of
+// the files, and how many resources of which kinds each namespace has);
+// List reads them again and visits each resource as it is decoded. A scan
+// of files therefore holds the documents in flight, not the files.
 type FileSource struct {
-	resources []*Resource
+	opts  FileOptions
+	files []string
+	// labels are the labels of the Namespace objects of the files.
+	labels map[string]map[string]string
+	// kinds counts the resources of each namespace by kind.
+	kinds map[string]map[string]int
+	total int
 }
 
 // NewFileSource reads paths, each a file or a folder. A folder is read
 // recursively: its .yaml, .yml and .json files, in lexical order, hidden
-// files and folders skipped. A resource without a namespace whose kind is
-// namespaced is put in "default", as kubectl and verdict apply do.
+// files and folders skipped, and so are the files that are not regular
+// files (a warning to opts.Logger). A resource without a namespace whose
+// kind is namespaced is put in "default", as kubectl and verdict apply do.
 // Namespace objects of the files give the labels of their namespace
 // (namespaceSelector) to the resources in it.
 //
-// A file that cannot be read or parsed, or a document that is not a
-// Kubernetes object (no apiVersion, kind or metadata.name), is an error
-// naming the file and the line of the document.
-func NewFileSource(paths []string) (*FileSource, error) {
+// A file that cannot be read or parsed, a path named that is not a regular
+// file or a folder (a *safefile.NotRegularError), or a document that is not
+// a Kubernetes object (no apiVersion, kind or metadata.name), is an error
+// naming the file and the line of the document. It returns ctx's error
+// when ctx ends, even while a read blocks.
+func NewFileSource(ctx context.Context, paths []string, opts FileOptions) (*FileSource, error) {
 	if len(paths) == 0 {
 		return nil, errors.New("no file or folder to scan")
 	}
-	var files []string
+	src := &FileSource{opts: opts.withDefaults(), labels: map[string]map[string]string{}, kinds: map[string]map[string]int{}}
 	for _, p := range paths {
-		fs, err := resourceFiles(p)
+		fs, err := src.resourceFiles(p)
 		if err != nil {
 			return nil, err
 		}
-		files = append(files, fs...)
+		src.files = append(src.files, fs...)
 	}
-	src := &FileSource{}
 	var errs []error
-	for _, f := range files {
-		rs, err := readResources(f)
+	for _, f := range src.files {
+		err := src.readResources(ctx, f, func(r *Resource) error {
+			if r.APIVersion == "v1" && r.Kind == "Namespace" {
+				src.labels[r.Name] = objectLabels(r.Object)
+			}
+			byKind := src.kinds[r.Namespace]
+			if byKind == nil {
+				byKind = map[string]int{}
+				src.kinds[r.Namespace] = byKind
+			}
+			byKind[r.Kind]++
+			src.total++
+			return nil
+		})
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
 		if err != nil {
 			errs = append(errs, err)
-			continue
 		}
-		src.resources = append(src.resources, rs...)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
-	}
-	labels := map[string]map[string]string{}
-	for _, r := range src.resources {
-		if r.APIVersion == "v1" && r.Kind == "Namespace" {
-			labels[r.Name] = objectLabels(r.Object)
-		}
-	}
-	for _, r := range src.resources {
-		if r.Namespace != "" {
-			r.NamespaceLabels = labels[r.Namespace]
-		}
-		b, err := json.Marshal(r.Object)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Source, err)
-		}
-		r.JSON = b
 	}
 	return src, nil
 }
 
 // Len is the number of resources of the files.
-func (s *FileSource) Len() int { return len(s.resources) }
+func (s *FileSource) Len() int { return s.total }
 
-// List visits the resources of shard, in file order.
+// List visits the resources of shard, in file order, reading the files
+// again one document at a time. It returns ctx's error when ctx ends, even
+// while a read blocks.
 func (s *FileSource) List(ctx context.Context, shard Shard, v Visitor) error {
-	var mine []*Resource
-	for _, r := range s.resources {
-		if shard.Owns(r.Namespace) {
-			mine = append(mine, r)
+	expect := 0
+	declared := map[string]bool{}
+	for ns, byKind := range s.kinds {
+		if !shard.Owns(ns) {
+			continue
+		}
+		for k, n := range byKind {
+			expect += n
+			declared[k] = true
 		}
 	}
-	v.Expect(len(mine))
-	for _, r := range mine {
-		v.Kind(r.Kind)
+	v.Expect(expect)
+	kinds := make([]string, 0, len(declared))
+	for k := range declared {
+		kinds = append(kinds, k)
 	}
-	for _, r := range mine {
-		if err := ctx.Err(); err != nil {
-			return err
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		v.Kind(k)
+	}
+	for _, f := range s.files {
+		err := s.readResources(ctx, f, func(r *Resource) error {
+			if !shard.Owns(r.Namespace) {
+				return nil
+			}
+			if !declared[r.Kind] { // the file changed since NewFileSource
+				declared[r.Kind] = true
+				v.Kind(r.Kind)
+			}
+			if r.Namespace != "" {
+				r.NamespaceLabels = s.labels[r.Namespace]
+			}
+			b, err := json.Marshal(r.Object)
+			if err != nil {
+				return fmt.Errorf("%s: %w", r.Source, err)
+			}
+			r.JSON = b
+			return v.Visit(r)
+		})
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return ctxErr
 		}
-		if err := v.Visit(r); err != nil {
+		if err != nil {
 			return err
 		}
 	}
@@ -112,13 +183,17 @@ func isResourceFile(name string) bool {
 
 // resourceFiles lists the files of path: path itself when it is a file
 // (whatever its extension), the resource files below it when it is a
-// folder.
-func resourceFiles(path string) ([]string, error) {
+// folder. A folder entry that is not a regular file is skipped with a
+// warning; path itself is an error then.
+func (s *FileSource) resourceFiles(path string) ([]string, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
+		if !fi.Mode().IsRegular() {
+			return nil, &safefile.NotRegularError{Path: path, Mode: fi.Mode()}
+		}
 		return []string{path}, nil
 	}
 	var out []string
@@ -132,9 +207,24 @@ func resourceFiles(path string) ([]string, error) {
 			}
 			return nil
 		}
-		if !d.IsDir() && isResourceFile(d.Name()) {
-			out = append(out, p)
+		if d.IsDir() || !isResourceFile(d.Name()) {
+			return nil
 		}
+		if !d.Type().IsRegular() {
+			fi, err := safefile.Stat(p)
+			var nr *safefile.NotRegularError
+			switch {
+			case errors.As(err, &nr):
+				s.opts.Logger.Warn("skipped: not a regular file", "path", p, "type", nr.Mode.Type().String())
+				return nil
+			case err != nil:
+				return err
+			case !fi.Mode().IsRegular():
+				s.opts.Logger.Warn("skipped: not a regular file", "path", p, "type", fi.Mode().Type().String())
+				return nil
+			}
+		}
+		out = append(out, p)
 		return nil
 	})
 	if err != nil {
@@ -144,27 +234,41 @@ func resourceFiles(path string) ([]string, error) {
 	return out, nil
 }
 
-// readResources reads the resources of one file.
-func readResources(path string) ([]*Resource, error) {
-	data, err := os.ReadFile(path)
+// readResources calls fn with each resource of one file, in order, as it
+// decodes them. After a document that is not a Kubernetes object fn is no
+// longer called, but the rest of the file is read, so that the error names
+// every bad document: the decoding errors if any, else the objects that
+// are not Kubernetes objects. An error of fn ends the read.
+func (s *FileSource) readResources(ctx context.Context, path string, fn func(*Resource) error) error {
+	f, err := s.opts.open(path)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	objs, err := kyverno.SplitDocuments(path, data)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Resource, 0, len(objs))
+	defer f.Close()
+	dec := kyverno.NewDecoder(path, safefile.NewContextReader(ctx, f), s.opts.MaxDocumentBytes)
 	var errs []error
-	for _, o := range objs {
-		r, err := fileResource(path, o.Line, o.Value)
-		if err != nil {
-			errs = append(errs, err)
-			continue
+	for dec.Next() {
+		for _, o := range dec.Objects() {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			r, err := fileResource(path, o.Line, o.Value)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			if len(errs) > 0 || dec.Err() != nil {
+				continue
+			}
+			if err := fn(r); err != nil {
+				return err
+			}
 		}
-		out = append(out, r)
 	}
-	return out, errors.Join(errs...)
+	if err := dec.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
 }
 
 func fileResource(path string, line int, obj map[string]any) (*Resource, error) {

@@ -103,7 +103,7 @@ func TestLoadPolicies(t *testing.T) {
 
 func TestRunRescansChangedPolicy(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy, prodOnlyPolicy)
-	src, err := scanner.NewFileSource([]string{writeFiles(t, sampleFiles)})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, sampleFiles)}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -67,6 +67,17 @@ type ResourceRef struct {
 	APIVersion, Kind, Namespace, Name, UID, ResourceVersion string
 }
 
+// clone copies the strings of r, which may share the memory of the
+// document they were decoded from, so that keeping r (ScanDone.Seen keeps
+// one per resource) does not keep the document.
+func (r ResourceRef) clone() ResourceRef {
+	return ResourceRef{
+		APIVersion: strings.Clone(r.APIVersion), Kind: strings.Clone(r.Kind),
+		Namespace: strings.Clone(r.Namespace), Name: strings.Clone(r.Name),
+		UID: strings.Clone(r.UID), ResourceVersion: strings.Clone(r.ResourceVersion),
+	}
+}
+
 // String is namespace/Kind/name, as verdict apply names resources.
 func (r ResourceRef) String() string {
 	return r.Namespace + "/" + r.Kind + "/" + r.Name
@@ -556,7 +567,7 @@ func (run *scanRun) result(res client.Result) error {
 	}
 	run.progress.done(1)
 	run.sum.Resources++
-	run.done.Seen = append(run.done.Seen, p.r.Ref())
+	run.done.Seen = append(run.done.Seen, p.r.Ref().clone())
 	if res.Err != nil {
 		run.sum.Failed++
 	} else {

@@ -68,7 +68,7 @@ func outcomes(results []scanner.Result) []outcome {
 func TestScanFiles(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy, prodOnlyPolicy, adminOnlyPolicy)
 	dir := writeFiles(t, sampleFiles)
-	src, err := scanner.NewFileSource([]string{dir})
+	src, err := scanner.NewFileSource(context.Background(), []string{dir}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestScanFiles(t *testing.T) {
 
 func TestScanPolicySelection(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy, prodOnlyPolicy)
-	src, err := scanner.NewFileSource([]string{writeFiles(t, sampleFiles)})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, sampleFiles)}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +163,7 @@ func TestScanPolicySelection(t *testing.T) {
 
 func TestScanItemErrors(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy)
-	src, err := scanner.NewFileSource([]string{writeFiles(t, sampleFiles)})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, sampleFiles)}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestScanItemErrors(t *testing.T) {
 
 func TestScanProgress(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy)
-	src, err := scanner.NewFileSource([]string{writeFiles(t, sampleFiles)})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, sampleFiles)}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +233,7 @@ func shardFiles() map[string]string {
 
 func TestScanShardsPartition(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy)
-	src, err := scanner.NewFileSource([]string{writeFiles(t, shardFiles())})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, shardFiles())}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -367,7 +367,7 @@ func TestNewFileSourceErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := writeFiles(t, tt.files)
-			_, err := scanner.NewFileSource([]string{dir})
+			_, err := scanner.NewFileSource(context.Background(), []string{dir}, scanner.FileOptions{})
 			if err == nil {
 				t.Fatalf("NewFileSource(%v) = nil error, want one", tt.files)
 			}
@@ -378,10 +378,10 @@ func TestNewFileSourceErrors(t *testing.T) {
 			}
 		})
 	}
-	if _, err := scanner.NewFileSource([]string{"/no/such/file.yaml"}); err == nil || !strings.Contains(err.Error(), "/no/such/file.yaml") {
+	if _, err := scanner.NewFileSource(context.Background(), []string{"/no/such/file.yaml"}, scanner.FileOptions{}); err == nil || !strings.Contains(err.Error(), "/no/such/file.yaml") {
 		t.Errorf("NewFileSource(missing) = %v, want an error naming the path", err)
 	}
-	if _, err := scanner.NewFileSource(nil); err == nil {
+	if _, err := scanner.NewFileSource(context.Background(), nil, scanner.FileOptions{}); err == nil {
 		t.Error("NewFileSource(nil) = nil error, want one")
 	}
 }
@@ -400,7 +400,7 @@ func TestOptionsDefaults(t *testing.T) {
 	for i := range 1001 {
 		fmt.Fprintf(&b, "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c%d, namespace: x}\n---\n", i)
 	}
-	src, err := scanner.NewFileSource([]string{writeFiles(t, map[string]string{"cm.yaml": b.String()})})
+	src, err := scanner.NewFileSource(context.Background(), []string{writeFiles(t, map[string]string{"cm.yaml": b.String()})}, scanner.FileOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

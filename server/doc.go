@@ -19,7 +19,8 @@
 // the engine error code as reason.
 //
 // Policies live in a Store (store.go), fed by PolicySources: FolderSource
-// polls a folder; a Kubernetes informer source satisfies the same
+// polls a folder (reading only regular files: a named pipe or device there
+// is reported, never opened); a Kubernetes informer source satisfies the same
 // interface. A source reports complete snapshots; the Store compiles what
 // changed through an LRU of compiled policies keyed by policy identity and
 // content hash (cache.go; singleflight on a miss), keeps the last good

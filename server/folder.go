@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
 // DefaultPollInterval is how often a FolderSource looks for changes when
@@ -35,6 +36,9 @@ const DefaultPollInterval = 2 * time.Second
 //
 // A file that cannot be read or parsed is reported in the snapshot's
 // Errors, and the Store keeps serving the policies that file held before.
+// Only regular files (and links to them) are read: a named pipe, device or
+// socket is never opened, and is reported in Errors as a
+// *safefile.NotRegularError (the Store logs it).
 type FolderSource struct {
 	// Dir is the folder. Required.
 	Dir string
@@ -80,13 +84,17 @@ func (f *FolderSource) Run(ctx context.Context, update func(Snapshot)) error {
 func (f *FolderSource) read() (Snapshot, [sha256.Size]byte) {
 	var snap Snapshot
 	h := sha256.New()
-	files, err := policyFiles(f.Dir)
+	files, skipped, err := policyFiles(f.Dir)
 	if err != nil {
 		snap.Errors = append(snap.Errors, SourceError{Origin: f.Dir, Err: err})
 		fmt.Fprintf(h, "error %s\n", err)
 	}
+	for _, e := range skipped {
+		snap.Errors = append(snap.Errors, e)
+		fmt.Fprintf(h, "skipped %s\n", e)
+	}
 	for _, path := range files {
-		data, err := os.ReadFile(path)
+		data, err := safefile.ReadFile(path, 0)
 		if err == nil {
 			var docs []Document
 			docs, err = fileDocuments(path, data)
@@ -105,9 +113,14 @@ func (f *FolderSource) read() (Snapshot, [sha256.Size]byte) {
 }
 
 // policyFiles lists the policy files below dir, sorted, following
-// symbolic links to files (ConfigMap volumes link every key).
-func policyFiles(dir string) ([]string, error) {
+// symbolic links to files (ConfigMap volumes link every key). An entry
+// that is not a regular file (a named pipe, a device, a socket, or a link
+// to one), which a read could block on, is skipped and returned as an
+// error of its path; a link to nothing is left out, as when a ConfigMap
+// volume swaps its links.
+func policyFiles(dir string) ([]string, []SourceError, error) {
 	var out []string
+	var skipped []SourceError
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -121,8 +134,13 @@ func policyFiles(dir string) ([]string, error) {
 		if d.IsDir() || !policyFileName(d.Name()) {
 			return nil
 		}
-		if d.Type()&fs.ModeSymlink != 0 {
-			if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		if !d.Type().IsRegular() {
+			fi, err := os.Stat(path)
+			switch {
+			case err != nil:
+				return nil
+			case !fi.Mode().IsRegular():
+				skipped = append(skipped, SourceError{Origin: path, Err: &safefile.NotRegularError{Path: path, Mode: fi.Mode()}})
 				return nil
 			}
 		}
@@ -130,7 +148,7 @@ func policyFiles(dir string) ([]string, error) {
 		return nil
 	})
 	sort.Strings(out)
-	return out, err
+	return out, skipped, err
 }
 
 func policyFileName(name string) bool {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kyvernotest"
 )
 
@@ -42,6 +43,13 @@ ClusterPolicyReport (and a PolicyReport per namespaced Policy), in the
 --output-format (yaml or json); mutated resources are then written only
 with --output.
 
+Resource files are read one document at a time: memory does not grow with
+their size (unless a policy has generate rules or mutate rules with
+targets, which see every resource). A document larger than
+--max-document-bytes is an error naming its file and line. In a folder,
+files that are not regular files (named pipes, devices, sockets) are
+skipped with a warning.
+
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.`,
 		Args: cobra.MinimumNArgs(1),
@@ -60,31 +68,20 @@ that code when there were only warnings.`,
 				return &exitError{code: 2, msg: "apply needs --resource"}
 			}
 			opts.PolicyPaths = args
-			res, err := kyvernotest.Apply(cmd.Context(), opts)
-			if err != nil {
-				return err
-			}
-			if output != "" {
-				if err := kyvernotest.WriteMutatedTo(output, res); err != nil {
-					return err
-				}
-			} else {
-				res.PrintMutated = !policyReport
-			}
-			out := cmd.OutOrStdout()
+			opts.Warnings = cmd.ErrOrStderr()
+			out := kyvernotest.ApplyOutput{MutatedPath: output, Detailed: detailed}
 			switch {
+			case policyReport && format == "json":
+				out.Format = kyvernotest.ApplyReportJSON
 			case policyReport:
-				err = kyvernotest.WriteReports(out, res.Reports(), format)
+				out.Format = kyvernotest.ApplyReportYAML
 			case table:
-				if res.PrintMutated {
-					err = kyvernotest.WriteMutated(out, res)
-				}
-				if err == nil {
-					err = kyvernotest.WriteApplyTable(out, res, detailed)
-				}
-			default:
-				err = kyvernotest.WriteApplyText(out, res)
+				out.Format = kyvernotest.ApplyTable
 			}
+			out.PrintMutated = output == "" && !policyReport
+			// The resources are read, evaluated and written one document
+			// at a time: memory does not grow with the resource files.
+			res, err := kyvernotest.ApplyWrite(cmd.Context(), opts, cmd.OutOrStdout(), out)
 			if err != nil {
 				return err
 			}
@@ -111,6 +108,7 @@ that code when there were only warnings.`,
 	f.BoolVarP(&table, "table", "t", false, "print every result in a table")
 	f.BoolVar(&detailed, "detailed-results", false, "with --table, show each result's message")
 	f.BoolVar(&removeColor, "remove-color", false, "never color the output (apply prints no color)")
+	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")
 	_ = f.MarkHidden("target-resources")
 	_ = f.MarkHidden("exceptions")

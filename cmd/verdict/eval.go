@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kyvernotest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -35,6 +36,8 @@ type evalFlags struct {
 	background bool
 	policies   []string
 	timeout    time.Duration
+	// maxDocument limits one YAML document of the -f files.
+	maxDocument int
 
 	tls        bool
 	caFile     string
@@ -62,7 +65,7 @@ The exit code is 1 when a resource is denied, 2 when a resource could not
 be evaluated or the server could not be reached.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runEval(cmd.Context(), fl, cmd.OutOrStdout())
+			return runEval(cmd.Context(), fl, cmd.OutOrStdout(), cmd.ErrOrStderr())
 		},
 	}
 	f := cmd.Flags()
@@ -73,6 +76,7 @@ be evaluated or the server could not be reached.`,
 	f.BoolVar(&fl.background, "background", false, "evaluate as a background scan (rules that need admission data are skipped; never denied)")
 	f.StringSliceVar(&fl.policies, "policy", nil, "evaluate only these policies of the server (name, or namespace/name)")
 	f.DurationVar(&fl.timeout, "timeout", 30*time.Second, "time limit of the whole evaluation")
+	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of the -f files, in bytes")
 	f.BoolVar(&fl.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
 	f.StringVar(&fl.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
 	f.StringVar(&fl.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
@@ -145,7 +149,7 @@ type evaluated struct {
 	err      error
 }
 
-func runEval(ctx context.Context, fl evalFlags, stdout io.Writer) error {
+func runEval(ctx context.Context, fl evalFlags, stdout, stderr io.Writer) error {
 	if fl.output != "" && fl.output != "json" && fl.output != "yaml" {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("invalid output format %q: want json or yaml", fl.output)}
 	}
@@ -157,7 +161,7 @@ func runEval(ctx context.Context, fl evalFlags, stdout io.Writer) error {
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	resources, err := kyvernotest.LoadResources(fl.files)
+	resources, err := kyvernotest.LoadResources(fl.files, kyvernotest.LoadOptions{MaxDocumentBytes: fl.maxDocument, Warnings: stderr})
 	if err != nil {
 		return err
 	}

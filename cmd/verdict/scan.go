@@ -1,14 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -20,7 +17,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
@@ -28,9 +24,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter/publish"
@@ -42,6 +38,7 @@ type scanFlags struct {
 	conn evalFlags // --server and the connection flags
 
 	files       []string
+	maxDocument int
 	kubeconfig  string
 	kubeContext string
 	inCluster   bool
@@ -118,6 +115,7 @@ when a rule failed.`,
 	f.StringVar(&fl.conn.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
 	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders to scan")
 	f.StringSliceVar(&fl.files, "files", nil, "same as -f")
+	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML or JSON document of the -f files, in bytes")
 	f.StringVar(&fl.kubeconfig, "kubeconfig", "", "scan the cluster of this kubeconfig file")
 	f.StringVar(&fl.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
 	f.BoolVar(&fl.inCluster, "in-cluster", false, "scan the cluster the scanner runs in (its service account)")
@@ -231,11 +229,12 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		cluster *scanner.Cluster
 	)
 	if len(fl.files) > 0 {
-		fs, err := scanner.NewFileSource(fl.files)
+		fopts := scanner.FileOptions{MaxDocumentBytes: fl.maxDocument, Logger: log}
+		fs, err := scanner.NewFileSource(ctx, fl.files, fopts)
 		if err != nil {
 			return usageError("%v", err)
 		}
-		src := &fileSource{paths: fl.files, first: fs}
+		src := &fileSource{paths: fl.files, opts: fopts, first: fs}
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
 		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
@@ -286,7 +285,8 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		defer closeSink()
 		opts.Sink = sink
 	} else {
-		printer = &printSink{}
+		printer = &printSink{format: fl.output}
+		defer printer.Close()
 		opts.Sink = printer
 	}
 
@@ -314,8 +314,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 				return
 			}
 			if printer != nil {
-				results := printer.take()
-				if werr := writeScan(stdout, fl.output, sum, rescanned, results); werr != nil {
+				if werr := printer.print(stdout, scanHeader(sum, rescanned), sum); werr != nil {
 					log.Error("write results", "error", werr)
 				}
 				return
@@ -335,7 +334,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 					return // logged by the scanner
 				}
 				if printer != nil {
-					if werr := writeRound(stdout, fl.output, sum, printer.take()); werr != nil {
+					if werr := printer.print(stdout, roundHeader(sum), sum); werr != nil {
 						log.Error("write results", "error", werr)
 					}
 					return
@@ -362,6 +361,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 // that a periodic scan sees their changes.
 type fileSource struct {
 	paths []string
+	opts  scanner.FileOptions
 	first *scanner.FileSource
 }
 
@@ -370,7 +370,7 @@ func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Vi
 	f.first = nil
 	if fs == nil {
 		var err error
-		if fs, err = scanner.NewFileSource(f.paths); err != nil {
+		if fs, err = scanner.NewFileSource(ctx, f.paths, f.opts); err != nil {
 			return err
 		}
 	}
@@ -424,146 +424,6 @@ func restConfig(kubeconfig, kubeContext string, inCluster bool) (*rest.Config, e
 	}
 	cfg.UserAgent = "verdict-scan"
 	return cfg, nil
-}
-
-// printSink keeps the results of a scan for printing.
-type printSink struct {
-	mu      sync.Mutex
-	results []scanner.Result
-}
-
-func (p *printSink) Write(_ context.Context, rs []scanner.Result) error {
-	p.mu.Lock()
-	p.results = append(p.results, rs...)
-	p.mu.Unlock()
-	return nil
-}
-
-func (p *printSink) ScanDone(context.Context, scanner.ScanDone) error { return nil }
-
-func (p *printSink) take() []scanner.Result {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	rs := p.results
-	p.results = nil
-	return rs
-}
-
-// writeScan prints the results of one scan.
-func writeScan(w io.Writer, format string, sum scanner.Summary, rescanned []string, results []scanner.Result) error {
-	if format != "table" {
-		return writeScanRaw(w, format, results)
-	}
-	what := "resource(s)"
-	if len(rescanned) > 0 {
-		what = fmt.Sprintf("resource(s) for the changed policies %v", rescanned)
-	}
-	return writeResults(w, fmt.Sprintf("Scanned %d %s in background mode (shard %s)...", sum.Resources, what, sum.Shard), sum, results)
-}
-
-// writeRound prints the results of one round of watched changes.
-func writeRound(w io.Writer, format string, sum scanner.Summary, results []scanner.Result) error {
-	if format != "table" {
-		return writeScanRaw(w, format, results)
-	}
-	return writeResults(w, fmt.Sprintf("Watch: %d changed resource(s) evaluated, %d deleted (shard %s)...", sum.Resources, sum.Deleted, sum.Shard), sum, results)
-}
-
-// writeResults prints header, the failed rules of each resource, the
-// deleted resources, the resources not evaluated and the counts.
-func writeResults(w io.Writer, header string, sum scanner.Summary, results []scanner.Result) error {
-	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "\n%s\n", header)
-	var notEvaluated []string
-	for _, r := range results {
-		if r.Deleted {
-			fmt.Fprintf(bw, "resource %s deleted\n", r.Resource)
-			continue
-		}
-		if r.Err != nil {
-			src := r.Source
-			if src == "" {
-				src = r.Resource.String()
-			}
-			notEvaluated = append(notEvaluated, fmt.Sprintf("%s (%s): %s", r.Resource, src, describe(r.Err)))
-			continue
-		}
-		var policy string
-		n := 0
-		for _, rr := range r.Response.GetResults() {
-			if rr.GetResult() != verdictv1.Result_RESULT_FAIL {
-				continue
-			}
-			if name := rr.GetPolicy(); name != policy {
-				policy, n = name, 0
-				fmt.Fprintf(bw, "policy %s -> resource %s failed:\n", name, r.Resource)
-			}
-			n++
-			msg := rr.GetMessage()
-			if msg == "" {
-				msg = "validation failed"
-			}
-			fmt.Fprintf(bw, "%d - %s %s\n", n, rr.GetRule(), msg)
-		}
-	}
-	if len(notEvaluated) > 0 {
-		fmt.Fprintf(bw, "\nnot evaluated: %d resource(s)\n", len(notEvaluated))
-		for _, s := range notEvaluated {
-			fmt.Fprintf(bw, "- %s\n", s)
-		}
-	}
-	if sum.Mutated > 0 {
-		fmt.Fprintf(bw, "\nmutateExisting: %d target(s) patched\n", sum.Mutated)
-	}
-	if sum.Generated > 0 {
-		fmt.Fprintf(bw, "\ngenerateExisting: %d resource(s) applied for %d trigger(s)\n", sum.Generated, sum.Triggers)
-	}
-	fmt.Fprintf(bw, "\n%s\n", sum.Counts)
-	return bw.Flush()
-}
-
-// scanRaw is one entry of -o json / -o yaml.
-type scanRaw struct {
-	Resource   string          `json:"resource"`
-	APIVersion string          `json:"apiVersion"`
-	UID        string          `json:"uid,omitempty"`
-	Source     string          `json:"source,omitempty"`
-	Response   json.RawMessage `json:"response,omitempty"`
-	Deleted    bool            `json:"deleted,omitempty"`
-	Error      string          `json:"error,omitempty"`
-}
-
-func writeScanRaw(w io.Writer, format string, results []scanner.Result) error {
-	list := make([]scanRaw, 0, len(results))
-	for _, r := range results {
-		e := scanRaw{Resource: r.Resource.String(), APIVersion: r.Resource.APIVersion, UID: r.Resource.UID, Source: r.Source}
-		switch {
-		case r.Deleted:
-			e.Deleted = true
-		case r.Err != nil:
-			e.Error = describe(r.Err)
-		default:
-			b, err := protojson.Marshal(r.Response)
-			if err != nil {
-				return fmt.Errorf("encode response: %w", err)
-			}
-			e.Response = b
-		}
-		list = append(list, e)
-	}
-	b, err := json.MarshalIndent(list, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode results: %w", err)
-	}
-	if format == "yaml" {
-		if b, err = yaml.JSONToYAML(b); err != nil {
-			return fmt.Errorf("encode results: %w", err)
-		}
-	} else {
-		b = append(b, '\n')
-	}
-	_, err = w.Write(b)
-	return err
 }
 
 // dialReportWriter returns the sink that publishes to the report writer

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kyvernotest"
 )
 
@@ -14,6 +15,7 @@ func newTestCmd() *cobra.Command {
 		detailed, failOnly         bool
 		removeColor, requireTests  bool
 		strictPolicies             bool
+		maxDocument                int
 	)
 	cmd := &cobra.Command{
 		Use:   "test PATH...",
@@ -34,6 +36,9 @@ when any expected result failed.`,
 				Selector:       selector,
 				StrictPolicies: strictPolicies,
 				ImageVerifier:  newImageVerifier(),
+
+				MaxDocumentBytes: maxDocument,
+				Warnings:         cmd.ErrOrStderr(),
 			}
 			stderr := cmd.ErrOrStderr()
 			if isTerminal(stderr) {
@@ -78,6 +83,7 @@ when any expected result failed.`,
 	f.BoolVar(&removeColor, "remove-color", false, "never color the output")
 	f.BoolVar(&requireTests, "require-tests", false, "fail when no test file is found")
 	f.BoolVar(&strictPolicies, "strict-policies", false, "fail the results of a policy that does not compile (kyverno test skips them)")
+	f.IntVar(&maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file, and largest test, values or user info file, in bytes")
 	_ = f.MarkHidden("output-format")
 	return cmd
 }

@@ -12,7 +12,10 @@
 //   - PolicyException and DecodeExceptions (exception.go): kyverno.io/v2
 //     and v2beta1 PolicyExceptions, strictly against their Go types.
 //   - SplitDocuments: multi-document YAML or JSON to JSON objects with their
-//     line, for reading resources.
+//     line, for reading resources; Decoder (decoder.go) reads the same one
+//     document at a time from an io.Reader, with a limit on the size of a
+//     document (DefaultMaxDocumentBytes), so that a large input is read in
+//     the memory of its largest document.
 //
 // YAML is read as Kubernetes and Kyverno read it: go-yaml v2 with
 // sigs.k8s.io/yaml's conversion to JSON (YAML 1.1 scalars: `yes` and `on`
@@ -20,6 +23,7 @@
 // through a fast parser (fastyaml.go) that gives up on anything else, which
 // then goes to go-yaml; FuzzFastYAML checks that the two agree.
 //
-// The package does no I/O and depends on the standard library, go-yaml and
+// The package does no I/O of its own (a Decoder reads the io.Reader its
+// caller opened) and depends on the standard library, go-yaml and
 // the engine error type only; it must not import other engine packages.
 package kyverno

@@ -2,11 +2,13 @@ package kyvernotest
 
 import (
 	"context"
+	"io"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // ApplyOptions configure Apply.
@@ -40,6 +42,18 @@ type ApplyOptions struct {
 	Now func() time.Time
 	// ImageVerifier checks images for verifyImages rules. Default: none.
 	ImageVerifier eval.ImageVerifier
+	// MaxDocumentBytes limits one YAML document of a policy or resource
+	// file (and a values, user info or exceptions file, read whole): a
+	// larger one is an error naming the file and the document's line.
+	// Default kyverno.DefaultMaxDocumentBytes (32 MiB).
+	MaxDocumentBytes int
+	// Warnings receives a line per folder entry skipped because it is not
+	// a regular file (a named pipe, a device, a socket). Default: none.
+	Warnings io.Writer
+
+	// open opens resource and policy files (fileOptions.open): a test
+	// seam.
+	open func(path string) (io.ReadCloser, error)
 }
 
 // ApplyResponse is the results of one policy on one resource.
@@ -83,9 +97,46 @@ type ApplyResult struct {
 	now       time.Time
 }
 
-// Apply evaluates policies on resources, as kyverno apply does.
+// Apply evaluates policies on resources, as kyverno apply does, and keeps
+// every resource, response and output in the result. ApplyWrite writes
+// the same outputs without keeping them.
 func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
-	l := newLoader()
+	return apply(ctx, opts, &collector{})
+}
+
+// applyEmitter receives the outcome of an Apply: start once the policies
+// are loaded (RuleCount, Skipped and the skipped policies' errors are
+// set), resource for each resource in order, and finish with the number
+// of resources once all are done (Counts is then complete).
+type applyEmitter interface {
+	start(r *ApplyResult) error
+	resource(res *Resource, resps []ApplyResponse, outs []PolicyOutput) error
+	finish(r *ApplyResult, resources int) error
+}
+
+// collector keeps everything in the ApplyResult (Apply).
+type collector struct{ r *ApplyResult }
+
+func (c *collector) start(r *ApplyResult) error { c.r = r; return nil }
+
+func (c *collector) resource(res *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	c.r.Resources = append(c.r.Resources, res)
+	c.r.Responses = append(c.r.Responses, resps...)
+	c.r.Outputs = append(c.r.Outputs, outs...)
+	return nil
+}
+
+func (c *collector) finish(*ApplyResult, int) error { return nil }
+
+// apply loads the policies and the files beside them, then reads the
+// resources one document at a time, evaluates them in parallel and hands
+// each one's responses and outputs to out, in order, before it reads far
+// ahead: at most a window of resources is held at once. Policies whose
+// rules look other resources up (generate rules, mutate rules with
+// targets) see every resource, as in Kyverno's CLI: then the resources are
+// loaded whole first.
+func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
+	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open})
 	var spec *ValuesSpec
 	if opts.ValuesFile != "" {
 		v, err := l.values(opts.ValuesFile)
@@ -107,15 +158,11 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	resources, err := l.resources(opts.ResourcePaths)
-	if err != nil {
-		return nil, err
-	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	res := &ApplyResult{Resources: resources, AuditWarn: opts.AuditWarn, now: now()}
+	res := &ApplyResult{AuditWarn: opts.AuditWarn, now: now()}
 	s := &suiteRun{vars: vars, user: user, entries: map[string]string{}, byName: map[string]*Policy{}}
 	for _, p := range pols {
 		switch {
@@ -130,11 +177,26 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 			res.Counts.Error++
 		}
 	}
+	each := func(fn func(*Resource) error) error { return l.eachResource(ctx, opts.ResourcePaths, fn) }
+	var whole []*Resource
+	if looksUpResources(s.compiled) {
+		if whole, err = l.resources(opts.ResourcePaths); err != nil {
+			return nil, err
+		}
+		each = func(fn func(*Resource) error) error {
+			for _, r := range whole {
+				if err := fn(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
 	lk := newLookup(nil, nil)
 	if lk.objects, err = l.resources(opts.TargetPaths); err != nil {
 		return nil, err
 	}
-	lk.objects = append(lk.objects, resources...)
+	lk.objects = append(lk.objects, whole...)
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
@@ -143,51 +205,119 @@ func Apply(ctx context.Context, opts ApplyOptions) (*ApplyResult, error) {
 	}
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier})
 
-	per := make([][]ApplyResponse, len(resources))
-	outs := make([][]PolicyOutput, len(resources))
+	if err := out.start(res); err != nil {
+		return nil, err
+	}
 	workers := opts.Parallelism
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers && w < len(resources); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				per[i], outs[i] = s.applyResource(ctx, resources[i])
-			}
-		}()
-	}
-	for i := range resources {
-		if ctx.Err() != nil {
-			break
-		}
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
 	n := 0
-	for _, rs := range per {
-		n += len(rs)
-	}
-	res.Responses = make([]ApplyResponse, 0, n)
-	for _, o := range outs {
-		res.Outputs = append(res.Outputs, o...)
-	}
-	for _, rs := range per {
-		for _, r := range rs {
-			res.Responses = append(res.Responses, r)
-			for _, rr := range r.Results {
+	err = s.applyEach(ctx, workers, each, func(r *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+		n++
+		for _, resp := range resps {
+			for _, rr := range resp.Results {
 				res.Counts.add(rr, opts.AuditWarn)
 			}
 		}
+		return out.resource(r, resps, outs)
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := out.finish(res, n); err != nil {
+		return nil, err
 	}
 	return res, nil
+}
+
+// looksUpResources reports whether a policy has rules that read other
+// resources through the lookup: generate rules, mutate rules with targets.
+func looksUpResources(pols []*policy.Policy) bool {
+	for _, p := range pols {
+		for _, r := range p.Rules {
+			if r.Generate != nil || r.Mutate != nil && len(r.Mutate.Targets) > 0 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// applied is what applyResource returned for one resource.
+type applied struct {
+	r     *Resource
+	resps []ApplyResponse
+	outs  []PolicyOutput
+}
+
+// applyEach evaluates the resources each yields on workers goroutines and
+// calls emit with each one's outcome in the order each yielded them. At
+// most 2×workers resources are read and not emitted yet, so that memory
+// does not depend on the number of resources.
+func (s *suiteRun) applyEach(ctx context.Context, workers int, each func(func(*Resource) error) error, emit func(*Resource, []ApplyResponse, []PolicyOutput) error) error {
+	parent := ctx
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type job struct {
+		r   *Resource
+		out chan applied
+	}
+	jobs := make(chan job)
+	order := make(chan chan applied, 2*workers)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				resps, outs := s.applyResource(ctx, j.r)
+				j.out <- applied{j.r, resps, outs}
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(order)
+		defer close(jobs)
+		readErr = each(func(r *Resource) error {
+			out := make(chan applied, 1)
+			select {
+			case order <- out:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case jobs <- job{r, out}:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			return nil
+		})
+	}()
+	var emitErr error
+	for out := range order {
+		if emitErr != nil {
+			continue // drain: the reader stops at ctx
+		}
+		select {
+		case a := <-out:
+			if err := emit(a.r, a.resps, a.outs); err != nil {
+				emitErr = err
+				cancel()
+			}
+		case <-ctx.Done():
+			emitErr = ctx.Err()
+		}
+	}
+	wg.Wait()
+	switch {
+	case parent.Err() != nil:
+		return parent.Err()
+	case emitErr != nil:
+		return emitErr
+	}
+	return readErr
 }
 
 // split cuts the results of one evaluation, which come policy by policy,
@@ -229,6 +359,6 @@ func (c *Counts) add(rr eval.RuleResult, auditWarn bool) {
 }
 
 // auditWarning reports whether a failure is shown as an audit warning.
-func (r *ApplyResult) auditWarning(rr eval.RuleResult) bool {
-	return r.AuditWarn && !rr.Enforce
+func auditWarning(auditWarn bool, rr eval.RuleResult) bool {
+	return auditWarn && !rr.Enforce
 }

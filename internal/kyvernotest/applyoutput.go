@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
 )
@@ -19,19 +20,25 @@ const divider = "---------------------------------------------------------------
 // resource with its failed rules, and the final counts line
 // "pass: N, fail: N, warn: N, error: N, skip: N".
 func WriteApplyText(w io.Writer, r *ApplyResult) error {
-	bw := &errWriter{w: w}
-	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, len(r.Resources))
-	if r.PrintMutated && bw.err == nil {
-		bw.err = WriteMutated(w, r)
+	return replay(r, &textOut{w: w, printMutated: r.PrintMutated})
+}
+
+// writeSkipped writes the policies Apply did not evaluate.
+func writeSkipped(bw *errWriter, skipped []Skipped) {
+	if len(skipped) == 0 {
+		return
 	}
-	if len(r.Skipped) > 0 {
-		bw.printf("%s\nPolicies Skipped:\n", divider)
-		for i, s := range r.Skipped {
-			bw.printf("%d. %s: %s\n", i+1, s.Name, oneLine(s.Reason))
-		}
-		bw.printf("%s\n", divider)
+	bw.printf("%s\nPolicies Skipped:\n", divider)
+	for i, s := range skipped {
+		bw.printf("%d. %s: %s\n", i+1, s.Name, oneLine(s.Reason))
 	}
-	for _, resp := range r.Responses {
+	bw.printf("%s\n", divider)
+}
+
+// writeFailures writes the mutate and generate errors and skips, and the
+// failed rules, of the responses of one resource.
+func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
+	for _, resp := range resps {
 		res := resp.Resource
 		path := res.Namespace + "/" + res.Kind + "/" + res.Name
 		var failed []eval.RuleResult
@@ -51,7 +58,7 @@ func WriteApplyText(w io.Writer, r *ApplyResult) error {
 		if len(failed) == 0 {
 			continue
 		}
-		if r.auditWarning(failed[0]) {
+		if auditWarning(auditWarn, failed[0]) {
 			bw.printf("policy %s -> resource %s failed as audit warning:\n", resp.Policy.Name, path)
 		} else {
 			bw.printf("policy %s -> resource %s failed:\n", resp.Policy.Name, path)
@@ -64,9 +71,11 @@ func WriteApplyText(w io.Writer, r *ApplyResult) error {
 			bw.printf("%d - %s %s\n", i+1, rr.Rule, msg)
 		}
 	}
-	c := r.Counts
+}
+
+// writeCounts writes the last line of kyverno apply.
+func writeCounts(bw *errWriter, c Counts) {
 	bw.printf("\npass: %d, fail: %d, warn: %d, error: %d, skip: %d\n", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
-	return bw.err
 }
 
 // PolicyReport is a wgpolicyk8s.io/v1alpha2 ClusterPolicyReport or
@@ -152,7 +161,7 @@ func (r *ApplyResult) Reports() []PolicyReport {
 			}
 		}
 		for _, rr := range resp.Results {
-			res := r.reportResult(resp, rr)
+			res := reportResultOf(resp, rr, r.now, r.AuditWarn)
 			target.Results = append(target.Results, res)
 			target.Summary.add(res.Result)
 		}
@@ -167,7 +176,8 @@ func (r *ApplyResult) Reports() []PolicyReport {
 	return out
 }
 
-func (r *ApplyResult) reportResult(resp ApplyResponse, rr eval.RuleResult) ReportResult {
+// reportResultOf is the report result of one rule result of Apply.
+func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, auditWarn bool) ReportResult {
 	p := resp.Policy
 	name := p.Name
 	if p.Kind == "Policy" && p.Namespace != "" {
@@ -190,7 +200,7 @@ func (r *ApplyResult) reportResult(resp ApplyResponse, rr eval.RuleResult) Repor
 			Namespace: resp.Resource.Namespace, Name: resp.Resource.Name,
 			UID: uid, ResourceVersion: rv,
 		}},
-		Timestamp: Timestamp{Seconds: r.now.Unix()},
+		Timestamp: Timestamp{Seconds: now.Unix()},
 	}
 	props := map[string]string{}
 	for k, v := range rr.Properties {
@@ -216,7 +226,7 @@ func (r *ApplyResult) reportResult(resp ApplyResponse, rr eval.RuleResult) Repor
 	if res.Result == "fail" && !res.Scored {
 		res.Result = "warn"
 	}
-	if res.Result == "fail" && r.auditWarning(rr) {
+	if res.Result == "fail" && auditWarning(auditWarn, rr) {
 		res.Result = "warn"
 	}
 	return res
@@ -272,94 +282,109 @@ func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
 // Kyverno prints them. It is a direct emitter: a generic YAML encoder takes
 // seconds on reports of 100,000 results.
 func writeReportYAML(w *bufio.Writer, r *PolicyReport) {
-	kv := func(indent, key, value string) {
-		w.WriteString(indent)
-		w.WriteString(key)
-		w.WriteString(": ")
-		w.WriteString(yamlString(value))
-		w.WriteByte('\n')
+	writeReportHeadYAML(w, r.APIVersion, r.Kind, r.Metadata, len(r.Results) > 0)
+	for i := range r.Results {
+		writeReportResultYAML(w, &r.Results[i])
 	}
-	kv("", "apiVersion", r.APIVersion)
-	kv("", "kind", r.Kind)
+	writeReportSummaryYAML(w, r.Summary)
+}
+
+func yamlKV(w *bufio.Writer, indent, key, value string) {
+	w.WriteString(indent)
+	w.WriteString(key)
+	w.WriteString(": ")
+	w.WriteString(yamlString(value))
+	w.WriteByte('\n')
+}
+
+// writeReportHeadYAML writes what comes before the results of a report.
+func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta ReportMetadata, results bool) {
+	yamlKV(w, "", "apiVersion", apiVersion)
+	yamlKV(w, "", "kind", kind)
 	w.WriteString("metadata:\n")
-	kv("  ", "name", r.Metadata.Name)
-	if r.Metadata.Namespace != "" {
-		kv("  ", "namespace", r.Metadata.Namespace)
+	yamlKV(w, "  ", "name", meta.Name)
+	if meta.Namespace != "" {
+		yamlKV(w, "  ", "namespace", meta.Namespace)
 	}
-	if len(r.Results) > 0 {
+	if results {
 		w.WriteString("results:\n")
 	}
-	for i := range r.Results {
-		res := &r.Results[i]
-		first := true
-		field := func(key, value string) {
-			if first {
-				w.WriteString("- ")
-				first = false
-			} else {
-				w.WriteString("  ")
-			}
-			kv("", key, value)
+}
+
+// writeReportResultYAML writes one result of a report's results list.
+func writeReportResultYAML(w *bufio.Writer, res *ReportResult) {
+	kv := yamlKV
+	first := true
+	field := func(key, value string) {
+		if first {
+			w.WriteString("- ")
+			first = false
+		} else {
+			w.WriteString("  ")
 		}
-		if res.Category != "" {
-			field("category", res.Category)
-		}
-		if res.Message != "" {
-			field("message", res.Message)
-		}
-		field("policy", res.Policy)
-		if len(res.Properties) > 0 {
-			if first {
-				w.WriteString("- properties:\n")
-				first = false
-			} else {
-				w.WriteString("  properties:\n")
-			}
-			keys := make([]string, 0, len(res.Properties))
-			for k := range res.Properties {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			for _, k := range keys {
-				kv("    ", yamlString(k), res.Properties[k])
-			}
-		}
-		if len(res.Resources) > 0 {
-			if first {
-				w.WriteString("- resources:\n")
-				first = false
-			} else {
-				w.WriteString("  resources:\n")
-			}
-			for _, o := range res.Resources {
-				dash := "  - "
-				ref := func(key, value string) {
-					if value == "" {
-						return
-					}
-					kv(dash, key, value)
-					dash = "    "
-				}
-				ref("apiVersion", o.APIVersion)
-				ref("kind", o.Kind)
-				ref("name", o.Name)
-				ref("namespace", o.Namespace)
-				ref("resourceVersion", o.ResourceVersion)
-				ref("uid", o.UID)
-			}
-		}
-		field("result", res.Result)
-		if res.Rule != "" {
-			field("rule", res.Rule)
-		}
-		w.WriteString("  scored: " + strconv.FormatBool(res.Scored) + "\n")
-		if res.Severity != "" {
-			field("severity", res.Severity)
-		}
-		field("source", res.Source)
-		w.WriteString("  timestamp:\n    nanos: " + strconv.Itoa(int(res.Timestamp.Nanos)) + "\n    seconds: " + strconv.FormatInt(res.Timestamp.Seconds, 10) + "\n")
+		kv(w, "", key, value)
 	}
-	s := r.Summary
+	if res.Category != "" {
+		field("category", res.Category)
+	}
+	if res.Message != "" {
+		field("message", res.Message)
+	}
+	field("policy", res.Policy)
+	if len(res.Properties) > 0 {
+		if first {
+			w.WriteString("- properties:\n")
+			first = false
+		} else {
+			w.WriteString("  properties:\n")
+		}
+		keys := make([]string, 0, len(res.Properties))
+		for k := range res.Properties {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kv(w, "    ", yamlString(k), res.Properties[k])
+		}
+	}
+	if len(res.Resources) > 0 {
+		if first {
+			w.WriteString("- resources:\n")
+			first = false
+		} else {
+			w.WriteString("  resources:\n")
+		}
+		for _, o := range res.Resources {
+			dash := "  - "
+			ref := func(key, value string) {
+				if value == "" {
+					return
+				}
+				kv(w, dash, key, value)
+				dash = "    "
+			}
+			ref("apiVersion", o.APIVersion)
+			ref("kind", o.Kind)
+			ref("name", o.Name)
+			ref("namespace", o.Namespace)
+			ref("resourceVersion", o.ResourceVersion)
+			ref("uid", o.UID)
+		}
+	}
+	field("result", res.Result)
+	if res.Rule != "" {
+		field("rule", res.Rule)
+	}
+	w.WriteString("  scored: " + strconv.FormatBool(res.Scored) + "\n")
+	if res.Severity != "" {
+		field("severity", res.Severity)
+	}
+	field("source", res.Source)
+	w.WriteString("  timestamp:\n    nanos: " + strconv.Itoa(int(res.Timestamp.Nanos)) + "\n    seconds: " + strconv.FormatInt(res.Timestamp.Seconds, 10) + "\n")
+}
+
+// writeReportSummaryYAML writes the summary that ends a report.
+func writeReportSummaryYAML(w *bufio.Writer, s ReportSummary) {
 	w.WriteString("summary:\n")
 	for _, c := range []struct {
 		k string
@@ -408,13 +433,14 @@ func plainSafe(s string) bool {
 // apply --table): ID, POLICY, RULE, RESOURCE, RESULT, and MESSAGE when
 // detailed.
 func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
-	bw := &errWriter{w: w}
-	header := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT"}
-	if detailed {
-		header = append(header, "MESSAGE")
-	}
-	var rows [][]string
-	for _, resp := range r.Responses {
+	return replay(r, &tableOut{w: w, detailed: detailed})
+}
+
+// tableRows are the rows of the results of one resource's responses;
+// first is the ID of the first row.
+func tableRows(resps []ApplyResponse, auditWarn, detailed bool, first int, row func([]string) error) error {
+	id := first
+	for _, resp := range resps {
 		p := resp.Policy
 		policy := p.Name
 		if p.Kind == "Policy" && p.Namespace != "" {
@@ -427,18 +453,20 @@ func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
 		}
 		for _, rr := range resp.Results {
 			status := string(rr.Status)
-			if rr.Status == eval.StatusFail && r.auditWarning(rr) {
+			if rr.Status == eval.StatusFail && auditWarning(auditWarn, rr) {
 				status = string(eval.StatusWarn)
 			}
-			row := []string{fmt.Sprint(len(rows) + 1), policy, rr.Rule, resource, title(status)}
+			cells := []string{strconv.Itoa(id), policy, rr.Rule, resource, title(status)}
 			if detailed {
-				row = append(row, oneLine(rr.Message))
+				cells = append(cells, oneLine(rr.Message))
 			}
-			rows = append(rows, row)
+			if err := row(cells); err != nil {
+				return err
+			}
+			id++
 		}
 	}
-	writeTable(bw, header, rows, false)
-	return bw.err
+	return nil
 }
 
 // title upper-cases the first letter of an ASCII word.

@@ -1,8 +1,8 @@
 package kyvernotest
 
 import (
-	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -132,7 +132,12 @@ func (s *suiteRun) replayExisting(ctx context.Context, r *Resource, evals []*eva
 // "Generation completed successfully.".
 func WriteMutated(w io.Writer, r *ApplyResult) error {
 	bw := &errWriter{w: w}
-	for _, o := range r.Outputs {
+	writeMutatedOutputs(bw, r.Outputs)
+	return bw.err
+}
+
+func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput) {
+	for _, o := range outs {
 		path := o.Resource.Namespace + "/" + o.Resource.Kind + "/" + o.Resource.Name
 		if o.Mutates {
 			bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
@@ -151,7 +156,6 @@ func WriteMutated(w io.Writer, r *ApplyResult) error {
 			bw.printf("\n\nGenerate:\nGeneration completed successfully.")
 		}
 	}
-	return bw.err
 }
 
 // WriteMutatedTo writes the mutated and generated resources of an Apply
@@ -160,51 +164,119 @@ func WriteMutated(w io.Writer, r *ApplyResult) error {
 // <resource>-mutated.yaml and <policy>-generated.yaml files. Each resource
 // is a YAML document. Files are rewritten, not appended to.
 func WriteMutatedTo(path string, r *ApplyResult) error {
-	ext := strings.ToLower(filepath.Ext(path))
-	single := ext == ".yaml" || ext == ".yml"
-	files := map[string]*bytes.Buffer{}
-	var order []string
-	add := func(name string, obj map[string]any) {
-		file := path
-		if !single {
-			file = filepath.Join(path, name)
-		}
-		b, ok := files[file]
-		if !ok {
-			b = &bytes.Buffer{}
-			files[file] = b
-			order = append(order, file)
-		}
-		b.WriteString(encodeYAML(obj))
-		b.WriteString("\n---\n\n")
+	return replay(r, &mutatedFiles{path: path})
+}
+
+// maxOpenOutputs is how many files of a folder of mutated resources stay
+// open between writes.
+const maxOpenOutputs = 16
+
+// mutatedFiles writes the mutated and generated resources to files as
+// they come (WriteMutatedTo): a file is created (emptied) the first time
+// it is written in a run, and appended to after.
+type mutatedFiles struct {
+	path    string
+	single  bool
+	created map[string]bool
+	open    map[string]*os.File
+	order   []string // of open, oldest first
+}
+
+func (m *mutatedFiles) start(*ApplyResult) error {
+	ext := strings.ToLower(filepath.Ext(m.path))
+	m.single = ext == ".yaml" || ext == ".yml"
+	m.created, m.open = map[string]bool{}, map[string]*os.File{}
+	dir := m.path
+	if m.single {
+		dir = filepath.Dir(m.path)
 	}
-	for _, o := range r.Outputs {
+	if dir != "" {
+		if err := os.MkdirAll(dir, 0o750); err != nil {
+			return fmt.Errorf("write mutated resources: %w", err)
+		}
+	}
+	return nil
+}
+
+func (m *mutatedFiles) resource(_ *Resource, _ []ApplyResponse, outs []PolicyOutput) error {
+	for _, o := range outs {
 		if o.Mutates {
-			add(o.Resource.Name+"-mutated.yaml", o.Patched)
+			if err := m.add(o.Resource.Name+"-mutated.yaml", o.Patched); err != nil {
+				return err
+			}
 			for _, t := range o.Targets {
-				add(o.Resource.Name+"-mutated.yaml", t)
+				if err := m.add(o.Resource.Name+"-mutated.yaml", t); err != nil {
+					return err
+				}
 			}
 		}
 		for _, g := range o.Generated {
-			add(o.Policy.Name+"-generated.yaml", g.Object)
-		}
-	}
-	if single {
-		if dir := filepath.Dir(path); dir != "" {
-			if err := os.MkdirAll(dir, 0o750); err != nil {
-				return fmt.Errorf("write mutated resources: %w", err)
+			if err := m.add(o.Policy.Name+"-generated.yaml", g.Object); err != nil {
+				return err
 			}
 		}
-		if len(order) == 0 {
-			return os.WriteFile(path, nil, 0o600)
-		}
-	} else if err := os.MkdirAll(path, 0o750); err != nil {
+	}
+	return nil
+}
+
+func (m *mutatedFiles) add(name string, obj map[string]any) error {
+	file := m.path
+	if !m.single {
+		file = filepath.Join(m.path, name)
+	}
+	f, err := m.file(file)
+	if err == nil {
+		_, err = io.WriteString(f, encodeYAML(obj)+"\n---\n\n")
+	}
+	if err != nil {
 		return fmt.Errorf("write mutated resources: %w", err)
 	}
-	for _, f := range order {
-		if err := os.WriteFile(f, files[f].Bytes(), 0o600); err != nil {
-			return fmt.Errorf("write mutated resources: %w", err)
+	return nil
+}
+
+// file returns the open file of a path, opening it (emptied the first
+// time) and closing the oldest open one past maxOpenOutputs.
+func (m *mutatedFiles) file(path string) (*os.File, error) {
+	if f, ok := m.open[path]; ok {
+		return f, nil
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	if !m.created[path] {
+		flags |= os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	m.created[path] = true
+	if len(m.order) >= maxOpenOutputs {
+		oldest := m.order[0]
+		m.order = m.order[1:]
+		err := m.open[oldest].Close()
+		delete(m.open, oldest)
+		if err != nil {
+			f.Close()
+			return nil, err
 		}
+	}
+	m.open[path] = f
+	m.order = append(m.order, path)
+	return f, nil
+}
+
+func (m *mutatedFiles) finish(*ApplyResult, int) error {
+	var errs []error
+	if m.single && !m.created[m.path] {
+		if _, err := m.file(m.path); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, p := range m.order {
+		errs = append(errs, m.open[p].Close())
+	}
+	m.open, m.order = nil, nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("write mutated resources: %w", err)
 	}
 	return nil
 }
@@ -217,4 +289,14 @@ func encodeYAML(obj map[string]any) string {
 		return fmt.Sprintf("# %v\n", err)
 	}
 	return string(data)
+}
+
+// Close closes the files left open when a run stopped before finish.
+func (m *mutatedFiles) Close() error {
+	var errs []error
+	for _, p := range m.order {
+		errs = append(errs, m.open[p].Close())
+	}
+	m.open, m.order = nil, nil
+	return errors.Join(errs...)
 }

@@ -35,7 +35,7 @@ func checkFixture(strict bool) *suiteRun {
 		return &resourceRun{res: res, responses: byOp}
 	}
 	s := &suiteRun{
-		r:        &runner{opts: Options{StrictPolicies: strict}, load: newLoader()},
+		r:        &runner{opts: Options{StrictPolicies: strict}, load: newLoader(fileOptions{})},
 		dir:      "testdata/mutate",
 		policies: pols,
 	}

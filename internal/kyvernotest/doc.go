@@ -10,7 +10,21 @@
 // following kyverno test's rules (see suiteRun.check). Report holds one
 // Result per expected result per resource; WriteText and WriteJSON print
 // it. Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
-// its --policy-report.
+// its --policy-report; ApplyWrite writes the same outputs as it goes,
+// without keeping them (applystream.go), which is what the CLI uses.
+//
+// Files (files.go): only regular files, and links to them, are read; a
+// named pipe, device or socket in a folder is skipped with a line on
+// Options.Warnings (ApplyOptions.Warnings), and one named explicitly is an
+// error (a *safefile.NotRegularError), never a read that blocks. YAML is
+// decoded one document at a time (kyverno.Decoder) with a limit on one
+// document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
+// a file read whole (test, values, user info, exceptions) has the same
+// limit. Apply reads its resources one document at a time and keeps at
+// most a window of 2×Parallelism of them, so that its memory does not
+// grow with the resource files, unless a policy looks other resources up
+// (generate rules, mutate rules with targets): those see every resource,
+// which are then loaded first, as before.
 //
 // The test model is Test, ExpectedResult, ValuesSpec and UserInfo, decoded
 // strictly from cli.kyverno.io/v1alpha1 documents (the older schema is

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/eval"
@@ -22,7 +21,7 @@ func (l *loader) exceptions(paths []string) ([]*policy.Exception, error) {
 	var out []*policy.Exception
 	for _, p := range paths {
 		v, err := l.get("exception", p, func() (any, error) {
-			data, err := os.ReadFile(p)
+			data, err := l.readFile(p)
 			if err != nil {
 				return nil, fmt.Errorf("load exceptions: %w", err)
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
 // Policy is a policy document loaded from a file: a compiled ClusterPolicy
@@ -71,8 +73,10 @@ var otherPolicyKinds = map[string]bool{
 // loader reads, decodes and compiles each file once per run. It is safe
 // for concurrent use by the tests of a run.
 type loader struct {
-	mu    sync.Mutex
-	cache map[cacheKey]*cacheEntry
+	mu     sync.Mutex
+	cache  map[cacheKey]*cacheEntry
+	files  fileOptions
+	warnMu sync.Mutex
 }
 
 type cacheKey struct {
@@ -86,7 +90,9 @@ type cacheEntry struct {
 	err  error
 }
 
-func newLoader() *loader { return &loader{cache: map[cacheKey]*cacheEntry{}} }
+func newLoader(files fileOptions) *loader {
+	return &loader{cache: map[cacheKey]*cacheEntry{}, files: files.withDefaults()}
+}
 
 func (l *loader) get(what, path string, load func() (any, error)) (any, error) {
 	l.mu.Lock()
@@ -110,7 +116,7 @@ func isYAML(name string) bool {
 func (l *loader) policies(paths []string) ([]*Policy, error) {
 	var out []*Policy
 	for _, p := range paths {
-		ps, err := l.policyPath(p)
+		ps, err := l.policyPath(p, true)
 		if err != nil {
 			return nil, err
 		}
@@ -119,7 +125,10 @@ func (l *loader) policies(paths []string) ([]*Policy, error) {
 	return out, nil
 }
 
-func (l *loader) policyPath(p string) ([]*Policy, error) {
+// policyPath loads a policy file, or the files of a folder. A path that is
+// not a regular file is an error when named (top), skipped with a warning
+// in a folder.
+func (l *loader) policyPath(p string, top bool) ([]*Policy, error) {
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
@@ -134,7 +143,7 @@ func (l *loader) policyPath(p string) ([]*Policy, error) {
 		}
 		var out []*Policy
 		for _, e := range entries {
-			ps, err := l.policyPath(filepath.Join(p, e.Name()))
+			ps, err := l.policyPath(filepath.Join(p, e.Name()), false)
 			if err != nil {
 				return nil, err
 			}
@@ -145,19 +154,23 @@ func (l *loader) policyPath(p string) ([]*Policy, error) {
 	if !isYAML(p) {
 		return nil, nil
 	}
-	v, err := l.get("policy", p, func() (any, error) { return loadPolicyFile(p) })
+	if !fi.Mode().IsRegular() {
+		err := &safefile.NotRegularError{Path: p, Mode: fi.Mode()}
+		if top {
+			return nil, fmt.Errorf("load policies: %w", err)
+		}
+		l.skipped(err)
+		return nil, nil
+	}
+	v, err := l.get("policy", p, func() (any, error) { return l.loadPolicyFile(p) })
 	if err != nil {
 		return nil, err
 	}
 	return v.([]*Policy), nil
 }
 
-func loadPolicyFile(path string) ([]*Policy, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("load policies: %w", err)
-	}
-	objs, err := kyverno.SplitDocuments(path, data)
+func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
+	objs, err := l.readObjects(path)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)
 	}
@@ -231,43 +244,24 @@ func policyOf(path string, o kyverno.Object) *Policy {
 // resources loads resource files, and the YAML files of folders (not
 // recursively, as Kyverno does).
 func (l *loader) resources(paths []string) ([]*Resource, error) {
+	files, err := l.resourceFiles(paths)
+	if err != nil {
+		return nil, fmt.Errorf("load resources: %w", err)
+	}
 	var out []*Resource
-	for _, p := range paths {
-		fi, err := os.Stat(p)
+	for _, f := range files {
+		rs, err := l.resourceFile(f)
 		if err != nil {
-			return nil, fmt.Errorf("load resources: %w", err)
+			return nil, err
 		}
-		files := []string{p}
-		if fi.IsDir() {
-			entries, err := os.ReadDir(p)
-			if err != nil {
-				return nil, fmt.Errorf("load resources: %w", err)
-			}
-			files = files[:0]
-			for _, e := range entries {
-				if !e.IsDir() && isYAML(e.Name()) {
-					files = append(files, filepath.Join(p, e.Name()))
-				}
-			}
-		}
-		for _, f := range files {
-			rs, err := l.resourceFile(f)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, rs...)
-		}
+		out = append(out, rs...)
 	}
 	return out, nil
 }
 
 func (l *loader) resourceFile(path string) ([]*Resource, error) {
 	v, err := l.get("resource", path, func() (any, error) {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("load resources: %w", err)
-		}
-		objs, err := kyverno.SplitDocuments(path, data)
+		objs, err := l.readObjects(path)
 		if err != nil {
 			return nil, fmt.Errorf("load resources: %w", err)
 		}
@@ -304,7 +298,7 @@ func uniqueResources(in []*Resource) []*Resource {
 
 func (l *loader) values(path string) (*ValuesSpec, error) {
 	v, err := l.get("values", path, func() (any, error) {
-		data, err := os.ReadFile(path)
+		data, err := l.readFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("load values: %w", err)
 		}
@@ -318,7 +312,7 @@ func (l *loader) values(path string) (*ValuesSpec, error) {
 
 func (l *loader) userInfo(path string) (*UserInfo, error) {
 	v, err := l.get("userinfo", path, func() (any, error) {
-		data, err := os.ReadFile(path)
+		data, err := l.readFile(path)
 		if err != nil {
 			return nil, fmt.Errorf("load user info: %w", err)
 		}
@@ -351,8 +345,10 @@ func (l *loader) findInManifest(path string, r *Resource) (*Resource, error) {
 
 // Discover returns the test files named fileName under each path,
 // recursively, hidden folders included, in lexical order. A path that is a
-// file is returned as is.
-func Discover(paths []string, fileName string) ([]string, error) {
+// file is returned as is. A file of that name that is not a regular file
+// (a named pipe, a device, a socket) is skipped with a line on warnings
+// (when not nil).
+func Discover(paths []string, fileName string, warnings io.Writer) ([]string, error) {
 	if fileName == "" {
 		fileName = DefaultFileName
 	}
@@ -371,9 +367,18 @@ func Discover(paths []string, fileName string) ([]string, error) {
 			if err != nil {
 				return err
 			}
-			if !d.IsDir() && d.Name() == fileName {
-				found = append(found, p)
+			if d.IsDir() || d.Name() != fileName {
+				return nil
 			}
+			if !d.Type().IsRegular() {
+				if _, err := safefile.Stat(p); err != nil {
+					if warnings != nil {
+						fmt.Fprintf(warnings, "warning: skipped %v\n", err)
+					}
+					return nil
+				}
+			}
+			found = append(found, p)
 			return nil
 		})
 		if err != nil {

@@ -82,46 +82,76 @@ func oneLine(s string) string {
 // writeTable draws a table with the box characters of Kyverno's tables.
 // Column 4 (RESULT) is colored when color is set.
 func writeTable(w *errWriter, header []string, rows [][]string, color bool) {
-	widths := make([]int, len(header))
-	for i, h := range header {
-		widths[i] = utf8.RuneCountInString(h)
-	}
+	t := newTable(header)
 	for _, r := range rows {
-		for i, c := range r {
-			if n := utf8.RuneCountInString(c); n > widths[i] {
-				widths[i] = n
-			}
+		t.fit(r)
+	}
+	t.writeHead(w)
+	for _, r := range rows {
+		t.writeRow(w, r, color)
+	}
+	t.writeEnd(w)
+}
+
+// table is a table whose column widths are learnt from its rows (fit)
+// before it is written.
+type table struct {
+	header []string
+	widths []int
+}
+
+func newTable(header []string) *table {
+	t := &table{header: header, widths: make([]int, len(header))}
+	t.fit(header)
+	return t
+}
+
+// fit widens the columns to a row.
+func (t *table) fit(row []string) {
+	for i, c := range row {
+		if n := utf8.RuneCountInString(c); n > t.widths[i] {
+			t.widths[i] = n
 		}
 	}
+}
+
+func (t *table) separator() string {
 	var sep strings.Builder
 	sep.WriteString("│")
-	for _, n := range widths {
+	for _, n := range t.widths {
 		sep.WriteString(strings.Repeat("─", n+2))
 		sep.WriteString("│")
 	}
-	line := func(cells []string, paint bool) {
-		var b strings.Builder
-		b.WriteString("│")
-		for i, c := range cells {
-			pad := strings.Repeat(" ", widths[i]-utf8.RuneCountInString(c))
-			if paint && i == 4 {
-				code := ansiGreen
-				if c != "Pass" {
-					code = ansiRed
-				}
-				c = code + c + ansiReset
+	return sep.String()
+}
+
+// writeHead writes the top line, the header and the line below it.
+func (t *table) writeHead(w *errWriter) {
+	w.printf("%s\n", t.separator())
+	t.writeRow(w, t.header, false)
+	w.printf("%s\n", t.separator())
+}
+
+func (t *table) writeRow(w *errWriter, cells []string, paint bool) {
+	var b strings.Builder
+	b.WriteString("│")
+	for i, c := range cells {
+		pad := strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c))
+		if paint && i == 4 {
+			code := ansiGreen
+			if c != "Pass" {
+				code = ansiRed
 			}
-			b.WriteString(" " + c + pad + " │")
+			c = code + c + ansiReset
 		}
-		w.printf("%s\n", b.String())
+		b.WriteString(" " + c + pad + " │")
 	}
-	w.printf("%s\n", sep.String())
-	line(header, false)
-	w.printf("%s\n", sep.String())
-	for _, r := range rows {
-		line(r, color)
-	}
-	w.printf("%s\n", sep.String())
+	w.printf("%s\n", b.String())
+}
+
+// writeEnd writes the bottom line.
+func (t *table) writeEnd(w *errWriter) {
+	w.printf("%s\n", t.separator())
 }
 
 // jsonReport is the JSON form of a report.

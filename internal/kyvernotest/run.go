@@ -2,7 +2,7 @@ package kyvernotest
 
 import (
 	"context"
-	"os"
+	"io"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -41,6 +41,14 @@ type Options struct {
 	// ImageVerifier checks images for verifyImages rules. Default: none
 	// (those rules report an error).
 	ImageVerifier eval.ImageVerifier
+	// MaxDocumentBytes limits one YAML document of a policy or resource
+	// file, and a test, values, user info or exceptions file. Default
+	// kyverno.DefaultMaxDocumentBytes (32 MiB).
+	MaxDocumentBytes int
+	// Warnings receives a line per file skipped because it is not a
+	// regular file (a named pipe, a device, a socket in a folder of
+	// policies, resources or tests). Default: none.
+	Warnings io.Writer
 }
 
 // Result is the check of one expected result on one resource.
@@ -100,7 +108,7 @@ func (r *Report) Results() []Result {
 
 // Run discovers the test files under paths and runs them.
 func Run(ctx context.Context, paths []string, opts Options) (*Report, error) {
-	files, err := Discover(paths, opts.FileName)
+	files, err := Discover(paths, opts.FileName, opts.Warnings)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +125,7 @@ func RunFiles(ctx context.Context, files []string, opts Options) (*Report, error
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	r := &runner{opts: opts, sel: sel, load: newLoader()}
+	r := &runner{opts: opts, sel: sel, load: newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings})}
 	out := make([][]SuiteResult, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -173,7 +181,7 @@ type runner struct {
 
 // file runs the Test documents of one file.
 func (r *runner) file(ctx context.Context, path string) []SuiteResult {
-	data, err := os.ReadFile(path)
+	data, err := r.load.readFile(path)
 	if err == nil {
 		var tests []*Test
 		tests, err = ParseTests(path, data)

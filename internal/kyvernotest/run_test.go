@@ -135,7 +135,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestDiscover(t *testing.T) {
-	got, err := Discover([]string{"testdata/validate", "testdata/mutate/kyverno-test.yaml"}, "")
+	got, err := Discover([]string{"testdata/validate", "testdata/mutate/kyverno-test.yaml"}, "", nil)
 	if err != nil {
 		t.Fatalf("Discover() error = %v", err)
 	}
@@ -146,7 +146,7 @@ func TestDiscover(t *testing.T) {
 }
 
 func TestLoaderCompilesOnce(t *testing.T) {
-	l := newLoader()
+	l := newLoader(fileOptions{})
 	a, err := l.policies([]string{"testdata/validate/require-team-label.yaml"})
 	if err != nil {
 		t.Fatalf("policies() error = %v", err)

@@ -1,0 +1,416 @@
+package kyvernotest
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/verdict-policy/verdict/internal/spool"
+)
+
+// This file writes the outputs of kyverno apply as Apply goes, resource by
+// resource (ApplyWrite). What kyverno apply prints first is known last
+// (the number of resources in the first line, the widths of the table's
+// columns, the summaries of the reports), so each output is kept in a
+// spool (internal/spool) until the end: in memory up to 4 MiB, then in an
+// unlinked temporary file. The writers of an ApplyResult (WriteApplyText,
+// WriteApplyTable, WriteMutatedTo) replay it through the same code.
+
+// ApplyFormat is what ApplyWrite prints.
+type ApplyFormat int
+
+// Formats of ApplyWrite.
+const (
+	// ApplyText is kyverno apply's output (WriteApplyText).
+	ApplyText ApplyFormat = iota
+	// ApplyTable is kyverno apply --table (WriteApplyTable).
+	ApplyTable
+	// ApplyReportYAML and ApplyReportJSON are kyverno apply
+	// --policy-report (WriteReports of ApplyResult.Reports).
+	ApplyReportYAML
+	ApplyReportJSON
+)
+
+// ApplyOutput says what ApplyWrite writes.
+type ApplyOutput struct {
+	// Format of the output. Default ApplyText.
+	Format ApplyFormat
+	// Detailed adds the MESSAGE column to ApplyTable.
+	Detailed bool
+	// PrintMutated prints the mutated and generated resources before the
+	// rest (ApplyText and ApplyTable), as WriteMutated does.
+	PrintMutated bool
+	// MutatedPath, when set, is the file or folder the mutated and
+	// generated resources are written to, as WriteMutatedTo does.
+	MutatedPath string
+	// TempDir is where a spool larger than 4 MiB goes. Default
+	// os.TempDir().
+	TempDir string
+}
+
+// ApplyWrite evaluates as Apply does and writes its outputs to w (and
+// out.MutatedPath) byte for byte as WriteApplyText, WriteApplyTable or
+// WriteReports, and WriteMutatedTo, would write Apply's result, without
+// keeping the resources, responses and outputs: each resource is read,
+// evaluated, written to a spool and dropped, so that memory does not
+// grow with the size of the resource files. Nothing is written to w when
+// it fails. The result has no Resources, Responses and Outputs.
+func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOutput) (*ApplyResult, error) {
+	var main applyEmitter
+	switch out.Format {
+	case ApplyTable:
+		main = &tableOut{w: w, detailed: out.Detailed, printMutated: out.PrintMutated, tempDir: out.TempDir}
+	case ApplyReportYAML, ApplyReportJSON:
+		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
+	default:
+		main = &textOut{w: w, printMutated: out.PrintMutated, tempDir: out.TempDir}
+	}
+	emitters := multiEmitter{main}
+	if out.MutatedPath != "" {
+		emitters = append(emitters, &mutatedFiles{path: out.MutatedPath})
+	}
+	defer emitters.close()
+	return apply(ctx, opts, emitters)
+}
+
+// replay writes an ApplyResult through an emitter.
+func replay(r *ApplyResult, e applyEmitter) error {
+	if c, ok := e.(io.Closer); ok {
+		defer c.Close()
+	}
+	if err := e.start(r); err != nil {
+		return err
+	}
+	// The emitters take outputs and responses each in order, apart.
+	if err := e.resource(nil, r.Responses, r.Outputs); err != nil {
+		return err
+	}
+	return e.finish(r, len(r.Resources))
+}
+
+// multiEmitter hands everything to each emitter.
+type multiEmitter []applyEmitter
+
+func (m multiEmitter) start(r *ApplyResult) error {
+	for _, e := range m {
+		if err := e.start(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m multiEmitter) resource(res *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	for _, e := range m {
+		if err := e.resource(res, resps, outs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m multiEmitter) finish(r *ApplyResult, n int) error {
+	for _, e := range m {
+		if err := e.finish(r, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (m multiEmitter) close() {
+	for _, e := range m {
+		if c, ok := e.(io.Closer); ok {
+			c.Close()
+		}
+	}
+}
+
+// spoolThreshold is the memory of the spools (spool.DefaultMemory),
+// lowered by tests.
+var spoolThreshold = spool.DefaultMemory
+
+func newSpool(dir string) *spool.Spool { return &spool.Spool{Dir: dir, Memory: spoolThreshold} }
+
+// textOut is kyverno apply's output (WriteApplyText).
+type textOut struct {
+	w            io.Writer
+	printMutated bool
+	tempDir      string
+	mutated      *spool.Spool
+	body         *spool.Spool
+	auditWarn    bool
+}
+
+func (t *textOut) start(r *ApplyResult) error {
+	t.mutated, t.body = newSpool(t.tempDir), newSpool(t.tempDir)
+	t.auditWarn = r.AuditWarn
+	return nil
+}
+
+func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	if t.printMutated {
+		bw := &errWriter{w: t.mutated}
+		writeMutatedOutputs(bw, outs)
+		if bw.err != nil {
+			return bw.err
+		}
+	}
+	bw := &errWriter{w: t.body}
+	writeFailures(bw, resps, t.auditWarn)
+	return bw.err
+}
+
+func (t *textOut) finish(r *ApplyResult, n int) error {
+	bw := &errWriter{w: t.w}
+	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
+	if t.printMutated && bw.err == nil {
+		bw.err = t.mutated.CopyTo(t.w)
+	}
+	writeSkipped(bw, r.Skipped)
+	if bw.err == nil {
+		bw.err = t.body.CopyTo(t.w)
+	}
+	writeCounts(bw, r.Counts)
+	return bw.err
+}
+
+func (t *textOut) Close() error {
+	return errors.Join(closeSpool(t.mutated), closeSpool(t.body))
+}
+
+func closeSpool(s *spool.Spool) error {
+	if s == nil {
+		return nil
+	}
+	return s.Close()
+}
+
+// tableOut is kyverno apply --table (WriteApplyTable, after WriteMutated
+// with printMutated). Its rows are spooled, each cell a length and its
+// bytes, while the table learns their widths.
+type tableOut struct {
+	w            io.Writer
+	detailed     bool
+	printMutated bool
+	tempDir      string
+	auditWarn    bool
+	mutated      *spool.Spool
+	rows         *spool.Spool
+	table        *table
+	n            int // rows
+	enc          []byte
+}
+
+func (t *tableOut) header() []string {
+	h := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT"}
+	if t.detailed {
+		h = append(h, "MESSAGE")
+	}
+	return h
+}
+
+func (t *tableOut) start(r *ApplyResult) error {
+	t.mutated, t.rows = newSpool(t.tempDir), newSpool(t.tempDir)
+	t.auditWarn = r.AuditWarn
+	t.table = newTable(t.header())
+	return nil
+}
+
+func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	if t.printMutated {
+		bw := &errWriter{w: t.mutated}
+		writeMutatedOutputs(bw, outs)
+		if bw.err != nil {
+			return bw.err
+		}
+	}
+	return tableRows(resps, t.auditWarn, t.detailed, t.n+1, func(cells []string) error {
+		t.n++
+		t.table.fit(cells)
+		t.enc = t.enc[:0]
+		for _, c := range cells {
+			t.enc = binary.AppendUvarint(t.enc, uint64(len(c)))
+			t.enc = append(t.enc, c...)
+		}
+		_, err := t.rows.Write(t.enc)
+		return err
+	})
+}
+
+func (t *tableOut) finish(*ApplyResult, int) error {
+	bw := &errWriter{w: t.w}
+	if t.printMutated {
+		bw.err = t.mutated.CopyTo(t.w)
+	}
+	r, err := t.rows.Reader()
+	if err != nil {
+		return err
+	}
+	br := bufio.NewReaderSize(r, 64<<10)
+	t.table.writeHead(bw)
+	cells := make([]string, len(t.table.header))
+	for range t.n {
+		for i := range cells {
+			n, err := binary.ReadUvarint(br)
+			if err != nil {
+				return fmt.Errorf("spool output: %w", err)
+			}
+			b := make([]byte, n)
+			if _, err := io.ReadFull(br, b); err != nil {
+				return fmt.Errorf("spool output: %w", err)
+			}
+			cells[i] = string(b)
+		}
+		t.table.writeRow(bw, cells, false)
+	}
+	t.table.writeEnd(bw)
+	return bw.err
+}
+
+func (t *tableOut) Close() error {
+	return errors.Join(closeSpool(t.mutated), closeSpool(t.rows))
+}
+
+// reportOut is kyverno apply --policy-report (WriteReports of
+// ApplyResult.Reports): the results of each report are spooled, encoded,
+// while its summary is counted.
+type reportOut struct {
+	w         io.Writer
+	json      bool
+	tempDir   string
+	now       time.Time
+	auditWarn bool
+	cluster   *reportSpool
+	byPolicy  map[*Policy]*reportSpool
+	order     []*reportSpool // the namespaced reports
+}
+
+type reportSpool struct {
+	kind    string
+	meta    ReportMetadata
+	results *spool.Spool
+	bw      *bufio.Writer
+	n       int
+	summary ReportSummary
+}
+
+func (o *reportOut) newReport(kind string, meta ReportMetadata) *reportSpool {
+	s := newSpool(o.tempDir)
+	return &reportSpool{kind: kind, meta: meta, results: s, bw: bufio.NewWriterSize(s, 16<<10)}
+}
+
+func (o *reportOut) start(r *ApplyResult) error {
+	o.now, o.auditWarn = r.now, r.AuditWarn
+	o.cluster = o.newReport("ClusterPolicyReport", ReportMetadata{Name: "merged"})
+	o.byPolicy = map[*Policy]*reportSpool{}
+	return nil
+}
+
+func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutput) error {
+	for _, resp := range resps {
+		target := o.cluster
+		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
+			target = o.byPolicy[resp.Policy]
+			if target == nil {
+				target = o.newReport("PolicyReport", ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
+				o.byPolicy[resp.Policy] = target
+				o.order = append(o.order, target)
+			}
+		}
+		for _, rr := range resp.Results {
+			res := reportResultOf(resp, rr, o.now, o.auditWarn)
+			if o.json {
+				data, err := json.Marshal(res)
+				if err != nil {
+					return fmt.Errorf("write report %s: %w", target.meta.Name, err)
+				}
+				if target.n > 0 {
+					target.bw.WriteByte(',')
+				}
+				target.bw.Write(data)
+			} else {
+				writeReportResultYAML(target.bw, &res)
+			}
+			target.n++
+			target.summary.add(res.Result)
+		}
+	}
+	return nil
+}
+
+func (o *reportOut) finish(*ApplyResult, int) error {
+	var reports []*reportSpool
+	if o.cluster.n > 0 {
+		reports = append(reports, o.cluster)
+	}
+	reports = append(reports, o.order...)
+	bw := bufio.NewWriterSize(o.w, 64<<10)
+	for i, rep := range reports {
+		if err := rep.bw.Flush(); err != nil {
+			return err
+		}
+		if o.json {
+			if err := writeReportJSON(bw, rep); err != nil {
+				return err
+			}
+			continue
+		}
+		if i > 0 {
+			bw.WriteString("---\n")
+		}
+		writeReportHeadYAML(bw, "wgpolicyk8s.io/v1alpha2", rep.kind, rep.meta, rep.n > 0)
+		if err := rep.results.CopyTo(bw); err != nil {
+			return err
+		}
+		writeReportSummaryYAML(bw, rep.summary)
+	}
+	return bw.Flush()
+}
+
+// writeReportJSON writes a report as json.Marshal writes a PolicyReport,
+// its results from the spool.
+func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
+	str := func(s string) []byte { b, _ := json.Marshal(s); return b }
+	meta, err := json.Marshal(rep.meta)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", rep.meta.Name, err)
+	}
+	sum, err := json.Marshal(rep.summary)
+	if err != nil {
+		return fmt.Errorf("write report %s: %w", rep.meta.Name, err)
+	}
+	w.WriteString(`{"apiVersion":`)
+	w.Write(str("wgpolicyk8s.io/v1alpha2"))
+	w.WriteString(`,"kind":`)
+	w.Write(str(rep.kind))
+	w.WriteString(`,"metadata":`)
+	w.Write(meta)
+	if rep.n > 0 {
+		w.WriteString(`,"results":[`)
+		if err := rep.results.CopyTo(w); err != nil {
+			return err
+		}
+		w.WriteByte(']')
+	}
+	w.WriteString(`,"summary":`)
+	w.Write(sum)
+	w.WriteString("}\n")
+	return nil
+}
+
+func (o *reportOut) Close() error {
+	var errs []error
+	if o.cluster != nil {
+		errs = append(errs, o.cluster.results.Close())
+	}
+	for _, r := range o.order {
+		errs = append(errs, r.results.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,167 @@
+package safefile
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+// NotRegularError is the error of a path that is not a regular file (nor a
+// symbolic link to one).
+type NotRegularError struct {
+	Path string
+	Mode fs.FileMode
+}
+
+func (e *NotRegularError) Error() string {
+	return fmt.Sprintf("%s: not a regular file (%s)", e.Path, kind(e.Mode))
+}
+
+func kind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeDir != 0:
+		return "a folder"
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "an irregular file"
+}
+
+// TooLargeError is the error of a file ReadFile does not read whole.
+type TooLargeError struct {
+	Path  string
+	Limit int64 // bytes
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s: larger than %d bytes, the limit on this file", e.Path, e.Limit)
+}
+
+// Stat is os.Stat (symbolic links followed) for the entries a walker may
+// read or descend into: a *NotRegularError for anything that is neither a
+// regular file nor a folder.
+func Stat(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() && !fi.IsDir() {
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return fi, nil
+}
+
+// Open opens a regular file for reading. Anything else is a
+// *NotRegularError: the path is checked before it is opened, and the file
+// after (a file swapped for a named pipe in between is opened without
+// blocking, then refused).
+//
+// The errors of a path that cannot be opened are os.Open's.
+func Open(path string) (*os.File, error) {
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return openRegular(path)
+}
+
+// openRegular opens path without blocking and checks that what it opened
+// is a regular file.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, openFlags, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &NotRegularError{Path: path, Mode: fi.Mode()}
+	}
+	return f, nil
+}
+
+// ReadFile reads a regular file whole, as os.ReadFile does. A file larger
+// than limit bytes is a *TooLargeError (limit zero or less: no limit).
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var r io.Reader = f
+	if limit > 0 {
+		r = io.LimitReader(f, limit+1)
+	}
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	if limit > 0 && int64(len(data)) > limit {
+		return nil, &TooLargeError{Path: path, Limit: limit}
+	}
+	return data, nil
+}
+
+// NewContextReader returns a reader of r whose Read returns ctx's error as
+// soon as ctx ends, even when a Read of r blocks (that Read goes on in the
+// background and its data is dropped). Once ctx ended, every Read fails.
+func NewContextReader(ctx context.Context, r io.Reader) io.Reader {
+	if ctx.Done() == nil {
+		return r
+	}
+	return &contextReader{ctx: ctx, r: r, done: make(chan readResult, 1)}
+}
+
+type contextReader struct {
+	ctx  context.Context
+	r    io.Reader
+	buf  []byte
+	done chan readResult
+	err  error // sticky: set when a Read was abandoned
+}
+
+type readResult struct {
+	n   int
+	err error
+}
+
+func (c *contextReader) Read(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	if err := c.ctx.Err(); err != nil {
+		c.err = err
+		return 0, err
+	}
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	buf := c.buf[:len(p)]
+	go func() {
+		n, err := c.r.Read(buf)
+		c.done <- readResult{n, err}
+	}()
+	select {
+	case res := <-c.done:
+		copy(p, buf[:res.n])
+		return res.n, res.err
+	case <-c.ctx.Done():
+		// The Read goes on with buf, which is never used again.
+		c.err = c.ctx.Err()
+		c.buf = nil
+		return 0, c.err
+	}
+}
