@@ -40,6 +40,11 @@ import (
 // cancelled: actual cost limit exceeded".
 const CostLimit = celconfig.PerCallLimit
 
+// InterruptCheckFrequency is how often, in comprehension iterations, an
+// evaluation checks its context.Context: a cancelled or expired context
+// stops a long expression (with "operation interrupted").
+const InterruptCheckFrequency = 100
+
 // compilerVersion is the compatibility version of Kyverno's policy
 // compilers (vpolCompilerVersion): every option of the base environment
 // is in the StoredExpressions set anyway.
@@ -212,7 +217,7 @@ func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, e
 			return nil, nil, fmt.Errorf("output is expected to be of type %s", want[0].TypeName())
 		}
 	}
-	prog, err := e.env.Program(ast)
+	prog, err := e.env.Program(ast, cel.InterruptCheckFrequency(InterruptCheckFrequency))
 	if err != nil {
 		return nil, nil, err
 	}
