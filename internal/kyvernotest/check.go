@@ -141,7 +141,7 @@ func (s *suiteRun) rows(e ExpectedResult, rr *resourceRun) (rows []row, skipped 
 			continue
 		}
 		for _, res := range resp.results {
-			if e.Rule != "" && !ruleMatches(e.Rule, res.Rule) {
+			if e.Rule != "" && !resp.pol.ruleless && !ruleMatches(e.Rule, res.Rule) {
 				continue
 			}
 			rs, skip := s.resultRows(e, resp, rr.res, res)

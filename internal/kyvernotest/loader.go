@@ -12,6 +12,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // Policy is a policy document loaded from a file: a compiled ClusterPolicy
@@ -47,6 +48,9 @@ type Policy struct {
 	// the policy (it has mutate, validate or verifyImages rules): a
 	// response without rule results means the resource was excluded.
 	responds bool
+	// ruleless is true for the kinds without rules (ValidatingPolicy):
+	// kyverno test ignores the expected result's rule for them.
+	ruleless bool
 }
 
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
@@ -54,8 +58,6 @@ type Policy struct {
 var otherPolicyKinds = map[string]bool{
 	"ValidatingAdmissionPolicy":       true,
 	"MutatingAdmissionPolicy":         true,
-	"ValidatingPolicy":                true,
-	"NamespacedValidatingPolicy":      true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
 	"MutatingPolicy":                  true,
@@ -183,6 +185,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	group, _, _ := strings.Cut(p.APIVersion, "/")
 	switch {
 	case group == "kyverno.io" && (p.Kind == "ClusterPolicy" || p.Kind == "Policy"):
+	case vpol.IsPolicy(p.APIVersion, p.Kind):
+		return validatingPolicyOf(p, o) // vpolicies.go
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p
