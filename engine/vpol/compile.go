@@ -186,6 +186,10 @@ func (c *compiler) policy(doc *Document) *Policy {
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, p.Mode, "", nil, ""))
+	if len(c.errs) > 0 {
+		// The variants would repeat the policy's problems.
+		return p
+	}
 	gen, err := autogen(spec)
 	if err != nil {
 		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
