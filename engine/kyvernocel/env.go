@@ -40,6 +40,19 @@ import (
 // cancelled: actual cost limit exceeded".
 const CostLimit = celconfig.PerCallLimit
 
+// The parser's limits on one expression: cel-go's defaults, which
+// Kyverno uses, set explicitly. An expression over one does not compile
+// (its policy is refused with the expression's path).
+const (
+	// MaxExpressionSize is the length of an expression, in code points.
+	MaxExpressionSize = 100_000
+	// MaxExpressionDepth is the nesting depth of an expression.
+	MaxExpressionDepth = 250
+	// MaxExpressionNodes is the number of nodes of an expression, macro
+	// expansions included.
+	MaxExpressionNodes = 100_000
+)
+
 // InterruptCheckFrequency is how often, in comprehension iterations, an
 // evaluation checks its context.Context: a cancelled or expired context
 // stops a long expression (with "operation interrupted").
@@ -140,6 +153,9 @@ func buildEnv(namespace string) (*cel.Env, error) {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
 	opts := append(defaultEnvOptions(),
+		cel.ParserExpressionSizeLimit(MaxExpressionSize),
+		cel.ParserRecursionLimit(MaxExpressionDepth),
+		cel.ExpressionNodeLimit(MaxExpressionNodes),
 		cel.Variable(VarNamespaceObject, nsType.CelType()),
 		cel.Variable(VarObject, cel.DynType),
 		cel.Variable(VarOldObject, cel.DynType),

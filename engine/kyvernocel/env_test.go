@@ -2,6 +2,7 @@ package kyvernocel_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,5 +101,63 @@ func BenchmarkNewEnv(b *testing.B) {
 		if _, err := kyvernocel.NewEnv("ns"); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+func TestExpressionSizeLimit(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		give    string
+		wantErr bool
+	}{
+		{name: "at the limit", give: "true" + strings.Repeat(" ", kyvernocel.MaxExpressionSize-4)},
+		{name: "over the limit", give: "true" + strings.Repeat(" ", kyvernocel.MaxExpressionSize-3), wantErr: true},
+		{name: "deep", give: strings.Repeat("(", kyvernocel.MaxExpressionDepth+1) + "true" + strings.Repeat(")", kyvernocel.MaxExpressionDepth+1), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := env.Compile(tt.give, cel.BoolType)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Compile(%d code points) error = %v, want error %v", len(tt.give), err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCostLimit(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A list of n elements costs about n per comprehension over it.
+	tests := []struct {
+		name    string
+		give    string
+		wantErr bool
+	}{
+		{name: "under the limit", give: "object.items.all(i, i >= 0)"},
+		{name: "over the limit", give: "object.items.all(i, object.items.all(j, i + j >= 0))", wantErr: true},
+	}
+	items := make([]any, 1_000)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, _, err := env.Compile(tt.give, cel.BoolType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act := kyvernocel.NewActivation(t.Context(), kyvernocel.Sources{}, time.Now())
+			act.Object = map[string]any{"items": items}
+			_, _, err = prog.ContextEval(t.Context(), act)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Eval(%s) error = %v, want error %v", tt.give, err, tt.wantErr)
+			}
+		})
 	}
 }
