@@ -33,3 +33,38 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompileEvaluate checks that no decoded policy makes Compile panic,
+// and that a compiled one evaluates a Pod and a Deployment without
+// panicking, every result having a status.
+func FuzzCompileEvaluate(f *testing.F) {
+	f.Add([]byte(policyYAML("v1", "ValidatingPolicy")))
+	f.Add([]byte(`{"apiVersion":"policies.kyverno.io/v1","kind":"ValidatingPolicy","metadata":{"name":"a"},"spec":{"matchConstraints":{"resourceRules":[{"apiGroups":[""],"apiVersions":["v1"],"operations":["*"],"resources":["pods"]}]},"variables":[{"name":"v","expression":"object.spec.containers.map(c, c.image)"}],"validations":[{"expression":"variables.v.all(i, i.startsWith('x'))","messageExpression":"'bad: ' + variables.v.join(',')"}],"auditAnnotations":[{"key":"k","valueExpression":"object.metadata.name"}]}}`))
+	f.Add([]byte(`{"apiVersion":"policies.kyverno.io/v1","kind":"ValidatingPolicy","metadata":{"name":"a"},"spec":{"evaluation":{"mode":"JSON"},"matchConditions":[{"name":"m","expression":"has(object.a)"}],"validations":[{"expression":"resource.Get('v1','pods','a','b') == null"}]}}`))
+	pod := map[string]any{"apiVersion": "v1", "kind": "Pod", "metadata": map[string]any{"name": "p", "namespace": "ns"},
+		"spec": map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}}}
+	deploy := map[string]any{"apiVersion": "apps/v1", "kind": "Deployment", "metadata": map[string]any{"name": "d", "namespace": "ns"},
+		"spec": map[string]any{"template": map[string]any{"spec": pod["spec"]}}}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		docs, err := vpol.Decode("fuzz.yaml", data)
+		if err != nil {
+			return
+		}
+		for _, d := range docs {
+			p, err := vpol.Compile(d)
+			if err != nil {
+				if len(engine.As(err)) == 0 {
+					t.Fatalf("Compile(%q) error %v holds no *engine.Error", data, err)
+				}
+				continue
+			}
+			for _, obj := range []map[string]any{pod, deploy} {
+				for _, r := range p.Evaluate(t.Context(), vpol.NewInput(vpol.Request{Object: obj}), nil) {
+					if r.Status == "" {
+						t.Fatalf("Evaluate(%q) gave a result without status", data)
+					}
+				}
+			}
+		}
+	})
+}
