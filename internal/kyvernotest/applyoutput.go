@@ -51,7 +51,10 @@ func WriteApplyText(w io.Writer, r *ApplyResult) error {
 		if len(failed) == 0 {
 			continue
 		}
-		if r.auditWarning(failed[0]) {
+		// Kyverno's CLI heads the failures of every ValidatingPolicy as
+		// audit warnings under --audit-warn (they have no failure action),
+		// though it counts them as failures.
+		if r.auditWarning(failed[0]) || (r.AuditWarn && resp.Policy != nil && resp.Policy.ruleless) {
 			bw.printf("policy %s -> resource %s failed as audit warning:\n", resp.Policy.Name, path)
 		} else {
 			bw.printf("policy %s -> resource %s failed:\n", resp.Policy.Name, path)

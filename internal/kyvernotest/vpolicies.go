@@ -77,6 +77,26 @@ func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, full func(
 	return newCELData(c, t.APICallResponses, t.GlobalContextEntries)
 }
 
+// applyCEL loads what the policies.kyverno.io kinds need for Apply: the
+// policies.kyverno.io PolicyExceptions of the exception files, the
+// Namespace objects of the values (into s) and the context file.
+func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*celData, error) {
+	var err error
+	if s.celExceptions, err = l.celExceptions(opts.ExceptionPaths); err != nil {
+		return nil, err
+	}
+	if s.namespaces, err = namespaceObjects(values); err != nil {
+		return nil, fmt.Errorf("load values: %w", err)
+	}
+	var c *CLIContext
+	if opts.ContextFile != "" {
+		if c, err = l.cliContext(opts.ContextFile); err != nil {
+			return nil, err
+		}
+	}
+	return newCELData(c, nil, nil)
+}
+
 // celExceptions loads the policies.kyverno.io PolicyExceptions of the
 // test's exceptions files (the kyverno.io ones are loaded by exceptions).
 func (l *loader) celExceptions(paths []string) ([]*vpol.Exception, error) {
