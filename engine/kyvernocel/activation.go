@@ -30,7 +30,23 @@ type Activation struct {
 // NewActivation returns an activation whose libraries read sources with
 // ctx, and whose time.now() is now.
 func NewActivation(ctx context.Context, sources Sources, now time.Time) *Activation {
-	return &Activation{libs: newContexts(ctx, sources), now: types.Timestamp{Time: now}}
+	return NewLibraries(ctx, sources).NewActivation(now)
+}
+
+// Libraries are the values of the library variables for the evaluations
+// of one request: build them once and share them between its
+// activations.
+type Libraries struct{ c *contexts }
+
+// NewLibraries returns the libraries of sources, read with ctx.
+func NewLibraries(ctx context.Context, sources Sources) *Libraries {
+	return &Libraries{c: newContexts(ctx, sources)}
+}
+
+// NewActivation returns an activation with these libraries, whose
+// time.now() is now.
+func (l *Libraries) NewActivation(now time.Time) *Activation {
+	return &Activation{libs: l.c, now: types.Timestamp{Time: now}}
 }
 
 // NewVariables returns an empty `variables` map, to Append the policy's

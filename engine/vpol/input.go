@@ -1,6 +1,7 @@
 package vpol
 
 import (
+	"context"
 	"math"
 	"strings"
 	"time"
@@ -59,8 +60,8 @@ type UserInfo struct {
 }
 
 // Input is a Request prepared for evaluation: built once per request by
-// NewInput and shared by the policies evaluated on it (it is never
-// modified).
+// NewInput and shared by the policies evaluated on it, by one goroutine at
+// a time.
 type Input struct {
 	req Request
 
@@ -75,6 +76,19 @@ type Input struct {
 	object, oldObject, request, namespaceObject any
 	// json is the object of JSON-mode policies.
 	json any
+
+	// libs are the CEL libraries read with libsCtx, made by the first
+	// Evaluate (an Input is used by one goroutine at a time).
+	libs    *kyvernocel.Libraries
+	libsCtx context.Context
+}
+
+// libraries returns the libraries of the request, read with ctx.
+func (in *Input) libraries(ctx context.Context) *kyvernocel.Libraries {
+	if in.libs == nil || in.libsCtx != ctx {
+		in.libs, in.libsCtx = kyvernocel.NewLibraries(ctx, in.req.Sources), ctx
+	}
+	return in.libs
 }
 
 // NewInput prepares r.
