@@ -48,9 +48,11 @@
 // messageExpression's, the message, or "CEL expression validation failed
 // at index N"); an error is an error result. Variables are evaluated
 // lazily, at most once per evaluation. The variables object, oldObject,
-// request and namespaceObject are what Kyverno gives CEL: an absent
-// object is an empty object, namespaceObject is null when the host has no
-// Namespace, whole numbers are int64 (Normalize).
+// request and namespaceObject are what Kyverno gives CEL: the objects as
+// the host gives them (an absent object is an empty object),
+// namespaceObject null when the host has no Namespace, and request with
+// the objects as JSON decoding has them (whole numbers are int64,
+// Normalize).
 //
 // # Limits
 //

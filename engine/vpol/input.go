@@ -71,8 +71,7 @@ type Input struct {
 	objectLabels, oldObjectLabels  map[string]string
 	namespaceLabels                map[string]string
 
-	// The values of the CEL variables: numbers as Kubernetes decodes them
-	// (whole numbers are int64).
+	// The values of the CEL variables.
 	object, oldObject, request, namespaceObject any
 	// json is the object of JSON-mode policies.
 	json any
@@ -141,22 +140,26 @@ func NewInput(r Request) *Input {
 		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
 	}
 
-	// Kyverno gives CEL the objects of the admission attributes: an absent
-	// one is an empty object, not null; request.object and
-	// request.oldObject are null then.
+	// Kyverno gives CEL the objects of the admission attributes as they
+	// are (an absent one is an empty object, not null), and the request
+	// as JSON: request.object and request.oldObject are the objects with
+	// their numbers as JSON decoding gives them (whole numbers are int64),
+	// null when absent.
 	var object, oldObject any
 	in.object, in.oldObject = map[string]any{}, map[string]any{}
 	if r.Object != nil {
+		in.object = r.Object
 		object = Normalize(r.Object)
-		in.object = object
 	}
 	if r.OldObject != nil {
+		in.oldObject = r.OldObject
 		oldObject = Normalize(r.OldObject)
-		in.oldObject = oldObject
 	}
-	in.json = object
+	if r.Object != nil {
+		in.json = r.Object
+	}
 	if r.NamespaceObject != nil {
-		in.namespaceObject = Normalize(r.NamespaceObject)
+		in.namespaceObject = r.NamespaceObject
 	}
 	in.request = in.requestObject(object, oldObject)
 	return in

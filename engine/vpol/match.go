@@ -73,7 +73,7 @@ func (m *matcher) namespaceMatches(in *Input) (bool, error) {
 		return true, nil
 	}
 	if m.nsErr != nil {
-		return false, fmt.Errorf("namespaceSelector: %w", m.nsErr)
+		return false, internalError(m.nsErr)
 	}
 	if m.nsSelector.Empty() {
 		return true, nil
@@ -90,7 +90,7 @@ func (m *matcher) namespaceMatches(in *Input) (bool, error) {
 // object has matching labels.
 func (m *matcher) objectMatches(in *Input) (bool, error) {
 	if m.objErr != nil {
-		return false, fmt.Errorf("objectSelector: %w", m.objErr)
+		return false, internalError(m.objErr)
 	}
 	if m.objSelector.Empty() {
 		return true, nil
@@ -171,6 +171,12 @@ func exactOrWildcard(items []string, requested string) bool {
 		}
 	}
 	return false
+}
+
+// internalError words a selector error as Kubernetes' predicates return
+// it (apierrors.NewInternalError).
+func internalError(err error) error {
+	return fmt.Errorf("Internal error occurred: %w", err)
 }
 
 // hasSelector is Kyverno's CLI test of constraints whose non-matching

@@ -41,6 +41,9 @@ func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
 		p.Err = err
 		return p
 	}
+	// Kyverno's CLI evaluates ValidatingPolicies whatever their
+	// evaluation.admission.enabled says.
+	compiled.Admission = true
 	p.Compiled = compiled
 	// Kyverno's CLI keeps the empty response of a variant that does not
 	// match a resource unless its constraints are a single plain resource
@@ -113,6 +116,9 @@ func (l *loader) celExceptions(paths []string) ([]*vpol.Exception, error) {
 			}
 			var exs []*vpol.Exception
 			for _, d := range docs {
+				// Kyverno's CLI applies exceptions whatever their
+				// expiresAt says.
+				d.Spec.ExpiresAt = nil
 				ex, err := vpol.CompileException(d)
 				if err != nil {
 					return nil, fmt.Errorf("load exceptions: %s: %w", p, err)
