@@ -2,6 +2,7 @@ package vpol
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -64,7 +65,8 @@ type Result struct {
 // matchConstraints match (every variant in JSON mode) gives one result,
 // as Kyverno's vpol engine does. exceptions are the PolicyExceptions in
 // force; those that name the policy and have not expired apply. It never
-// fails: problems are error results.
+// fails: problems are error results. in is used by one goroutine at a
+// time; the Policy by any number.
 func (p *Policy) Evaluate(ctx context.Context, in *Input, exceptions []*Exception) []Result {
 	var excs []*Exception
 	for _, e := range exceptions {
@@ -226,12 +228,9 @@ func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds
 	case p.FailurePolicyIgnore:
 		return false, nil
 	}
-	return false, matchError(strings.Join(errs, "; "))
+	// Kyverno combines the errors with multierr: "; " between them.
+	return false, errors.New(strings.Join(errs, "; "))
 }
-
-type matchError string
-
-func (e matchError) Error() string { return string(e) }
 
 // auditAnnotations evaluates the audit annotations: a non-empty string is
 // kept, an empty one dropped, anything else (null too) is an error, as in
