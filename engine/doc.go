@@ -1,5 +1,7 @@
-// Package engine compiles Kyverno ClusterPolicies and Policies and evaluates
-// them against Kubernetes resources, with the same results as Kyverno.
+// Package engine compiles Kyverno ClusterPolicies and Policies, and
+// ValidatingPolicies and NamespacedValidatingPolicies (policies.kyverno.io),
+// and evaluates them against Kubernetes resources, with the same results
+// as Kyverno.
 //
 // The engine is a pure library: it does no I/O, reads no globals, and uses no
 // clock it is not given. Cluster data (ConfigMaps, API calls, global context
@@ -22,12 +24,22 @@
 //   - generate:  the resources generate rules create, with their labels
 //   - celrule:   validate.cel rules, with Kubernetes' CEL environment
 //   - podsecurity: validate.podSecurity rules (Pod Security Standards checks)
+//   - vpol:      ValidatingPolicy and NamespacedValidatingPolicy, and the
+//     policies.kyverno.io PolicyException: decoding, compilation (with
+//     autogen variants) and evaluation; policy.CompileValidating gives
+//     them the compiled form of the kyverno.io kinds
+//   - kyvernocel: Kyverno's CEL environment and libraries
+//     (github.com/kyverno/sdk) for the policies.kyverno.io kinds, their
+//     data sources supplied by the host (eval.Options.CELData)
 //   - eval:      evaluation of compiled policies against a request
 //
 // This package itself holds only the error type shared by all of them.
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
-// package of this module outside engine/. (celrule uses k8s.io/apiserver's
+// package of this module outside engine/. (vpol and kyvernocel import
+// Kyverno's API types and the sdk's CEL libraries, which import neither;
+// the sdk's image data library brings go-containerregistry's remote
+// package, which the engine never calls: image data comes from the host.) (celrule uses k8s.io/apiserver's
 // CEL libraries, which bring klog and component-base's feature gates and
 // metrics registry with them; the engine only reads them.)
 package engine

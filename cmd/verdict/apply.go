@@ -97,6 +97,7 @@ that code when there were only warnings.`,
 	f.StringSliceVarP(&opts.ExceptionPaths, "exception", "e", nil, "PolicyException files")
 	f.StringSliceVar(&opts.ExceptionPaths, "exceptions", nil, "alias of --exception")
 	f.StringSliceVar(&opts.ParamPaths, "parameter-resource", nil, "files of params resources for validate.cel rules")
+	f.StringVar(&opts.ContextFile, "context-file", "", "cli.kyverno.io Context file: resources and image data for the CEL libraries of ValidatingPolicies")
 	f.BoolVar(&opts.AuditWarn, "audit-warn", false, "report failures of Audit rules as warnings")
 	f.BoolVarP(&policyReport, "policy-report", "p", false, "print the results as policy reports")
 	f.StringVar(&format, "output-format", "yaml", "policy report format: yaml or json")

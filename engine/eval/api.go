@@ -6,7 +6,9 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // Mode says why a request is evaluated.
@@ -81,6 +83,20 @@ type Request struct {
 	// Exceptions are the PolicyExceptions in force (compiled with
 	// policy.CompileException); those that match exempt rules.
 	Exceptions []*policy.Exception
+
+	// The fields below serve ValidatingPolicies (vpol.go).
+
+	// Resource is the plural resource name of the request ("pods"), for
+	// matchConstraints. Default: guessed from the kind, as Kyverno's CLI
+	// does.
+	Resource string
+	// NamespaceObject is the Namespace of the request, when the host has
+	// it (the CLI's values file). Default: Lookup.Namespace; without one,
+	// namespaceObject is null.
+	NamespaceObject map[string]any
+	// CELExceptions are the policies.kyverno.io PolicyExceptions in force
+	// (compiled with vpol.CompileException).
+	CELExceptions []*vpol.Exception
 }
 
 // RuleKey names a rule of a policy.
@@ -210,4 +226,9 @@ type Options struct {
 	// ImageVerifier checks image signatures for verifyImages rules
 	// (verifyimages.go). Default: none (those rules report an error).
 	ImageVerifier ImageVerifier
+	// CELData are the data sources of Kyverno's CEL libraries
+	// (resource, http, image.GetMetadata, globalContext) for
+	// ValidatingPolicies. Default: none (those calls are errors that name
+	// the missing source).
+	CELData kyvernocel.Sources
 }

@@ -14,8 +14,6 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
-	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // caseFile is one file of the engine's case corpus in
@@ -47,6 +45,9 @@ type testCase struct {
 	// WantTargets are the objects and outputs of mutate and generate rules
 	// (see caseOutputs in outputs_test.go).
 	caseOutputs
+	// The request and data of policies.kyverno.io kinds (see vpolCase in
+	// vpol_cases_test.go).
+	vpolCase
 }
 
 type caseRequest struct {
@@ -73,6 +74,8 @@ type caseResult struct {
 	Result  string `json:"result"`
 	Message string `json:"message,omitempty"`
 	Enforce bool   `json:"enforce,omitempty"`
+	// Properties are checked only when the case gives them.
+	Properties map[string]string `json:"properties,omitempty"`
 }
 
 type caseError struct {
@@ -119,27 +122,23 @@ func loadCases(t *testing.T, root string) []testCase {
 }
 
 func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, error) {
-	docs, err := kyverno.DecodePolicies(tc.Note, []byte(tc.Policy))
+	pols, err := casePolicies(tc) // vpol_cases_test.go
 	if err != nil {
 		return nil, nil, err
-	}
-	var pols []*policy.Policy
-	for _, d := range docs {
-		p, err := policy.Compile(d)
-		if err != nil {
-			return nil, nil, err
-		}
-		pols = append(pols, p)
 	}
 	exceptions, err := caseExceptions(tc)
 	if err != nil {
 		return nil, nil, err
 	}
 	eng := eval.New(eval.Options{
-		Lookup: mapLookup{configMaps: tc.ConfigMaps, params: tc.Params, cluster: tc.Cluster},
-		Now:    func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		Lookup:  mapLookup{configMaps: tc.ConfigMaps, params: tc.Params, cluster: tc.Cluster},
+		Now:     func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		CELData: tc.vpolCase.sources(),
 	})
 	req := &eval.Request{Object: tc.Resource, Exceptions: exceptions}
+	if err := tc.vpolCase.request(tc.Note, req); err != nil {
+		return nil, nil, err
+	}
 	if r := tc.Request; r != nil {
 		req.Operation = r.Operation
 		req.OldObject = r.OldObject
@@ -164,7 +163,7 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, er
 	resp := eng.Evaluate(ctx, pols, req)
 	var got []caseResult
 	for _, r := range resp.Results {
-		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce})
+		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce, Properties: r.Properties})
 	}
 	return got, resp, nil
 }
@@ -205,6 +204,9 @@ func TestCases(t *testing.T) {
 			for i := range got {
 				if i < len(want) && want[i].Message == "" {
 					got[i].Message = ""
+				}
+				if i < len(want) && want[i].Properties == nil {
+					got[i].Properties = nil
 				}
 			}
 			if diff := cmp.Diff(want, got, cmpopts.EquateEmpty()); diff != "" {

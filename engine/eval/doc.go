@@ -12,6 +12,16 @@
 // policies.kyverno.io/scored: "false"), error or skip; a mutate rule that
 // changed the object passes, one that did not skips.
 //
+// ValidatingPolicies and NamespacedValidatingPolicies (policy.Policy with
+// Validating set) run in the validate phase too (vpol.go): engine/vpol
+// evaluates them on the request's CEL view (built once per request and
+// object, with Request.Resource, Request.NamespaceObject or the Namespace
+// from Lookup, and Request.CELExceptions), their CEL libraries read the
+// host's Options.CELData, and each result carries Kyverno's rule name
+// ("" for validations, "exception", "evaluation", "match"); Enforce is
+// set when validationActions holds Deny, and a fail of a policy annotated
+// policies.kyverno.io/scored: "false" is a warn, as for the other kinds.
+//
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the
 // request's CEL view, built once per evaluation, and params from Lookup)

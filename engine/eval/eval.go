@@ -6,12 +6,15 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/jmespath"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/variables"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // Engine evaluates compiled policies. It is safe for concurrent use; create
@@ -28,6 +31,9 @@ type Engine struct {
 	// templates caches texts with variables built at evaluation (deny
 	// messages joined from condition messages); they come from policies.
 	templates sync.Map // string -> *variables.Template
+	// celData and clock serve ValidatingPolicies (vpol.go).
+	celData kyvernocel.Sources
+	clock   func() time.Time
 }
 
 // maxParsed bounds the cache of expressions parsed at evaluation.
@@ -43,7 +49,16 @@ func New(opts Options) *Engine {
 	if e.images == nil {
 		e.images = noImageVerifier{}
 	}
+	e.celData, e.clock = opts.CELData, opts.Now
 	return e
+}
+
+// now reads the engine's clock.
+func (e *Engine) now() time.Time {
+	if e.clock != nil {
+		return e.clock()
+	}
+	return time.Now()
 }
 
 func (e *Engine) parseCached(expr string) (*jmespath.Query, error) {
@@ -76,6 +91,10 @@ type evaluation struct {
 	celObject map[string]any
 	// pod is the pod of podSecurity rules (podOf), built on first use.
 	pod *podCache
+	// vpIn is the request as ValidatingPolicies see it (vpolInput), for
+	// the object vpObject.
+	vpIn     *vpol.Input
+	vpObject map[string]any
 	// free holds the root scopes of finished rules for the next ones
 	// (release): rules run one after another, so one or two are enough.
 	free []*scope

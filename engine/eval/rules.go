@@ -61,6 +61,9 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 			return out
 		}
 	}
+	if p.Validating != nil {
+		return ev.validatingPolicy(p, out) // vpol.go
+	}
 	applied := 0
 	for _, r := range p.Rules {
 		if ev.ctx.Err() != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/podsecurity"
 	"github.com/verdict-policy/verdict/engine/variables"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // Annotations read from policies.
@@ -71,23 +72,30 @@ type Policy struct {
 	Severity string
 	// Rules are the rules in evaluation order, autogen rules included.
 	Rules []*Rule
+	// Validating is set for a ValidatingPolicy or NamespacedValidatingPolicy
+	// (CompileValidating, validating.go); Rules is then empty.
+	Validating *vpol.Policy
 }
 
 // Document returns the policy as written. Callers must not modify it.
 func (p *Policy) Document() *kyverno.Document { return p.doc }
 
-// Kind is ClusterPolicy or Policy.
+// Kind is ClusterPolicy, Policy, ValidatingPolicy or
+// NamespacedValidatingPolicy.
 func (p *Policy) Kind() string { return p.kind }
 
 // Name is metadata.name.
 func (p *Policy) Name() string { return p.name }
 
-// Namespace is metadata.namespace of a namespaced Policy ("" for
-// ClusterPolicy).
+// Namespace is metadata.namespace of a namespaced Policy or
+// NamespacedValidatingPolicy ("" for the cluster-wide kinds).
 func (p *Policy) Namespace() string { return p.namespace }
 
-// Namespaced reports whether the policy is a namespaced Policy.
-func (p *Policy) Namespaced() bool { return p.kind == "Policy" }
+// Namespaced reports whether the policy is a namespaced Policy or
+// NamespacedValidatingPolicy.
+func (p *Policy) Namespaced() bool {
+	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy
+}
 
 // Hash is the SHA-256 of the policy's spec and identity, hex encoded: it
 // changes with every change that can change a result.

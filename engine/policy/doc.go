@@ -18,6 +18,12 @@
 // block, conditions, podSecurity controls) that evaluation applies to the
 // rules it lists.
 //
+// CompileValidating (validating.go) gives a ValidatingPolicy or
+// NamespacedValidatingPolicy, compiled by engine/vpol, the same compiled
+// form: a *Policy without Rules whose Validating field evaluation runs,
+// with Background, Admission, Action, Scored, Category and Severity from
+// the policy, so that hosts hold and evaluate both generations alike.
+//
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
 // I/O.

@@ -15,8 +15,9 @@
 //
 // Suites are classed by the features their policies use: validate only
 // (pattern, anyPattern, deny, foreach), cel/podSecurity/verifyImages/
-// manifests, mutate/generate, and the newer policy kinds
-// (policies.kyverno.io, ValidatingAdmissionPolicy...). A suite is in the
+// manifests, mutate/generate, ValidatingPolicy (suites whose newer kinds
+// are ValidatingPolicies and NamespacedValidatingPolicies only), and the
+// other newer policy kinds (policies.kyverno.io, ValidatingAdmissionPolicy...). A suite is in the
 // class of its most demanding policy. Results of a policy that does not
 // compile fail (StrictPolicies), unlike kyverno test, which skips them.
 //

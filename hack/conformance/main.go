@@ -23,6 +23,7 @@ func main() {
 // The classes of suites, by the features their policies use. A suite is in
 // the first class that applies.
 const (
+	classVPol     = "ValidatingPolicy"
 	classNewKinds = "policies.kyverno.io and admission policies"
 	classMutate   = "mutate/generate"
 	classOther    = "cel/podSecurity/verifyImages/manifests"
@@ -30,7 +31,7 @@ const (
 	classUnknown  = "unloadable"
 )
 
-var classes = []string{classValidate, classOther, classMutate, classNewKinds, classUnknown}
+var classes = []string{classValidate, classOther, classMutate, classVPol, classNewKinds, classUnknown}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
@@ -192,8 +193,12 @@ func classify(s kyvernotest.SuiteResult) string {
 	if len(s.Policies) == 0 {
 		return classUnknown
 	}
-	newKinds, mutate, other := false, false, false
+	newKinds, mutate, other, vpols := false, false, false, false
 	for _, p := range s.Policies {
+		if p.Kind == "ValidatingPolicy" || p.Kind == "NamespacedValidatingPolicy" {
+			vpols = true
+			continue
+		}
 		if p.Kind != "ClusterPolicy" && p.Kind != "Policy" {
 			newKinds = true
 			continue
@@ -220,6 +225,8 @@ func classify(s kyvernotest.SuiteResult) string {
 	switch {
 	case newKinds:
 		return classNewKinds
+	case vpols:
+		return classVPol
 	case mutate:
 		return classMutate
 	case other:

@@ -14,12 +14,14 @@ import (
 const corpus = "testdata/corpus"
 
 var goodKeys = []string{
+	"cel/check-replicas/.kyverno-test/kyverno-test.yaml|check-replicas||apps/v1/Deployment/default/small|pass",
 	"good/require-name/.kyverno-test/kyverno-test.yaml|require-app-label|check-app|v1/Pod/default/labeled|pass",
 	"good/require-name/.kyverno-test/kyverno-test.yaml|require-app-label|check-app|v1/Pod/default/unlabeled|fail",
 	"mutate/add-label/.kyverno-test/kyverno-test.yaml|add-label|add-team|v1/Pod/default/plain|pass",
 }
 
-const celKey = "cel/check-replicas/.kyverno-test/kyverno-test.yaml|check-replicas||apps/v1/Deployment/default/small|pass"
+// mpolKey is a result of a kind the engine does not evaluate yet.
+const mpolKey = "mpol/add-annotation/.kyverno-test/kyverno-test.yaml|add-annotation||v1/Pod/default/plain|pass"
 
 func runConformance(t *testing.T, args ...string) (int, string) {
 	t.Helper()
@@ -47,12 +49,12 @@ func TestUpdateWritesSortedPassingKeys(t *testing.T) {
 	if diff := cmp.Diff(goodKeys, got); diff != "" {
 		t.Errorf("baseline mismatch (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{"validate only", "mutate/generate", "policies.kyverno.io", "overall"} {
+	for _, s := range []string{"validate only", "mutate/generate", "ValidatingPolicy", "policies.kyverno.io", "overall"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("run(-update) output lacks class %q:\n%s", s, out)
 		}
 	}
-	if got, want := lastLine(out), "3 passed, 0 failed"; got != want {
+	if got, want := lastLine(out), "4 passed, 0 failed"; got != want {
 		t.Errorf("run(-update) last line = %q, want %q", got, want)
 	}
 }
@@ -65,9 +67,9 @@ func TestBaselineComparison(t *testing.T) {
 		wantLastLine string
 		wantOut      string
 	}{
-		{name: "same results", giveBaseline: goodKeys, wantCode: 0, wantLastLine: "3 passed, 0 failed"},
-		{name: "a baseline key that fails now is a regression", giveBaseline: append([]string{celKey}, goodKeys...), wantCode: 1, wantLastLine: "3 passed, 1 failed", wantOut: "1 regressions"},
-		{name: "a new pass is an improvement", giveBaseline: goodKeys[:1], wantCode: 0, wantLastLine: "3 passed, 0 failed", wantOut: "improved, run with -update"},
+		{name: "same results", giveBaseline: goodKeys, wantCode: 0, wantLastLine: "4 passed, 0 failed"},
+		{name: "a baseline key that fails now is a regression", giveBaseline: append([]string{mpolKey}, goodKeys...), wantCode: 1, wantLastLine: "4 passed, 1 failed", wantOut: "1 regressions"},
+		{name: "a new pass is an improvement", giveBaseline: goodKeys[:1], wantCode: 0, wantLastLine: "4 passed, 0 failed", wantOut: "improved, run with -update"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,8 +97,8 @@ func TestClassesAndFailures(t *testing.T) {
 		t.Fatalf("run(-failures) = %d, want 0 without a baseline\n%s", code, out)
 	}
 	for _, s := range []string{
-		"ValidatingPolicy policies are not supported yet",
-		celKey,
+		"MutatingPolicy policies are not supported yet",
+		mpolKey,
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("run(-failures) = %q, want it to contain %q", out, s)

@@ -29,9 +29,14 @@ type ApplyOptions struct {
 	// TargetPaths are files or folders of the existing resources mutate
 	// rules with targets patch (Kyverno's --target-resource). Optional.
 	TargetPaths []string
-	// ExceptionPaths are PolicyException files; ParamPaths are files of
-	// params resources for validate.cel rules. Optional.
+	// ExceptionPaths are PolicyException files (kyverno.io and
+	// policies.kyverno.io); ParamPaths are files of params resources for
+	// validate.cel rules. Optional.
 	ExceptionPaths, ParamPaths []string
+	// ContextFile is a cli.kyverno.io Context file: the resources and
+	// image data the CEL libraries of ValidatingPolicies read (Kyverno's
+	// --context-file). Optional.
+	ContextFile string
 	// AuditWarn counts failures of Audit rules as warnings.
 	AuditWarn bool
 	// Parallelism is the number of resources evaluated at once. Default:
@@ -169,6 +174,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		case p.Compiled != nil:
 			s.addPolicy(p)
 			res.RuleCount += len(p.Compiled.Rules)
+			if p.ruleless {
+				res.RuleCount++ // Kyverno counts a ValidatingPolicy as one rule
+			}
 		case p.Err != nil:
 			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Err.Error()})
 			res.Counts.Error++
@@ -203,7 +211,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if s.exceptions, err = l.exceptions(opts.ExceptionPaths); err != nil {
 		return nil, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier})
+	cel, err := applyCEL(l, s, opts, spec) // vpolicies.go
+	if err != nil {
+		return nil, err
+	}
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources()})
 
 	if err := out.start(res); err != nil {
 		return nil, err
@@ -216,8 +228,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	err = s.applyEach(ctx, workers, each, func(r *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 		n++
 		for _, resp := range resps {
+			// Kyverno's CLI counts the failures of ValidatingPolicies as
+			// failures, --audit-warn or not.
+			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
-				res.Counts.add(rr, opts.AuditWarn)
+				res.Counts.add(rr, auditWarn)
 			}
 		}
 		return out.resource(r, resps, outs)

@@ -58,7 +58,10 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 		if len(failed) == 0 {
 			continue
 		}
-		if auditWarning(auditWarn, failed[0]) {
+		// Kyverno's CLI heads the failures of every ValidatingPolicy as
+		// audit warnings under --audit-warn (they have no failure action),
+		// though it counts them as failures.
+		if auditWarning(auditWarn, failed[0]) || (auditWarn && resp.Policy != nil && resp.Policy.ruleless) {
 			bw.printf("policy %s -> resource %s failed as audit warning:\n", resp.Policy.Name, path)
 		} else {
 			bw.printf("policy %s -> resource %s failed:\n", resp.Policy.Name, path)

@@ -36,6 +36,17 @@
 // only from values, apiCall and globalReference entries only from the
 // test's mocks.
 //
+// ValidatingPolicies and NamespacedValidatingPolicies load with the
+// kyverno.io kinds (vpolicies.go): the test's context file (a
+// cli.kyverno.io Context) serves resource.Get and resource.List (its
+// resources) and image.GetMetadata (its images), apiCallResponses serve
+// http.Get and http.Post, globalContextEntries serve globalContext.Get,
+// the values' namespaces (and namespaceSelector entries) are the
+// namespaceObject, and policies.kyverno.io PolicyExceptions come from the
+// exceptions files. Their expected rule is ignored, and a resource no
+// variant of the policy matched is excluded or not found as Kyverno's CLI
+// decides (Variant.DropsUnmatched).
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.

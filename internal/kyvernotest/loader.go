@@ -13,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
@@ -49,6 +50,9 @@ type Policy struct {
 	// the policy (it has mutate, validate or verifyImages rules): a
 	// response without rule results means the resource was excluded.
 	responds bool
+	// ruleless is true for the kinds without rules (ValidatingPolicy):
+	// kyverno test ignores the expected result's rule for them.
+	ruleless bool
 }
 
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
@@ -56,8 +60,6 @@ type Policy struct {
 var otherPolicyKinds = map[string]bool{
 	"ValidatingAdmissionPolicy":       true,
 	"MutatingAdmissionPolicy":         true,
-	"ValidatingPolicy":                true,
-	"NamespacedValidatingPolicy":      true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
 	"MutatingPolicy":                  true,
@@ -196,6 +198,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	group, _, _ := strings.Cut(p.APIVersion, "/")
 	switch {
 	case group == "kyverno.io" && (p.Kind == "ClusterPolicy" || p.Kind == "Policy"):
+	case vpol.IsPolicy(p.APIVersion, p.Kind):
+		return validatingPolicyOf(p, o) // vpolicies.go
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p

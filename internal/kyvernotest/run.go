@@ -12,6 +12,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // DefaultFileName is the test file name kyverno test looks for.
@@ -258,6 +259,11 @@ type suiteRun struct {
 	engine    *eval.Engine
 	// exceptions are the test's PolicyExceptions.
 	exceptions []*policy.Exception
+	// celExceptions are its policies.kyverno.io PolicyExceptions, and
+	// namespaces the Namespace objects of its values, by name
+	// (vpolicies.go).
+	celExceptions []*vpol.Exception
+	namespaces    map[string]map[string]any
 	// targets are the test's targetResources (mutations.go).
 	targets []*Resource
 }
@@ -343,7 +349,11 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if s.exceptions, err = r.load.exceptions(fulls(t.Exceptions)); err != nil {
 		return s, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier})
+	cel, err := r.celPrepare(s, t, spec, full) // vpolicies.go
+	if err != nil {
+		return s, err
+	}
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources()})
 	return s, nil
 }
 
@@ -435,6 +445,8 @@ func (s *suiteRun) request(res *Resource, policyName, op string) *eval.Request {
 		Variables:       vars,
 		Mode:            eval.Admission,
 		Exceptions:      s.exceptions,
+		CELExceptions:   s.celExceptions,
+		NamespaceObject: s.namespaces[res.Namespace],
 	}
 	for rule, vals := range s.vars.ruleValues(policyName) {
 		s.cliContext(vals)

@@ -78,7 +78,8 @@ type APIResource struct {
 	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
 }
 
-// ParseValues decodes a values file strictly.
+// ParseValues decodes a values file strictly. Its kind is Values or Value
+// (Kyverno's CLI reads both).
 func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	var v Values
 	if err := yaml.UnmarshalStrict(data, &v); err != nil {
@@ -87,7 +88,7 @@ func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	if v.APIVersion != "" && v.APIVersion != "cli.kyverno.io/v1alpha1" {
 		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, v.APIVersion)
 	}
-	if v.Kind != "" && v.Kind != "Values" {
+	if v.Kind != "" && v.Kind != "Values" && v.Kind != "Value" {
 		return nil, fmt.Errorf("%s: kind %q is not Values", name, v.Kind)
 	}
 	return &v.ValuesSpec, nil

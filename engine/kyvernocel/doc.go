@@ -1,0 +1,33 @@
+// Package kyvernocel is Kyverno's CEL environment for the policies.kyverno.io
+// kinds (ValidatingPolicy first; the other kinds share it), with Kyverno's
+// CEL libraries from github.com/kyverno/sdk, whose data sources the host
+// supplies.
+//
+// Read first: NewEnv (the environment of one policy, as Kyverno's
+// createBaseVpolEnv builds it: Kubernetes' base environment, Kyverno's
+// options and the sdk libraries; Env.Compile checks the output type as
+// Kyverno does), Activation (the variables of one evaluation) and Sources
+// (data.go: the interfaces the libraries read through).
+//
+// # Data sources
+//
+// The sdk libraries bind their data source when the environment is built
+// (Kyverno passes one process-wide context). Here the environment binds
+// sources that answer ErrNoDataSource, and each evaluation's Activation
+// supplies the host's Sources (Resources, HTTP, ImageData,
+// GlobalContext), with the evaluation's context.Context: a compiled policy
+// is shared by evaluations with different hosts, and the engine does no
+// I/O of its own. time.now() reads the Activation's clock (a macro
+// rewrites it), not the process's.
+//
+// # Limits
+//
+// Every program has Kubernetes' per-expression cost limit (CostLimit,
+// 1,000,000), from the base environment, as in Kyverno. The environments
+// shared by the policies of a namespace are kept for at most
+// maxSharedEnvs (1024) namespaces; past it, each policy builds its own.
+//
+// The package depends on cel-go, k8s.io/apiserver's CEL packages,
+// apimachinery and the sdk's libraries (which import no client-go); it
+// must not import client-go, grpc or other engine packages.
+package kyvernocel

@@ -1,0 +1,163 @@
+package kyvernocel_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/cel-go/cel"
+
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+)
+
+type mapResources map[string]map[string]any
+
+func (m mapResources) GetResource(_ context.Context, apiVersion, resource, namespace, name string) (map[string]any, error) {
+	if o, ok := m[apiVersion+"/"+resource+"/"+namespace+"/"+name]; ok {
+		return o, nil
+	}
+	return nil, kyvernocel.ErrNotFound
+}
+
+func (m mapResources) ListResources(_ context.Context, apiVersion, resource, namespace string, _ map[string]string) (map[string]any, error) {
+	var items []any
+	for _, o := range m {
+		items = append(items, o)
+	}
+	return map[string]any{"items": items}, nil
+}
+
+func (m mapResources) PostResource(_ context.Context, _, _, _ string, data map[string]any) (map[string]any, error) {
+	return data, nil
+}
+
+func TestExpressions(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	sources := kyvernocel.Sources{Resources: mapResources{"v1/configmaps/ns/cm": {"data": map[string]any{"k": "v"}}}}
+	tests := []struct {
+		name    string
+		give    string
+		want    any
+		wantErr bool
+	}{
+		{name: "object", give: "object.metadata.name", want: "p"},
+		{name: "request", give: "request.operation", want: "CREATE"},
+		{name: "resource.Get", give: "resource.Get('v1', 'configmaps', 'ns', 'cm').data.k", want: "v"},
+		{name: "resource.Get not found is null", give: "type(resource.Get('v1', 'configmaps', 'ns', 'x')) == null_type", want: true},
+		{name: "resource.List", give: "size(resource.List('v1', 'configmaps', 'ns').items)", want: int64(1)},
+		{name: "time.now", give: "time.now() == timestamp('2026-01-02T03:04:05Z')", want: true},
+		{name: "image", give: "image('nginx:1.2').tag()", want: "1.2"},
+		{name: "exceptions", give: "size(exceptions.allowedValues)", want: int64(1)},
+		{name: "orValue on a value", give: "object.metadata.name.orValue('x')", want: "p"},
+		{name: "optional orValue", give: "object.?spec.orValue('none')", want: "none"},
+		{name: "cross-type numeric", give: "1 < 1.5", want: true},
+		{name: "no data source", give: "http.Get('https://example.com') == null", wantErr: true},
+		{name: "json", give: "json.unmarshal('{\"a\": 1}').a", want: float64(1)},
+	}
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, _, err := env.Compile(tt.give)
+			if err != nil {
+				t.Fatalf("Compile(%q) error: %v", tt.give, err)
+			}
+			act := kyvernocel.NewActivation(t.Context(), sources, now)
+			act.Object = map[string]any{"metadata": map[string]any{"name": "p"}}
+			act.Request = map[string]any{"operation": "CREATE"}
+			act.SetExceptions(nil, []string{"a"})
+			out, _, err := prog.ContextEval(t.Context(), act)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Eval(%q) error = %v, want error %v", tt.give, err, tt.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if got := out.Value(); got != tt.want {
+				t.Errorf("Eval(%q) = %v (%T), want %v (%T)", tt.give, got, got, tt.want, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompileType(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := env.Compile("'a'", cel.BoolType); err == nil {
+		t.Errorf("Compile('a', bool) = nil error, want a type error")
+	}
+	if _, _, err := env.Compile("unknownFunction()"); err == nil {
+		t.Errorf("Compile(unknownFunction()) = nil error, want an error")
+	}
+}
+
+func BenchmarkNewEnv(b *testing.B) {
+	for b.Loop() {
+		if _, err := kyvernocel.NewEnv("ns"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func TestExpressionSizeLimit(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		give    string
+		wantErr bool
+	}{
+		{name: "at the limit", give: "true" + strings.Repeat(" ", kyvernocel.MaxExpressionSize-4)},
+		{name: "over the limit", give: "true" + strings.Repeat(" ", kyvernocel.MaxExpressionSize-3), wantErr: true},
+		{name: "deep", give: strings.Repeat("(", kyvernocel.MaxExpressionDepth+1) + "true" + strings.Repeat(")", kyvernocel.MaxExpressionDepth+1), wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, _, err := env.Compile(tt.give, cel.BoolType)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Compile(%d code points) error = %v, want error %v", len(tt.give), err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestCostLimit(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A list of n elements costs about n per comprehension over it.
+	tests := []struct {
+		name    string
+		give    string
+		wantErr bool
+	}{
+		{name: "under the limit", give: "object.items.all(i, i >= 0)"},
+		{name: "over the limit", give: "object.items.all(i, object.items.all(j, i + j >= 0))", wantErr: true},
+	}
+	items := make([]any, 1_000)
+	for i := range items {
+		items[i] = int64(i)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prog, _, err := env.Compile(tt.give, cel.BoolType)
+			if err != nil {
+				t.Fatal(err)
+			}
+			act := kyvernocel.NewActivation(t.Context(), kyvernocel.Sources{}, time.Now())
+			act.Object = map[string]any{"items": items}
+			_, _, err = prog.ContextEval(t.Context(), act)
+			if (err != nil) != tt.wantErr {
+				t.Errorf("Eval(%s) error = %v, want error %v", tt.give, err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,286 @@
+package vpol
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/apiserver/pkg/cel/lazy"
+
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+)
+
+// Status is the result of a policy on a resource.
+type Status string
+
+// The results of a ValidatingPolicy.
+const (
+	StatusPass  Status = "pass"
+	StatusFail  Status = "fail"
+	StatusError Status = "error"
+	StatusSkip  Status = "skip"
+)
+
+// Rule names of results, as Kyverno names them: a ValidatingPolicy has no
+// rules, so its results have the empty name, except these.
+const (
+	// RuleException is the result of a PolicyException that exempts the
+	// resource.
+	RuleException = "exception"
+	// RuleEvaluation is the error of a match condition (of the policy or
+	// of an exception) or of an audit annotation after the validations
+	// passed.
+	RuleEvaluation = "evaluation"
+	// RuleMatch is the error of matchConstraints (a selector that does not
+	// parse).
+	RuleMatch = "match"
+)
+
+// PropertyValidationIndex is the property that holds the index of the
+// validation that failed or errored.
+const PropertyValidationIndex = "cel.validationIndex"
+
+// Result is what a policy (one of its variants) decided for a resource.
+type Result struct {
+	// Rule is "" or one of RuleException, RuleEvaluation, RuleMatch.
+	Rule    string
+	Status  Status
+	Message string
+	// Properties are the audit annotations, and PropertyValidationIndex
+	// on a fail or error of a validation.
+	Properties map[string]string
+	// Exceptions are the keys of the exceptions that applied.
+	Exceptions []string
+	// Autogen is the variant that gave the result ("" for the policy as
+	// written).
+	Autogen string
+}
+
+// Evaluate runs the policy on a request: each variant whose
+// matchConstraints match (every variant in JSON mode) gives one result,
+// as Kyverno's vpol engine does. exceptions are the PolicyExceptions in
+// force; those that name the policy and have not expired apply. It never
+// fails: problems are error results. in is used by one goroutine at a
+// time; the Policy by any number.
+func (p *Policy) Evaluate(ctx context.Context, in *Input, exceptions []*Exception) []Result {
+	var excs []*Exception
+	for _, e := range exceptions {
+		if e.AppliesTo(p.Kind(), p.Name()) && !e.Expired(in.req.Now) {
+			excs = append(excs, e)
+		}
+	}
+	var out []Result
+	for _, v := range p.variants {
+		if ctx.Err() != nil {
+			break
+		}
+		if p.Mode != ModeJSON {
+			ok, err := v.match.matches(in)
+			if err != nil {
+				out = append(out, Result{Rule: RuleMatch, Status: StatusError, Message: "failed to execute matching: " + err.Error(), Autogen: v.Autogen})
+				continue
+			}
+			if !ok {
+				continue
+			}
+		}
+		r := p.evaluate(ctx, v, in, excs)
+		r.Autogen = v.Autogen
+		out = append(out, r)
+	}
+	return out
+}
+
+// evaluate is Kyverno's evaluateWithData for one variant.
+func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Exception) Result {
+	act := in.libraries(ctx).NewActivation(in.req.Now)
+	if p.Mode == ModeJSON {
+		act.Object = in.json
+	} else {
+		act.Object, act.OldObject, act.Request, act.NamespaceObject = in.object, in.oldObject, in.request, in.namespaceObject
+	}
+
+	// Exceptions first: one that matches and allows nothing in particular
+	// exempts the resource; the others hand their images and values to
+	// the expressions.
+	var allowedImages, allowedValues []string
+	var matched []*Exception
+	exempt := false
+	for _, e := range excs {
+		ok, err := p.matchAll(ctx, act, e.matchConditions)
+		if err != nil {
+			if exempt {
+				continue
+			}
+			return evaluationError(err)
+		}
+		if !ok {
+			continue
+		}
+		matched = append(matched, e)
+		if e.exempts() {
+			exempt = true
+		} else if !exempt {
+			allowedImages = append(allowedImages, e.doc.Spec.Images...)
+			allowedValues = append(allowedValues, e.doc.Spec.AllowedValues...)
+		}
+	}
+	if exempt {
+		return exceptionResult(matched)
+	}
+	act.SetExceptions(allowedImages, allowedValues)
+
+	ok, err := p.matchAll(ctx, act, v.matchConditions)
+	if err != nil {
+		return evaluationError(err)
+	}
+	if !ok {
+		return Result{Status: StatusSkip, Message: "skip"}
+	}
+
+	vars := kyvernocel.NewVariables()
+	act.Variables = vars
+	for _, e := range v.variables {
+		prog := e.prog
+		vars.Append(e.name, func(*lazy.MapValue) ref.Val {
+			out, _, err := prog.ContextEval(ctx, act)
+			if out != nil {
+				return out
+			}
+			if err != nil {
+				return types.WrapErr(err)
+			}
+			return nil
+		})
+	}
+
+	for i, val := range v.validations {
+		out, _, err := val.prog.ContextEval(ctx, act)
+		if err != nil {
+			return validationError(i, err)
+		}
+		b, err := out.ConvertToNative(reflect.TypeFor[bool]())
+		if err != nil {
+			return validationError(i, err)
+		}
+		if b.(bool) {
+			continue
+		}
+		msg := val.message
+		if val.messageExpr != nil {
+			mo, _, err := val.messageExpr.ContextEval(ctx, act)
+			if err != nil {
+				msg = fmt.Sprintf("failed to evaluate message expression: %s", err)
+			} else if s, err := mo.ConvertToNative(reflect.TypeFor[string]()); err != nil {
+				msg = fmt.Sprintf("failed to convert message expression to string: %s", err)
+			} else {
+				msg = s.(string)
+			}
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
+		}
+		props, err := p.auditAnnotations(ctx, v, act)
+		if err != nil {
+			return validationError(i, err)
+		}
+		if props == nil {
+			props = map[string]string{}
+		}
+		props[PropertyValidationIndex] = strconv.Itoa(i)
+		return Result{Status: StatusFail, Message: msg, Properties: props}
+	}
+	props, err := p.auditAnnotations(ctx, v, act)
+	if err != nil {
+		return evaluationError(err)
+	}
+	return Result{Status: StatusPass, Message: "success", Properties: props}
+}
+
+// matchAll is Kyverno's match: any false condition is false; errors are
+// returned (with failurePolicy Fail) or make it false (Ignore) when no
+// condition is false.
+func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr) (bool, error) {
+	var errs []string
+	for _, c := range conds {
+		out, _, err := c.prog.ContextEval(ctx, act)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		b, err := out.ConvertToNative(reflect.TypeFor[bool]())
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		if !b.(bool) {
+			return false, nil
+		}
+	}
+	switch {
+	case len(errs) == 0:
+		return true, nil
+	case p.FailurePolicyIgnore:
+		return false, nil
+	}
+	// Kyverno combines the errors with multierr: "; " between them.
+	return false, errors.New(strings.Join(errs, "; "))
+}
+
+// auditAnnotations evaluates the audit annotations: a non-empty string is
+// kept, an empty one dropped, anything else (null too) is an error, as in
+// Kyverno.
+func (p *Policy) auditAnnotations(ctx context.Context, v *Variant, act *kyvernocel.Activation) (map[string]string, error) {
+	if len(v.auditAnnots) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]string, len(v.auditAnnots))
+	for _, a := range v.auditAnnots {
+		val, _, err := a.prog.ContextEval(ctx, act)
+		if err != nil {
+			return nil, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
+		}
+		s, err := val.ConvertToNative(reflect.TypeFor[string]())
+		if err != nil {
+			return nil, fmt.Errorf("failed to convert auditAnnotation '%s' expression: %w", a.name, err)
+		}
+		if s.(string) != "" {
+			out[a.name] = s.(string)
+		}
+	}
+	return out, nil
+}
+
+func evaluationError(err error) Result {
+	return Result{Rule: RuleEvaluation, Status: StatusError, Message: "failed to load context: " + err.Error()}
+}
+
+func validationError(i int, err error) Result {
+	return Result{Status: StatusError, Message: "error: " + err.Error(), Properties: map[string]string{PropertyValidationIndex: strconv.Itoa(i)}}
+}
+
+// exceptionResult is the result of a resource exempted by exceptions: the
+// reportResult of the one with the highest priority (the first without
+// priorities) decides between skip (default) and pass.
+func exceptionResult(matched []*Exception) Result {
+	keys := make([]string, len(matched))
+	selected, highest := 0, 0
+	for i, e := range matched {
+		keys[i] = e.Key
+		if e.priority > highest {
+			highest, selected = e.priority, i
+		}
+	}
+	r := Result{Rule: RuleException, Status: StatusSkip, Exceptions: keys}
+	verb := "skipped"
+	if matched[selected].doc.Spec.ReportResult == string(StatusPass) {
+		r.Status, verb = StatusPass, "passed"
+	}
+	r.Message = fmt.Sprintf("rule is %s due to policy exception: %s", verb, strings.Join(keys, ", "))
+	return r
+}

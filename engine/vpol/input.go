@@ -1,0 +1,299 @@
+package vpol
+
+import (
+	"context"
+	"math"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+)
+
+// Request is one admission request (or one stored resource of a
+// background scan), as the host describes it.
+type Request struct {
+	// Group, Version and Kind of the resource. Empty: from Object (or
+	// OldObject)'s apiVersion and kind.
+	Group, Version, Kind string
+	// Resource is the plural resource name ("pods"). Empty: guessed from
+	// the kind, as Kyverno's CLI maps kinds without a cluster.
+	Resource string
+	// Subresource of the request ("status"), "" for the resource itself.
+	Subresource string
+	// Name and Namespace of the request. Empty: from the object's
+	// metadata.
+	Name, Namespace string
+	// Operation is CREATE, UPDATE, DELETE or CONNECT (default CREATE).
+	Operation string
+	// UserInfo is the requester.
+	UserInfo UserInfo
+	// DryRun is the request's dryRun flag.
+	DryRun bool
+	// Object and OldObject are the object and its previous state (nil when
+	// absent: OldObject on CREATE, Object on DELETE).
+	Object, OldObject map[string]any
+	// NamespaceObject is the Namespace of the request's namespace, as the
+	// host knows it; nil: namespaceObject is null, as in Kyverno when the
+	// namespace cannot be resolved.
+	NamespaceObject map[string]any
+	// NamespaceLabels are the labels of the request's namespace, for
+	// namespaceSelector, when NamespaceObject is nil. nil: the labels
+	// Kubernetes gives every namespace ({kubernetes.io/metadata.name:
+	// <name>}), as Kyverno's CLI does.
+	NamespaceLabels map[string]string
+	// Sources are the data sources of the CEL libraries.
+	Sources kyvernocel.Sources
+	// Now is the clock of time.now() and of exceptions' expiresAt
+	// (default: time.Now at NewInput).
+	Now time.Time
+}
+
+// UserInfo is the authenticated user of a request (authentication/v1).
+type UserInfo struct {
+	Username string
+	UID      string
+	Groups   []string
+	Extra    map[string][]string
+}
+
+// Input is a Request prepared for evaluation: built once per request by
+// NewInput and shared by the policies evaluated on it, by one goroutine at
+// a time.
+type Input struct {
+	req Request
+
+	group, version, kind, resource string
+	name, namespace, generateName  string
+	operation                      string
+	objectLabels, oldObjectLabels  map[string]string
+	namespaceLabels                map[string]string
+
+	// The values of the CEL variables.
+	object, oldObject, request, namespaceObject any
+	// json is the object of JSON-mode policies.
+	json any
+
+	// libs are the CEL libraries read with libsCtx, made by the first
+	// Evaluate (an Input is used by one goroutine at a time).
+	libs    *kyvernocel.Libraries
+	libsCtx context.Context
+}
+
+// libraries returns the libraries of the request, read with ctx.
+func (in *Input) libraries(ctx context.Context) *kyvernocel.Libraries {
+	if in.libs == nil || in.libsCtx != ctx {
+		in.libs, in.libsCtx = kyvernocel.NewLibraries(ctx, in.req.Sources), ctx
+	}
+	return in.libs
+}
+
+// NewInput prepares r.
+func NewInput(r Request) *Input {
+	in := &Input{req: r}
+	if in.req.Now.IsZero() {
+		in.req.Now = time.Now()
+	}
+	subject := r.Object
+	if subject == nil {
+		subject = r.OldObject
+	}
+	in.group, in.version, in.kind = r.Group, r.Version, r.Kind
+	if in.kind == "" {
+		apiVersion, _ := subject["apiVersion"].(string)
+		in.kind, _ = subject["kind"].(string)
+		if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+			in.group, in.version = apiVersion[:i], apiVersion[i+1:]
+		} else {
+			in.version = apiVersion
+		}
+	}
+	in.resource = r.Resource
+	if in.resource == "" && in.kind != "" {
+		gvr, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: in.group, Version: in.version, Kind: in.kind})
+		in.resource = gvr.Resource
+	}
+	md, _ := subject["metadata"].(map[string]any)
+	in.name, in.namespace = r.Name, r.Namespace
+	if in.name == "" {
+		in.name, _ = md["name"].(string)
+	}
+	if in.namespace == "" {
+		in.namespace, _ = md["namespace"].(string)
+	}
+	objMeta, _ := r.Object["metadata"].(map[string]any)
+	in.generateName, _ = objMeta["generateName"].(string)
+	in.objectLabels = labelsOf(r.Object)
+	in.oldObjectLabels = labelsOf(r.OldObject)
+	in.operation = strings.ToUpper(r.Operation)
+	if in.operation == "" {
+		in.operation = "CREATE"
+	}
+	switch {
+	case r.NamespaceObject != nil:
+		in.namespaceLabels = labelsOf(r.NamespaceObject)
+	case r.NamespaceLabels != nil:
+		in.namespaceLabels = r.NamespaceLabels
+	default:
+		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
+	}
+
+	// Kyverno gives CEL the objects of the admission attributes as they
+	// are (an absent one is an empty object, not null), and the request
+	// as JSON: request.object and request.oldObject are the objects with
+	// their numbers as JSON decoding gives them (whole numbers are int64),
+	// null when absent.
+	var object, oldObject any
+	in.object, in.oldObject = map[string]any{}, map[string]any{}
+	if r.Object != nil {
+		in.object = r.Object
+		object = Normalize(r.Object)
+	}
+	if r.OldObject != nil {
+		in.oldObject = r.OldObject
+		oldObject = Normalize(r.OldObject)
+	}
+	if r.Object != nil {
+		in.json = r.Object
+	}
+	if r.NamespaceObject != nil {
+		in.namespaceObject = r.NamespaceObject
+	}
+	in.request = in.requestObject(object, oldObject)
+	return in
+}
+
+// requestObject is the admission request as Kyverno converts it to JSON
+// for CEL (an admission/v1 AdmissionRequest through the unstructured
+// converter): omitted fields are absent, so has() tells them apart.
+func (in *Input) requestObject(object, oldObject any) map[string]any {
+	r := in.req
+	kind := map[string]any{"group": in.group, "version": in.version, "kind": in.kind}
+	resource := map[string]any{"group": in.group, "version": in.version, "resource": in.resource}
+	u := map[string]any{}
+	if r.UserInfo.Username != "" {
+		u["username"] = r.UserInfo.Username
+	}
+	if r.UserInfo.UID != "" {
+		u["uid"] = r.UserInfo.UID
+	}
+	if len(r.UserInfo.Groups) > 0 {
+		groups := make([]any, len(r.UserInfo.Groups))
+		for i, g := range r.UserInfo.Groups {
+			groups[i] = g
+		}
+		u["groups"] = groups
+	}
+	if len(r.UserInfo.Extra) > 0 {
+		extra := make(map[string]any, len(r.UserInfo.Extra))
+		for k, vs := range r.UserInfo.Extra {
+			list := make([]any, len(vs))
+			for i, v := range vs {
+				list[i] = v
+			}
+			extra[k] = list
+		}
+		u["extra"] = extra
+	}
+	out := map[string]any{
+		"uid":             "",
+		"kind":            kind,
+		"resource":        resource,
+		"requestKind":     kind,
+		"requestResource": resource,
+		"operation":       in.operation,
+		"userInfo":        u,
+		"object":          object,
+		"oldObject":       oldObject,
+		"dryRun":          r.DryRun,
+		"options":         nil,
+	}
+	if r.Subresource != "" {
+		out["subResource"] = r.Subresource
+		out["requestSubResource"] = r.Subresource
+	}
+	if in.name != "" {
+		out["name"] = in.name
+	}
+	if in.namespace != "" {
+		out["namespace"] = in.namespace
+	}
+	return out
+}
+
+func labelsOf(obj map[string]any) map[string]string {
+	md, _ := obj["metadata"].(map[string]any)
+	m, _ := md["labels"].(map[string]any)
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]string, len(m))
+	for k, v := range m {
+		if s, ok := v.(string); ok {
+			out[k] = s
+		}
+	}
+	return out
+}
+
+// Normalize returns v with its numbers as Kubernetes decodes JSON: a whole
+// number that fits an int64 is an int64, others are float64 (the engine's
+// JSON values may hold whole numbers as float64). Maps and lists that hold
+// no number to change are returned as they are; the others are copied, so
+// v is never modified.
+func Normalize(v any) any {
+	out, _ := normalize(v)
+	return out
+}
+
+// normalize returns v normalized, and whether it differs from v.
+func normalize(v any) (any, bool) {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && x >= -(1<<63) && x < 1<<63 {
+			return int64(x), true
+		}
+		return x, false
+	case int:
+		return int64(x), true
+	case map[string]any:
+		var cp map[string]any
+		for k, e := range x {
+			n, changed := normalize(e)
+			if !changed {
+				continue
+			}
+			if cp == nil {
+				cp = make(map[string]any, len(x))
+				for k2, e2 := range x {
+					cp[k2] = e2
+				}
+			}
+			cp[k] = n
+		}
+		if cp == nil {
+			return x, false
+		}
+		return cp, true
+	case []any:
+		var cp []any
+		for i, e := range x {
+			n, changed := normalize(e)
+			if !changed {
+				continue
+			}
+			if cp == nil {
+				cp = make([]any, len(x))
+				copy(cp, x)
+			}
+			cp[i] = n
+		}
+		if cp == nil {
+			return x, false
+		}
+		return cp, true
+	}
+	return v, false
+}

@@ -1,0 +1,402 @@
+package kyvernotest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// This file holds what the test runner does for the policies.kyverno.io
+// kinds: ValidatingPolicy and NamespacedValidatingPolicy documents, the
+// test's policies.kyverno.io PolicyExceptions, its context file (a
+// cli.kyverno.io Context: resources for resource.Get and resource.List,
+// image data for image.GetMetadata), its apiCallResponses as http.Get and
+// http.Post mocks, its globalContextEntries for globalContext.Get, and the
+// Namespace objects of the values file for namespaceObject.
+
+// validatingPolicyOf decodes and compiles a ValidatingPolicy or
+// NamespacedValidatingPolicy document into p.
+func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
+	p.ruleless = true
+	doc, err := vpol.DecodePolicy(o.Value)
+	if err != nil {
+		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+		return p
+	}
+	compiled, err := policy.CompileValidating(doc)
+	if err != nil {
+		p.Err = err
+		return p
+	}
+	// Kyverno's CLI evaluates ValidatingPolicies whatever their
+	// evaluation.admission.enabled says.
+	compiled.Admission = true
+	p.Compiled = compiled
+	// Kyverno's CLI keeps the empty response of a variant that does not
+	// match a resource unless its constraints are a single plain resource
+	// rule: then the resource counts as excluded rather than not found.
+	for _, v := range compiled.Validating.Variants() {
+		if !v.DropsUnmatched() {
+			p.responds = true
+		}
+	}
+	return p
+}
+
+// celPrepare loads what the policies.kyverno.io kinds of a test need:
+// its policies.kyverno.io PolicyExceptions, the Namespace objects of its
+// values (into s), and the data of the CEL libraries.
+func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, full func(string) string) (*celData, error) {
+	var err error
+	paths := make([]string, len(t.Exceptions))
+	for i, p := range t.Exceptions {
+		paths[i] = full(p)
+	}
+	if s.celExceptions, err = r.load.celExceptions(paths); err != nil {
+		return nil, err
+	}
+	if s.namespaces, err = namespaceObjects(values); err != nil {
+		return nil, fmt.Errorf("load values: %w", err)
+	}
+	var c *CLIContext
+	if t.Context != "" {
+		if c, err = r.load.cliContext(full(t.Context)); err != nil {
+			return nil, err
+		}
+	}
+	return newCELData(c, t.APICallResponses, t.GlobalContextEntries)
+}
+
+// applyCEL loads what the policies.kyverno.io kinds need for Apply: the
+// policies.kyverno.io PolicyExceptions of the exception files, the
+// Namespace objects of the values (into s) and the context file.
+func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*celData, error) {
+	var err error
+	if s.celExceptions, err = l.celExceptions(opts.ExceptionPaths); err != nil {
+		return nil, err
+	}
+	if s.namespaces, err = namespaceObjects(values); err != nil {
+		return nil, fmt.Errorf("load values: %w", err)
+	}
+	var c *CLIContext
+	if opts.ContextFile != "" {
+		if c, err = l.cliContext(opts.ContextFile); err != nil {
+			return nil, err
+		}
+	}
+	return newCELData(c, nil, nil)
+}
+
+// celExceptions loads the policies.kyverno.io PolicyExceptions of the
+// test's exceptions files (the kyverno.io ones are loaded by exceptions).
+func (l *loader) celExceptions(paths []string) ([]*vpol.Exception, error) {
+	var out []*vpol.Exception
+	for _, p := range paths {
+		v, err := l.get("celexception", p, func() (any, error) {
+			data, err := l.readFile(p)
+			if err != nil {
+				return nil, fmt.Errorf("load exceptions: %w", err)
+			}
+			docs, err := vpol.DecodeExceptions(p, data)
+			if err != nil {
+				return nil, fmt.Errorf("load exceptions: %w", err)
+			}
+			var exs []*vpol.Exception
+			for _, d := range docs {
+				// Kyverno's CLI applies exceptions whatever their
+				// expiresAt says.
+				d.Spec.ExpiresAt = nil
+				ex, err := vpol.CompileException(d)
+				if err != nil {
+					return nil, fmt.Errorf("load exceptions: %s: %w", p, err)
+				}
+				exs = append(exs, ex)
+			}
+			return exs, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v.([]*vpol.Exception)...)
+	}
+	return out, nil
+}
+
+// CLIContext is a cli.kyverno.io/v1alpha1 Context file: the cluster
+// objects and image data Kyverno's CEL libraries read in the CLI.
+type CLIContext struct {
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Spec       struct {
+		Resources []map[string]any `json:"resources,omitempty"`
+		Images    []ImageData      `json:"images,omitempty"`
+	} `json:"spec"`
+}
+
+// ImageData is an image of a Context file, as image.GetMetadata returns it.
+type ImageData struct {
+	Image         string `json:"image"`
+	ResolvedImage string `json:"resolvedImage"`
+	Registry      string `json:"registry"`
+	Repository    string `json:"repository"`
+	Tag           string `json:"tag,omitempty"`
+	Digest        string `json:"digest,omitempty"`
+	ImageIndex    any    `json:"imageIndex,omitempty"`
+	Manifest      any    `json:"manifest,omitempty"`
+	ConfigData    any    `json:"config,omitempty"`
+}
+
+// ParseCLIContext decodes a Context file strictly.
+func ParseCLIContext(name string, data []byte) (*CLIContext, error) {
+	var c CLIContext
+	if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if c.APIVersion != "" && c.APIVersion != "cli.kyverno.io/v1alpha1" {
+		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, c.APIVersion)
+	}
+	if c.Kind != "" && c.Kind != "Context" {
+		return nil, fmt.Errorf("%s: kind %q is not Context", name, c.Kind)
+	}
+	return &c, nil
+}
+
+func (l *loader) cliContext(path string) (*CLIContext, error) {
+	v, err := l.get("context", path, func() (any, error) {
+		data, err := l.readFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load context: %w", err)
+		}
+		return ParseCLIContext(path, data)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*CLIContext), nil
+}
+
+// celData is the data of Kyverno's CEL libraries in the CLI, as its fake
+// context provider holds it: objects by group/version/resource, namespace
+// and name; image data by image; HTTP mocks by "METHOD:url" and "url";
+// global context entries by name.
+type celData struct {
+	objects map[string]map[string]map[string]map[string]any
+	images  map[string]map[string]any
+	http    map[string]any
+	globals map[string]any
+}
+
+// newCELData builds the data from a test's context file (nil without one),
+// its apiCallResponses and its globalContextEntries.
+func newCELData(c *CLIContext, calls []APICallResponse, globals []GlobalContextEntry) (*celData, error) {
+	d := &celData{objects: map[string]map[string]map[string]map[string]any{}, images: map[string]map[string]any{}}
+	if c != nil {
+		for _, r := range c.Spec.Resources {
+			apiVersion, _ := r["apiVersion"].(string)
+			kind, _ := r["kind"].(string)
+			gv, err := schema.ParseGroupVersion(apiVersion)
+			if err != nil {
+				return nil, fmt.Errorf("context resource %s %s: %w", apiVersion, kind, err)
+			}
+			gvr, _ := meta.UnsafeGuessKindToResource(gv.WithKind(kind))
+			md, _ := r["metadata"].(map[string]any)
+			ns, _ := md["namespace"].(string)
+			name, _ := md["name"].(string)
+			byNS := d.objects[gvr.String()]
+			if byNS == nil {
+				byNS = map[string]map[string]map[string]any{}
+				d.objects[gvr.String()] = byNS
+			}
+			if byNS[ns] == nil {
+				byNS[ns] = map[string]map[string]any{}
+			}
+			byNS[ns][name] = vpol.Normalize(r).(map[string]any)
+		}
+		for _, img := range c.Spec.Images {
+			raw, err := json.Marshal(img)
+			if err != nil {
+				return nil, fmt.Errorf("context image %s: %w", img.Image, err)
+			}
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				return nil, fmt.Errorf("context image %s: %w", img.Image, err)
+			}
+			d.images[img.Image] = m
+		}
+	}
+	for _, call := range calls {
+		url := strings.TrimSpace(call.URL)
+		if url == "" {
+			url = strings.TrimSpace(call.URLPath)
+		}
+		key := url
+		if m := strings.ToUpper(strings.TrimSpace(call.Method)); m != "" {
+			key = m + ":" + url
+		}
+		status := call.Response.StatusCode
+		if status == 0 {
+			status = 200
+		}
+		if d.http == nil {
+			d.http = map[string]any{}
+		}
+		d.http[key] = map[string]any{"body": call.Response.Body, "statusCode": int64(status)}
+	}
+	for _, g := range globals {
+		if g.Data == nil {
+			continue
+		}
+		if d.globals == nil {
+			d.globals = map[string]any{}
+		}
+		d.globals[g.Name] = g.Data
+	}
+	return d, nil
+}
+
+// sources are the engine's data sources for this data.
+func (d *celData) sources() kyvernocel.Sources {
+	return kyvernocel.Sources{Resources: d, HTTP: celHTTP{d}, ImageData: d, GlobalContext: d}
+}
+
+// GetResource implements kyvernocel.Resources.
+func (d *celData) GetResource(_ context.Context, apiVersion, resource, namespace, name string) (map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	gvr := gv.WithResource(resource)
+	if obj, ok := d.objects[gvr.String()][namespace][name]; ok {
+		return obj, nil
+	}
+	return nil, fmt.Errorf("%s %q: %w", gvr.GroupResource(), name, kyvernocel.ErrNotFound)
+}
+
+// ListResources implements kyvernocel.Resources as Kyverno's CLI does: the
+// objects of the namespace, labels ignored; a resource the context has no
+// object of is an error.
+func (d *celData) ListResources(_ context.Context, apiVersion, resource, namespace string, _ map[string]string) (map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	gvr := gv.WithResource(resource)
+	byNS, ok := d.objects[gvr.String()]
+	if !ok {
+		return nil, fmt.Errorf("%s resource not found", gvr.GroupResource())
+	}
+	items := make([]any, 0, len(byNS[namespace]))
+	for _, obj := range byNS[namespace] {
+		items = append(items, obj)
+	}
+	return map[string]any{"items": items}, nil
+}
+
+// PostResource implements kyvernocel.Resources: the CLI creates nothing.
+func (d *celData) PostResource(_ context.Context, apiVersion, resource, _ string, _ map[string]any) (map[string]any, error) {
+	return nil, fmt.Errorf("resource.Post(%s, %s): the CLI has no cluster to create resources in", apiVersion, resource)
+}
+
+// ImageData implements kyvernocel.ImageData from the context's images.
+func (d *celData) ImageData(_ context.Context, image string) (map[string]any, error) {
+	if m, ok := d.images[image]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("image data for %s not found in the context", image)
+}
+
+// GlobalReference implements kyvernocel.GlobalContext from the test's
+// globalContextEntries: an unknown entry is null, a projection is a key of
+// the entry's data.
+func (d *celData) GlobalReference(_ context.Context, name, projection string) (any, error) {
+	data, ok := d.globals[name]
+	if !ok {
+		return nil, nil
+	}
+	if projection == "" {
+		return data, nil
+	}
+	m, ok := data.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("projection %q not found in global context entry %q: stored value is not an object", projection, name)
+	}
+	v, ok := m[projection]
+	if !ok {
+		return nil, fmt.Errorf("projection %q not found in global context entry %q", projection, name)
+	}
+	return v, nil
+}
+
+// celHTTP serves http.Get and http.Post from the test's apiCallResponses.
+// The CLI makes no network calls: a URL without a mock is an error.
+type celHTTP struct{ d *celData }
+
+func (h celHTTP) Get(_ context.Context, url string, _ map[string]string) (any, error) {
+	return h.mock("GET", url)
+}
+
+func (h celHTTP) Post(_ context.Context, url string, _ any, _ map[string]string) (any, error) {
+	return h.mock("POST", url)
+}
+
+func (h celHTTP) Client(string) (kyvernocel.HTTP, error) { return h, nil }
+
+func (h celHTTP) mock(method, url string) (any, error) {
+	if v, ok := h.d.http[method+":"+url]; ok {
+		return v, nil
+	}
+	if v, ok := h.d.http[url]; ok {
+		return v, nil
+	}
+	return nil, fmt.Errorf("%s %s: no apiCallResponses mock, and the CLI makes no network calls", method, url)
+}
+
+// namespaceObjects are the Namespace objects of the values file by name,
+// as Kyverno's CLI gives them to namespaceObject: the namespaces entries
+// (which win), then Namespaces with the labels of namespaceSelector
+// entries, each as Kubernetes converts a typed Namespace.
+func namespaceObjects(spec *ValuesSpec) (map[string]map[string]any, error) {
+	if spec == nil {
+		return nil, nil
+	}
+	out := map[string]map[string]any{}
+	for _, n := range spec.NamespaceSelectors {
+		ns := corev1.Namespace{}
+		ns.APIVersion, ns.Kind = "v1", "Namespace"
+		ns.Name, ns.Labels = n.Name, n.Labels
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ns)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", n.Name, err)
+		}
+		out[n.Name] = obj
+	}
+	for _, raw := range spec.Namespaces {
+		b, err := json.Marshal(raw)
+		if err != nil {
+			return nil, err
+		}
+		var ns corev1.Namespace
+		if err := json.Unmarshal(b, &ns); err != nil {
+			return nil, fmt.Errorf("values namespaces: %w", err)
+		}
+		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&ns)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+		out[ns.Name] = obj
+	}
+	return out, nil
+}
