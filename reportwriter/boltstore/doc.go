@@ -14,4 +14,25 @@
 // summary, and the report object as is; key "<namespace>/<name>"),
 // "tombstones" and "meta". The package must not depend on the server,
 // client or scanner packages.
+//
+// # A damaged file
+//
+// bbolt trusts its file: it maps it and follows the page ids it reads, so
+// a truncated or damaged file is a memory fault (SIGBUS, SIGSEGV) or one of
+// its "assertion failed" panics, which stop the process. Open therefore
+// checks an existing file with ordinary reads before bbolt maps it (the
+// size, the page size, both meta pages: magic, version, checksum; the high
+// water mark of the meta in use against the size; the root page; the free
+// list's length and page ids), and every call that reads the map (Open,
+// Load, Write, Meta, SetMeta) runs under guard: debug.SetPanicOnFault on
+// the calling goroutine (it turns a fault into a panic) and a recover. A
+// damaged file is then a *CorruptError (errors.Is ErrCorrupt) naming the
+// file and what to do: restore it from a backup, or move it away to start
+// with an empty store (background scans rebuild the reports of the
+// resources they see). An empty file is such an error too, since Open
+// creates a new store whole (under a temporary name, then linked into
+// place) and never leaves an empty file. Options.Verify also reads every
+// page at open and runs bbolt's own check (tx.Check, in a goroutine of
+// bbolt's: it runs only after the guarded read of every page succeeded).
+// FuzzOpen feeds Open arbitrary files.
 package boltstore
