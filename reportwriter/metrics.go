@@ -21,6 +21,10 @@ type metrics struct {
 	flushSeconds prometheus.Histogram
 	held         prometheus.Gauge
 	ackSeconds   prometheus.Histogram
+	future       *prometheus.CounterVec
+	repaired     *prometheus.CounterVec
+	overLimit    *prometheus.CounterVec
+	tombsSkipped prometheus.Counter
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
@@ -51,8 +55,16 @@ func newMetrics(reg *prometheus.Registry) (*metrics, error) {
 		ackSeconds: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name: "verdict_reports_ack_seconds", Help: "Time from the arrival of a batch to its acknowledgement.",
 			Buckets: prometheus.ExponentialBuckets(0.001, 2, 16)}),
+		future: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_future_time_rejected_total", Help: "Items rejected because their time is later than the writer's clock plus the max clock skew, by field."}, []string{"field"}),
+		repaired: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_future_time_repaired_total", Help: "Times later than the writer's clock plus the max clock skew removed from the stored state at start (written before the check), by what held them."}, []string{"what"}),
+		overLimit: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "verdict_reports_items_over_limit_total", Help: "Items rejected because the writer holds the most resources, tombstones or policy senders it may, by limit."}, []string{"limit"}),
+		tombsSkipped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "verdict_reports_tombstones_skipped_total", Help: "Deletions applied without a tombstone because the writer remembers the max tombstones."}),
 	}
-	for _, c := range []prometheus.Collector{m.batches, m.entries, m.duplicates, m.rejected, m.exhausted, m.storeWrites, m.storeErrors, m.reports, m.streams, m.flushSeconds, m.held, m.ackSeconds} {
+	for _, c := range []prometheus.Collector{m.batches, m.entries, m.duplicates, m.rejected, m.exhausted, m.storeWrites, m.storeErrors, m.reports, m.streams, m.flushSeconds, m.held, m.ackSeconds, m.future, m.repaired, m.overLimit, m.tombsSkipped} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

@@ -152,7 +152,7 @@ func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
 	w.stop = stop
 	go func() {
 		defer close(w.done)
-		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, w.flags.policyInterval, send, w.log)
+		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, publish.WatchOptions{Interval: w.flags.policyInterval}, send, w.log)
 	}()
 }
 

@@ -1,7 +1,7 @@
 // Package boltstore is the embedded store of the report writer: one bbolt
 // file (go.etcd.io/bbolt) holding the intermediary reports, the final
-// reports, the tombstones of deleted resources and the latest policy set,
-// so that they survive a restart. It is the store of `verdict run` and of
+// reports, the tombstones of deleted resources and the latest policy set
+// of each decision server, so that they survive a restart. It is the store of `verdict run` and of
 // `verdict reports serve --store FILE`.
 //
 // Start at Open; the *Store implements reportwriter.Store. Each Write is
@@ -12,8 +12,9 @@
 // Records are JSON, in the buckets "intermediaries" (key
 // "<source>/<resource key>"), "reports" and "reportdata" (a report's
 // summary, and the report object as is; key "<namespace>/<name>"),
-// "tombstones" and "meta". The package must not depend on the server,
-// client or scanner packages.
+// "tombstones" and "meta" (the policy sets under "policysets"; the one set
+// of an older writer, "policies", is read once and replaced). The package
+// must not depend on the server, client or scanner packages.
 //
 // # A damaged file
 //

@@ -45,7 +45,8 @@ var (
 	bucketReportData     = []byte("reportdata")
 	bucketTombstones     = []byte("tombstones")
 	bucketMeta           = []byte("meta")
-	keyPolicies          = []byte("policies")
+	keyPolicySets        = []byte("policysets")
+	keyPolicies          = []byte("policies") // one policy set, before senders had one each
 	keyFormat            = []byte("format")
 	format               = []byte("1")
 )
@@ -320,11 +321,20 @@ func (s *Store) load(ctx context.Context, tx *bolt.Tx, st *reportwriter.State) e
 	if err != nil {
 		return err
 	}
-	if v := tx.Bucket(bucketMeta).Get(keyPolicies); v != nil {
-		st.Policies = &reportwriter.PolicySet{}
+	meta := tx.Bucket(bucketMeta)
+	if v := meta.Get(keyPolicySets); v != nil {
+		st.Policies = &reportwriter.PolicySets{}
 		if err := json.Unmarshal(v, st.Policies); err != nil {
+			return fmt.Errorf("policy sets: %w", err)
+		}
+	} else if v := meta.Get(keyPolicies); v != nil {
+		// The one set of an older writer: of a sender without a name,
+		// received at an unknown time (so not live).
+		ps := &reportwriter.PolicySet{}
+		if err := json.Unmarshal(v, ps); err != nil {
 			return fmt.Errorf("policy set: %w", err)
 		}
+		st.Policies = &reportwriter.PolicySets{Sets: []*reportwriter.PolicySet{ps}}
 	}
 	return ctx.Err()
 }
@@ -355,7 +365,7 @@ func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
 	if c.Policies != nil {
 		var err error
 		if policies, err = json.Marshal(c.Policies); err != nil {
-			return fmt.Errorf("policy set: %w", err)
+			return fmt.Errorf("policy sets: %w", err)
 		}
 	}
 	err := s.guard("write", func() error {
@@ -419,7 +429,10 @@ func (s *Store) write(tx *bolt.Tx, c *reportwriter.Changes, inter, reps []kv, po
 		}
 	}
 	if policies != nil {
-		return tx.Bucket(bucketMeta).Put(keyPolicies, policies)
+		if err := tx.Bucket(bucketMeta).Delete(keyPolicies); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketMeta).Put(keyPolicySets, policies)
 	}
 	return nil
 }
