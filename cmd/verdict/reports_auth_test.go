@@ -106,8 +106,8 @@ func startReportsServe(t *testing.T, extra ...string) (*proc, string) {
 	return startCmd(t, writerAddrRE, args...)
 }
 
-// freeAddr returns a loopback address with a port free now.
-func freeAddr(t *testing.T) string {
+// loopbackAddr returns a loopback address with a port free now.
+func loopbackAddr(t *testing.T) string {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -359,7 +359,7 @@ func TestPublishersOverMutualTLS(t *testing.T) {
 	writeTestFile(t, tokenFile, "s3cret\n")
 	_, writer := startReportsServe(t, "--tls-cert", srvCert, "--tls-key", srvKey, "--client-ca", ca.CA, "--token-file", tokenFile)
 	conn := []string{"--report-writer", writer, "--report-writer-ca-file", ca.CA, "--report-writer-cert-file", cliCert, "--report-writer-key-file", cliKey, "--report-writer-token-file", tokenFile}
-	server := freeAddr(t)
+	server := loopbackAddr(t)
 	startCmd(t, nil, append([]string{"serve", "--policies", examplePolicies, "--listen", server, "--metrics-listen", "", "--log-level", "error"}, conn...)...)
 	get := []string{"reports", "get", "-A", "--server", writer, "--ca-file", ca.CA, "--cert-file", cliCert, "--key-file", cliKey, "--token-file", tokenFile}
 	pollVerdict(t, func(string) bool {
@@ -400,7 +400,7 @@ func TestReportsPolicyRemoved(t *testing.T) {
 		}
 	}
 	serve := func(dir string) (*proc, string) {
-		server := freeAddr(t)
+		server := loopbackAddr(t)
 		p, _ := startCmd(t, nil, "serve", "--policies", dir, "--listen", server, "--metrics-listen", "", "--log-level", "error",
 			"--report-writer", writer, "--report-policy-interval", "100ms")
 		waitServing(t, server)
