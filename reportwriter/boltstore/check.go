@@ -104,12 +104,12 @@ func (m meta) problem() string {
 
 // checkFile checks an existing store file before bbolt maps it: bbolt
 // trusts the file, and reading past its end through the map is a fault
-// (SIGBUS) that stops the process, so everything bbolt reads at open is
-// checked here with ordinary reads: the size, the page size, both meta
-// pages (magic, version, checksum), the high water mark of the meta in
-// use against the size, the root page, and the freelist (its length and
-// page ids). The pages the tree points to are checked later, by reading
-// them under a recover (see guard).
+// (SIGBUS) that stops the process, so the file is checked here with
+// ordinary reads: the size, the page size, both meta pages (magic,
+// version, checksum), the high water mark of the meta in use against the
+// size, the freelist (its length and page ids), and the tree of pages from
+// the root (treeCheck). It reads every page in use once. Reads of the map
+// also run under guard, in case something passes these checks.
 func checkFile(path string) error {
 	bad := func(format string, args ...any) error {
 		return &CorruptError{Path: path, Reason: fmt.Sprintf(format, args...)}
@@ -263,10 +263,144 @@ func checkFile(path string) error {
 	if err != nil {
 		return err
 	}
+	tc := &treeCheck{pageSize: pageSize, hwm: hwm, used: make([]uint64, (hwm+63)/64), bad: bad, read: read}
+	tc.mark(m.freelist, fl.overflow)
 	for i := range count {
 		id := binary.NativeEndian.Uint64(b[i*8:])
 		if id < 2 || id >= hwm {
 			return bad("freelist page %d: lists page %d, outside the pages in use (2 to %d)", m.freelist, id, hwm-1)
+		}
+		if tc.isUsed(id) {
+			return bad("freelist page %d: lists page %d twice, or its own page", m.freelist, id)
+		}
+		tc.mark(id, 0)
+	}
+	return tc.checkPage(m.root, 0)
+}
+
+// The elements of a branch page (pos, ksize uint32, pgid uint64) and of a
+// leaf page (flags, pos, ksize, vsize uint32) are 16 bytes each, after the
+// page header; an element's key is at pos bytes from the element, a leaf's
+// value follows its key. A leaf element with flag bucketLeafFlag is a
+// bucket: its value starts with the bucket's root page id and sequence
+// (16 bytes), and when the root is 0, the bucket's page follows inline.
+const (
+	elemSize       = 16
+	bucketLeafFlag = 0x01
+	bucketHeader   = 16
+	maxTreeDepth   = 64
+)
+
+// treeCheck walks the pages of the tree from the root bucket with
+// ordinary reads, before bbolt follows them through the map: every page id
+// in use, every page reached once (no cycle, no page shared or also free),
+// every element, key and value inside its page. A damaged tree would
+// otherwise be a fault, an "assertion failed" panic, or, with a cycle, a
+// cursor that descends forever until the process runs out of memory.
+type treeCheck struct {
+	pageSize int64
+	hwm      uint64
+	used     []uint64 // a bit per page: in the tree or free
+	bad      func(format string, args ...any) error
+	read     func(off int64, n int) ([]byte, error)
+}
+
+func (c *treeCheck) isUsed(id uint64) bool { return c.used[id/64]&(1<<(id%64)) != 0 }
+
+func (c *treeCheck) mark(id uint64, overflow uint32) {
+	for p := id; p <= id+uint64(overflow); p++ {
+		c.used[p/64] |= 1 << (p % 64)
+	}
+}
+
+// checkPage checks the page id of the tree and what it points to; depth
+// counts the pages and buckets above it.
+func (c *treeCheck) checkPage(id uint64, depth int) error {
+	if depth > maxTreeDepth {
+		return c.bad("page %d: more than %d levels of pages and buckets", id, maxTreeDepth)
+	}
+	if id < 2 || id >= c.hwm {
+		return c.bad("page %d: outside the pages in use (2 to %d)", id, c.hwm-1)
+	}
+	h, err := c.read(int64(id)*c.pageSize, pageHeaderSize)
+	if err != nil {
+		return err
+	}
+	p := decodePage(h)
+	switch {
+	case p.id != id:
+		return c.bad("page %d: header says page %d", id, p.id)
+	case id+uint64(p.overflow) >= c.hwm:
+		return c.bad("page %d: %d overflow pages go past the pages in use (%d)", id, p.overflow, c.hwm)
+	}
+	for q := id; q <= id+uint64(p.overflow); q++ {
+		if c.isUsed(q) {
+			return c.bad("page %d: reached twice, or also free (a damaged tree)", q)
+		}
+	}
+	c.mark(id, p.overflow)
+	b, err := c.read(int64(id)*c.pageSize, int((int64(p.overflow)+1)*c.pageSize))
+	if err != nil {
+		return err
+	}
+	return c.checkNode(id, b, depth)
+}
+
+// checkNode checks the elements of the branch or leaf page b (a page of
+// the file, or a bucket's inline page).
+func (c *treeCheck) checkNode(id uint64, b []byte, depth int) error {
+	if len(b) < pageHeaderSize {
+		return c.bad("page %d: %d bytes, less than a page header", id, len(b))
+	}
+	p := decodePage(b)
+	if p.flags != flagBranch && p.flags != flagLeaf {
+		return c.bad("page %d: flags %#x, want a branch or leaf page", id, p.flags)
+	}
+	n := int(p.count)
+	if pageHeaderSize+n*elemSize > len(b) {
+		return c.bad("page %d: %d elements do not fit its %d bytes", id, n, len(b))
+	}
+	ne := binary.NativeEndian
+	for i := range n {
+		off := pageHeaderSize + i*elemSize
+		e := b[off : off+elemSize]
+		if p.flags == flagBranch {
+			pos, ksize := int64(ne.Uint32(e)), int64(ne.Uint32(e[4:]))
+			if int64(off)+pos+ksize > int64(len(b)) {
+				return c.bad("page %d: element %d: key outside the page", id, i)
+			}
+			if err := c.checkPage(ne.Uint64(e[8:]), depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		flags, pos, ksize, vsize := ne.Uint32(e), int64(ne.Uint32(e[4:])), int64(ne.Uint32(e[8:])), int64(ne.Uint32(e[12:]))
+		start := int64(off) + pos + ksize
+		if start+vsize > int64(len(b)) {
+			return c.bad("page %d: element %d: key or value outside the page", id, i)
+		}
+		if flags&bucketLeafFlag == 0 {
+			continue
+		}
+		v := b[start : start+vsize]
+		if len(v) < bucketHeader {
+			return c.bad("page %d: element %d: a bucket of %d bytes", id, i, len(v))
+		}
+		if root := ne.Uint64(v); root != 0 {
+			if err := c.checkPage(root, depth+1); err != nil {
+				return err
+			}
+			continue
+		}
+		if depth+1 > maxTreeDepth {
+			return c.bad("page %d: more than %d levels of pages and buckets", id, maxTreeDepth)
+		}
+		inline := v[bucketHeader:]
+		if len(inline) < pageHeaderSize || decodePage(inline).flags != flagLeaf {
+			return c.bad("page %d: element %d: an inline bucket without a leaf page", id, i)
+		}
+		if err := c.checkNode(id, inline, depth+1); err != nil {
+			return err
 		}
 	}
 	return nil

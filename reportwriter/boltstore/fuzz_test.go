@@ -27,11 +27,13 @@ func FuzzOpen(f *testing.F) {
 	metaDamaged := append([]byte(nil), valid...)
 	metaDamaged[20] ^= 0xff
 	f.Add(metaDamaged)
+	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(t.TempDir(), "reports.db")
+		path := filepath.Join(dir, "reports.db")
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
+		defer os.Remove(path)
 		s, err := boltstore.Open(path, boltstore.NoSync(boltstore.Options{LockTimeout: 10 * time.Millisecond}))
 		if err != nil {
 			if len(data) == 0 && !errors.Is(err, boltstore.ErrCorrupt) {

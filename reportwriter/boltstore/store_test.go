@@ -139,6 +139,10 @@ func TestOpenDamaged(t *testing.T) {
 	// with garbage: the metas still check.
 	pagesDamaged := append([]byte(nil), valid...)
 	copy(pagesDamaged[2*pageSize:], garbage)
+	// A bucket of the root page whose root is that page: a cycle (bbolt's
+	// cursor would descend forever).
+	cycle := append([]byte(nil), valid...)
+	makeCycle(t, cycle)
 	// Both metas damaged.
 	metasDamaged := append([]byte(nil), valid...)
 	metasDamaged[20] ^= 0xff
@@ -153,6 +157,7 @@ func TestOpenDamaged(t *testing.T) {
 		{"random bytes", garbage},
 		{"both metas damaged", metasDamaged},
 		{"pages after the metas damaged", pagesDamaged},
+		{"a cycle in the tree", cycle},
 	}
 	used := pagesInUse(valid) * pageSize
 	for _, off := range []int{1, 15, 100, pageSize - 1, pageSize, pageSize + 100, 2 * pageSize, 3*pageSize + 7, used - pageSize, used - 1} {
@@ -181,15 +186,42 @@ func TestOpenDamaged(t *testing.T) {
 // header, then magic, version, page size, flags (4 bytes each), root
 // bucket (16), freelist, pgid, txid (8 each)).
 func pagesInUse(b []byte) int {
+	return int(binary.NativeEndian.Uint64(metaInUse(b)[40:]))
+}
+
+// metaInUse returns the meta (after its page header) with the highest
+// transaction id.
+func metaInUse(b []byte) []byte {
 	ne := binary.NativeEndian
-	var pgid, txid uint64
+	var out []byte
 	for _, off := range []int{0, os.Getpagesize()} {
 		m := b[off+16:]
-		if tx := ne.Uint64(m[48:]); tx >= txid {
-			pgid, txid = ne.Uint64(m[40:]), tx
+		if out == nil || ne.Uint64(m[48:]) > ne.Uint64(out[48:]) {
+			out = m
 		}
 	}
-	return int(pgid)
+	return out
+}
+
+// makeCycle points the first bucket of the root page of store file b to
+// that page (bbolt's layout: the root page id at 16 in the meta; a leaf page's
+// elements after its 16-byte header, 16 bytes each: flags, pos, ksize,
+// vsize (uint32); a bucket's value starts with its root page id).
+func makeCycle(t *testing.T, b []byte) {
+	t.Helper()
+	ne := binary.NativeEndian
+	ps := os.Getpagesize()
+	root := ne.Uint64(metaInUse(b)[16:])
+	page := b[int(root)*ps:]
+	if ne.Uint16(page[10:]) == 0 {
+		t.Fatal("makeCycle: the root page has no element")
+	}
+	e := page[16:]
+	if ne.Uint32(e)&1 == 0 {
+		t.Fatal("makeCycle: the first element of the root page is not a bucket")
+	}
+	v := e[ne.Uint32(e[4:])+ne.Uint32(e[8:]):]
+	ne.PutUint64(v, root)
 }
 
 // TestOpenTruncatedAfterPagesInUse opens a file cut after the pages its
