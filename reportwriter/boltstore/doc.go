@@ -19,14 +19,18 @@
 // # A damaged file
 //
 // bbolt trusts its file: it maps it and follows the page ids it reads, so
-// a truncated or damaged file is a memory fault (SIGBUS, SIGSEGV) or one of
-// its "assertion failed" panics, which stop the process. Open therefore
-// checks an existing file with ordinary reads before bbolt maps it (the
+// a truncated or damaged file is a memory fault (SIGBUS, SIGSEGV), one of
+// its "assertion failed" panics, or, for a cycle in the tree, a cursor that
+// descends until the process runs out of memory. Open therefore checks an
+// existing file with ordinary reads before bbolt maps it (check.go: the
 // size, the page size, both meta pages: magic, version, checksum; the high
-// water mark of the meta in use against the size; the root page; the free
-// list's length and page ids), and every call that reads the map (Open,
-// Load, Write, Meta, SetMeta) runs under guard: debug.SetPanicOnFault on
-// the calling goroutine (it turns a fault into a panic) and a recover. A
+// water mark of the meta in use against the size; the free list's length
+// and page ids; then the tree from the root: every page id in use, every
+// page reached once and not free, every element, key and value inside its
+// page; a read of every page in use), and every call that reads the map
+// (Open, Load, Write, Meta, SetMeta) also runs under guard:
+// debug.SetPanicOnFault on the calling goroutine (it turns a fault into a
+// panic) and a recover. A
 // damaged file is then a *CorruptError (errors.Is ErrCorrupt) naming the
 // file and what to do: restore it from a backup, or move it away to start
 // with an empty store (background scans rebuild the reports of the
