@@ -26,8 +26,8 @@ const (
 	DefaultMaxClockSkew    = 5 * time.Minute
 	DefaultPolicySenderTTL = 5 * time.Minute
 	DefaultMaxSenders      = 256
-	DefaultMaxResources    = 1_000_000
-	DefaultMaxTombstones   = 1_000_000
+	DefaultMaxResources    = 250_000
+	DefaultMaxTombstones   = 500_000
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -101,13 +101,16 @@ type Options struct {
 	// one more sender is rejected and counted. Default 256.
 	MaxPolicySenders int
 	// MaxResources bounds the resources the writer holds entries of; an
-	// evaluation of one more resource is rejected and counted. Default
-	// 1,000,000.
+	// evaluation of one more resource is rejected and counted. A resource
+	// with 3 policies takes about 3 KB of memory (and as much on disk), so
+	// the default, 250,000, is about 750 MiB: what the writer of the
+	// manifests (1 GiB) holds; shard the writers beyond.
 	MaxResources int
 	// MaxTombstones bounds the deleted resources remembered
 	// (TombstoneTTL); over it, a deletion of a resource the writer holds
 	// still removes its entries, without a tombstone, and a deletion of
-	// another resource is rejected; both are counted. Default 1,000,000.
+	// another resource is rejected; both are counted. Default 500,000
+	// (about 100 bytes each).
 	MaxTombstones int
 
 	// ResultsPerResource writes one results[] entry per resource and rule,
