@@ -1,6 +1,7 @@
 package reportwriter_test
 
 import (
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
@@ -184,4 +186,44 @@ func TestMaxResources(t *testing.T) {
 	if diff := cmp.Diff(want, rows(t, e.client)); diff != "" {
 		t.Errorf("reports mismatch (-want +got):\n%s", diff)
 	}
+}
+
+// TestMaxInflightBytes holds the store so that no batch is acknowledged,
+// and sends more batches than the in-flight budget holds: the writer
+// receives what fits, then the rest once the first are acknowledged.
+func TestMaxInflightBytes(t *testing.T) {
+	gate := make(chan struct{})
+	reg := prometheus.NewRegistry()
+	batch := func(sec int) []*verdictv1.PublishItem {
+		return items(evaluation(podA, sec, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, strings.Repeat("x", 1000))}, []pol{polLatest}))
+	}
+	size := proto.Size(&verdictv1.PublishRequest{Sequence: 1, Items: batch(0)})
+	budget := 2*size + size/2 // two batches
+	e := startWrapped(t, tempDB(t), "127.0.0.1:0", reportwriter.Options{Registry: reg, MaxMessageBytes: budget, MaxInflightBytes: int64(budget)}, func(s reportwriter.Store) reportwriter.Store {
+		return gatedStore{Store: s, gate: gate}
+	})
+	st, err := e.client.Publish(t.Context())
+	if err != nil {
+		t.Fatalf("Publish: %v", err)
+	}
+	for i := range 4 {
+		if err := st.Send(&verdictv1.PublishRequest{Sequence: uint64(i + 1), Items: batch(i)}); err != nil {
+			t.Fatalf("Send(batch %d): %v", i+1, err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for metric(t, reg, "verdict_reports_inflight_bytes") < float64(2*size) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(100 * time.Millisecond) // room for a third batch, if it were taken
+	if got := metric(t, reg, "verdict_reports_inflight_bytes"); got != float64(2*size) {
+		t.Errorf("verdict_reports_inflight_bytes = %v, want %d (two batches of %d bytes, max %d)", got, 2*size, size, budget)
+	}
+	close(gate)
+	for i := range 4 {
+		if _, err := st.Recv(); err != nil {
+			t.Fatalf("Recv(ack %d): %v", i+1, err)
+		}
+	}
+	st.CloseSend()
 }

@@ -10,24 +10,26 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
 // Defaults of Options.
 const (
-	DefaultMaxBatchItems   = 1000
-	DefaultMaxMessageBytes = 4 << 20
-	DefaultMaxUnacked      = 64
-	DefaultMaxFlushItems   = 10000
-	DefaultTombstoneTTL    = time.Hour
-	DefaultQueueBatches    = 256
-	DefaultReportInterval  = time.Second
-	DefaultMaxClockSkew    = 5 * time.Minute
-	DefaultPolicySenderTTL = 5 * time.Minute
-	DefaultMaxSenders      = 256
-	DefaultMaxResources    = 250_000
-	DefaultMaxTombstones   = 500_000
+	DefaultMaxBatchItems    = 1000
+	DefaultMaxMessageBytes  = 4 << 20
+	DefaultMaxUnacked       = 64
+	DefaultMaxFlushItems    = 10000
+	DefaultTombstoneTTL     = time.Hour
+	DefaultQueueBatches     = 256
+	DefaultReportInterval   = time.Second
+	DefaultMaxClockSkew     = 5 * time.Minute
+	DefaultPolicySenderTTL  = 5 * time.Minute
+	DefaultMaxSenders       = 256
+	DefaultMaxResources     = 250_000
+	DefaultMaxTombstones    = 500_000
+	DefaultMaxInflightBytes = 128 << 20
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -52,6 +54,11 @@ type Options struct {
 	// acknowledgement on one stream; one more ends the stream with
 	// RESOURCE_EXHAUSTED. Default 64.
 	MaxUnacked int
+	// MaxInflightBytes bounds the bytes of the batches received and not
+	// acknowledged yet, over every Publish stream: a stream receives its
+	// next batch once there is room (gRPC's flow control then holds its
+	// sender). At least MaxMessageBytes. Default 128 MiB.
+	MaxInflightBytes int64
 
 	// MaxFlushItems bounds the items applied in one store transaction:
 	// batches that arrive while a flush is running are applied together
@@ -137,6 +144,10 @@ func (o Options) withDefaults() Options {
 	if o.MaxUnacked <= 0 {
 		o.MaxUnacked = DefaultMaxUnacked
 	}
+	if o.MaxInflightBytes <= 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	o.MaxInflightBytes = max(o.MaxInflightBytes, int64(o.MaxMessageBytes))
 	if o.MaxFlushItems <= 0 {
 		o.MaxFlushItems = DefaultMaxFlushItems
 	}
@@ -191,6 +202,9 @@ type Writer struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *metrics
+	// inflight holds MaxInflightBytes: the bytes of the batches received
+	// and not acknowledged, over every stream.
+	inflight *semaphore.Weighted
 
 	queue chan *request
 	stop  chan struct{}
@@ -264,6 +278,7 @@ func New(opts Options) (*Writer, error) {
 		done:     make(chan struct{}),
 		draining: make(chan struct{}),
 		view:     map[ReportKey]*StoredReport{},
+		inflight: semaphore.NewWeighted(opts.MaxInflightBytes),
 	}
 	w.deferred, _ = opts.Store.(DeferredStore)
 	for _, sr := range st.Reports {

@@ -68,6 +68,7 @@ type reportsServeFlags struct {
 	policySenderTTL             time.Duration
 	maxPolicySenders            int
 	maxResources, maxTombstones int
+	maxInflightBytes            int64
 }
 
 func newReportsServeCmd() *cobra.Command {
@@ -119,6 +120,7 @@ every replica), and takes over when the leader stops.`,
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", reportwriter.DefaultMaxMessageBytes, "largest Publish batch in bytes")
 	fs.IntVar(&f.maxBatchItems, "max-batch-items", reportwriter.DefaultMaxBatchItems, "most items of one Publish batch")
 	fs.IntVar(&f.maxUnacked, "max-unacked", reportwriter.DefaultMaxUnacked, "most unacknowledged batches per Publish stream")
+	fs.Int64Var(&f.maxInflightBytes, "max-inflight-bytes", reportwriter.DefaultMaxInflightBytes, "most bytes of Publish batches received and not acknowledged, over every stream (a stream waits for room)")
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
@@ -213,7 +215,7 @@ func (f *reportsServeFlags) writerOptions(st reportwriter.Store, log *slog.Logge
 		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
 		ResultsPerResource: f.perResource,
 		MaxClockSkew:       f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
-		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones,
+		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones, MaxInflightBytes: f.maxInflightBytes,
 	}
 }
 
