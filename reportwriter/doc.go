@@ -85,7 +85,9 @@
 // Per stream: MaxBatchItems, MaxMessageBytes (so the results, policies
 // and seen resources of one item), MaxUnacked. Overall: MaxInflightBytes
 // of batches received and not acknowledged (a stream waits for room;
-// verdict_reports_inflight_bytes), MaxResources
+// verdict_reports_inflight_bytes; a sender that does not read its
+// acknowledgements would hold them, so its stream ends after AckTimeout),
+// MaxResources
 // resources with entries, MaxTombstones deleted resources remembered,
 // MaxPolicySenders live senders; an item over one of them is rejected and
 // counted (verdict_reports_items_over_limit_total{limit}). A deletion of a

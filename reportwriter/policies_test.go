@@ -1,6 +1,8 @@
 package reportwriter_test
 
 import (
+	"context"
+	"net"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -9,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/protobuf/proto"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -226,4 +230,56 @@ func TestMaxInflightBytes(t *testing.T) {
 		}
 	}
 	st.CloseSend()
+}
+
+// memStore is a Store that keeps nothing (fast writes).
+type memStore struct{}
+
+func (memStore) Load(context.Context) (*reportwriter.State, error) {
+	return &reportwriter.State{Tombstones: map[string]time.Time{}}, nil
+}
+func (memStore) Write(context.Context, *reportwriter.Changes) error { return nil }
+func (memStore) Close() error                                       { return nil }
+
+// TestAckTimeout publishes batches without reading the acknowledgements,
+// with the smallest flow-control windows (and no limit of unacknowledged
+// batches): once they fill, the writer ends
+// the stream after the ack timeout instead of holding its batches.
+func TestAckTimeout(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	w, err := reportwriter.New(reportwriter.Options{Store: memStore{}, Registry: reg, AckTimeout: 200 * time.Millisecond, MaxUnacked: 1 << 20, Now: func() time.Time { return t0.Add(time.Hour) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close(context.Background())
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := grpc.NewServer()
+	verdictv1.RegisterReportServiceServer(srv, w)
+	go srv.Serve(lis)
+	defer srv.Stop()
+	conn, err := grpc.NewClient(lis.Addr().String(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithInitialWindowSize(1<<16), grpc.WithInitialConnWindowSize(1<<16))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	st, err := verdictv1.NewReportServiceClient(conn).Publish(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for seq := uint64(1); time.Now().Before(deadline); seq++ {
+		if err := st.Send(&verdictv1.PublishRequest{Sequence: seq, Items: items(deletion(podA, 0))}); err != nil {
+			break // the writer ended the stream
+		}
+		if labelled(t, reg, "verdict_reports_limit_exceeded_total", "limit", "ack_timeout") > 0 {
+			break
+		}
+	}
+	if n := labelled(t, reg, "verdict_reports_limit_exceeded_total", "limit", "ack_timeout"); n != 1 {
+		t.Errorf("verdict_reports_limit_exceeded_total{limit=ack_timeout} = %v, want 1", n)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
@@ -83,6 +84,12 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 	}
 	waiting := make(chan inflight, w.opts.MaxUnacked)
 	ackErr := make(chan error, 1)
+	fail := func(err error) { // the first error ends the stream
+		select {
+		case ackErr <- err:
+		default:
+		}
+	}
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
@@ -104,12 +111,21 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 				return
 			}
 			if res.Err != nil {
-				ackErr <- status.Errorf(codes.Unavailable, "batch %d: %v", f.seq, res.Err)
+				fail(status.Errorf(codes.Unavailable, "batch %d: %v", f.seq, res.Err))
 				return
 			}
 			ack := &verdictv1.PublishResponse{Sequence: f.seq, Rejected: res.Rejected, Duplicates: uint32(res.Duplicates)}
-			if err := stream.Send(ack); err != nil {
-				ackErr <- err
+			// A sender that does not read its acknowledgements blocks
+			// Send (flow control) and holds the in-flight bytes of its
+			// batches: its stream ends after AckTimeout.
+			timer := time.AfterFunc(w.opts.AckTimeout, func() {
+				w.metrics.exhausted.WithLabelValues("ack_timeout").Inc()
+				fail(status.Errorf(codes.DeadlineExceeded, "batch %d: acknowledgement not taken by the sender within %s (ack timeout)", f.seq, w.opts.AckTimeout))
+			})
+			err := stream.Send(ack)
+			timer.Stop()
+			if err != nil {
+				fail(err)
 				return
 			}
 			unacked.Add(-1)
@@ -142,6 +158,8 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 				close(waiting)
 				select {
 				case <-ackDone:
+				case err := <-ackErr:
+					return err
 				case <-w.draining:
 					return unavailable
 				}

@@ -30,6 +30,7 @@ const (
 	DefaultMaxResources     = 250_000
 	DefaultMaxTombstones    = 500_000
 	DefaultMaxInflightBytes = 128 << 20
+	DefaultAckTimeout       = 30 * time.Second
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -59,6 +60,11 @@ type Options struct {
 	// next batch once there is room (gRPC's flow control then holds its
 	// sender). At least MaxMessageBytes. Default 128 MiB.
 	MaxInflightBytes int64
+	// AckTimeout bounds the wait for a sender to take an acknowledgement
+	// (gRPC flow control blocks it when the sender does not read them): a
+	// stream whose sender does not is ended with DEADLINE_EXCEEDED, so that
+	// it does not hold its in-flight bytes. Default 30s.
+	AckTimeout time.Duration
 
 	// MaxFlushItems bounds the items applied in one store transaction:
 	// batches that arrive while a flush is running are applied together
@@ -148,6 +154,9 @@ func (o Options) withDefaults() Options {
 		o.MaxInflightBytes = DefaultMaxInflightBytes
 	}
 	o.MaxInflightBytes = max(o.MaxInflightBytes, int64(o.MaxMessageBytes))
+	if o.AckTimeout <= 0 {
+		o.AckTimeout = DefaultAckTimeout
+	}
 	if o.MaxFlushItems <= 0 {
 		o.MaxFlushItems = DefaultMaxFlushItems
 	}

@@ -69,6 +69,7 @@ type reportsServeFlags struct {
 	maxPolicySenders            int
 	maxResources, maxTombstones int
 	maxInflightBytes            int64
+	ackTimeout                  time.Duration
 }
 
 func newReportsServeCmd() *cobra.Command {
@@ -120,6 +121,7 @@ every replica), and takes over when the leader stops.`,
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", reportwriter.DefaultMaxMessageBytes, "largest Publish batch in bytes")
 	fs.IntVar(&f.maxBatchItems, "max-batch-items", reportwriter.DefaultMaxBatchItems, "most items of one Publish batch")
 	fs.IntVar(&f.maxUnacked, "max-unacked", reportwriter.DefaultMaxUnacked, "most unacknowledged batches per Publish stream")
+	fs.DurationVar(&f.ackTimeout, "ack-timeout", reportwriter.DefaultAckTimeout, "end a Publish stream whose sender does not take its acknowledgements within this")
 	fs.Int64Var(&f.maxInflightBytes, "max-inflight-bytes", reportwriter.DefaultMaxInflightBytes, "most bytes of Publish batches received and not acknowledged, over every stream (a stream waits for room)")
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
@@ -216,6 +218,7 @@ func (f *reportsServeFlags) writerOptions(st reportwriter.Store, log *slog.Logge
 		ResultsPerResource: f.perResource,
 		MaxClockSkew:       f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
 		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones, MaxInflightBytes: f.maxInflightBytes,
+		AckTimeout: f.ackTimeout,
 	}
 }
 
