@@ -41,10 +41,60 @@
 //     background scan (BackgroundScanDone) removes the resources of its
 //     scope that it did not see. A tombstone keeps resent older
 //     evaluations from bringing them back (TombstoneTTL).
-//   - A PolicySet from a decision server removes the entries of deleted
-//     policies, of rules a changed policy no longer has, and the background
-//     entries of a policy now background: false; the other entries of a
-//     changed policy stay until the resource is evaluated again.
+//   - Policies the decision servers no longer have: see below.
+//
+// # Policies the servers no longer have (policies.go)
+//
+// Each decision server (sender) sends its PolicySet, named by
+// PolicySet.sender, when it changes, at least every minute, and one with
+// stopping set when it stops. The writer keeps the latest set of each
+// sender; a sender is live until it stops or PolicySenderTTL (5m) passes
+// without a set from it (at most MaxPolicySenders, 256, are live). The
+// rule, for several replicas or a restart with another --policies folder:
+//
+//   - the entries of a policy that no live sender lists go (and those from
+//     background scans when no live sender has it with background: true);
+//     for a policy whose content hash no live sender has, the entries of
+//     rules that no live sender has go; the other entries of a changed
+//     policy stay until the resource is evaluated again;
+//   - only entries older than the horizon go, the oldest set of the live
+//     senders: every live sender has said since that it does not hold the
+//     policy (a newer entry, of a policy a sender has just added and not
+//     reported yet, stays until the horizon passes it);
+//   - with no live sender (the only server stopped or restarting), nothing
+//     goes.
+//
+// # Time
+//
+// The times publishers send (ResourceEvaluation.time, from which entries
+// and tombstones take theirs, BackgroundScanDone.started, PolicySet.time)
+// are compared with later ones to order updates, so one in the future
+// would make every later item look older, forever. An item whose time is
+// later than the writer's clock plus MaxClockSkew (5m) is rejected (the
+// field and the skew named in the acknowledgement), counted
+// (verdict_reports_future_time_rejected_total{field}) and never stored.
+// A store written before that check may hold such times: New removes them
+// at start (the policy sets, the entries and Complete marks, the
+// tombstones; logged, and counted in
+// verdict_reports_future_time_repaired_total{what}); senders send their
+// sets again within a minute, the next evaluation of a resource brings its
+// entries back.
+//
+// # Limits a publisher controls
+//
+// Per stream: MaxBatchItems, MaxMessageBytes (so the results, policies
+// and seen resources of one item), MaxUnacked. Overall: MaxInflightBytes
+// of batches received and not acknowledged (a stream waits for room;
+// verdict_reports_inflight_bytes; a sender that does not read its
+// acknowledgements would hold them, so its stream ends after AckTimeout),
+// MaxResources
+// resources with entries, MaxTombstones deleted resources remembered,
+// MaxPolicySenders live senders; an item over one of them is rejected and
+// counted (verdict_reports_items_over_limit_total{limit}). A deletion of a
+// resource held, over MaxTombstones, still removes its entries, without a
+// tombstone (verdict_reports_tombstones_skipped_total). Namespaces and
+// final reports are bounded through the resources (one report per
+// policy and namespace with a resource).
 //
 // # Writes
 //
@@ -57,8 +107,9 @@
 // returns; a batch that changed nothing waits too, as it may be the
 // resend of one not durable yet. A Publish stream keeps receiving and
 // applying meanwhile and sends the acknowledgements in order, so a sender
-// has up to MaxUnacked batches in flight. Limits (MaxBatchItems, MaxMessageBytes, MaxUnacked) end a Publish
-// stream with RESOURCE_EXHAUSTED naming the limit; invalid items are
+// has up to MaxUnacked batches in flight. Limits (MaxBatchItems,
+// MaxMessageBytes, MaxUnacked) end a Publish stream with RESOURCE_EXHAUSTED
+// naming the limit; invalid items (and items over the limits above) are
 // rejected by index and field in the acknowledgement.
 //
 // The package must not import server, client or scanner; it knows the

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"google.golang.org/protobuf/types/known/timestamppb"
+
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -45,48 +47,10 @@ func (s *scanDone) inScope(r Resource) bool {
 	return true
 }
 
-// PolicySet is the latest set of policies a sender reported.
-type PolicySet struct {
-	Time     time.Time      `json:"time"`
-	Policies []PolicyState  `json:"policies"`
-	byKey    map[string]int // index into Policies
-}
-
-// PolicyState is one policy of a PolicySet.
-type PolicyState struct {
-	Version PolicyVersion `json:"version"`
-	Rules   []string      `json:"rules"`
-}
-
-func (s *PolicySet) index() {
-	s.byKey = make(map[string]int, len(s.Policies))
-	for i, p := range s.Policies {
-		s.byKey[p.Version.Key()] = i
-	}
-}
-
-func (s *PolicySet) get(key string) (*PolicyState, bool) {
-	if s.byKey == nil {
-		s.index()
-	}
-	i, ok := s.byKey[key]
-	if !ok {
-		return nil, false
-	}
-	return &s.Policies[i], true
-}
-
-func (p *PolicyState) hasRule(rule string) bool {
-	for _, r := range p.Rules {
-		if r == rule {
-			return true
-		}
-	}
-	return false
-}
-
-// item is one checked PublishItem: exactly one field is set.
+// item is one checked PublishItem: exactly one of eval, scan, policy is
+// set.
 type item struct {
+	index  int // in its batch
 	eval   *evaluation
 	scan   *scanDone
 	policy *PolicySet
@@ -104,23 +68,34 @@ func violation(i int, field, format string, args ...any) *verdictv1.PublishRejec
 	}
 }
 
+// checker checks the items of a batch against the writer's limits.
+type checker struct {
+	// now is the writer's clock; a time later than now + maxSkew is
+	// refused.
+	now     time.Time
+	maxSkew time.Duration
+	// future counts an item refused for its time (field: the field's
+	// path without the item index).
+	future func(field string)
+}
+
 // checkItems converts the items of a batch, and lists those that are not
 // valid.
-func checkItems(items []*verdictv1.PublishItem) ([]item, []*verdictv1.PublishRejection) {
+func (c checker) checkItems(items []*verdictv1.PublishItem) ([]item, []*verdictv1.PublishRejection) {
 	out := make([]item, 0, len(items))
 	var bad []*verdictv1.PublishRejection
 	for i, it := range items {
 		var (
-			x   item
+			x   = item{index: i}
 			rej *verdictv1.PublishRejection
 		)
 		switch {
 		case it.GetEvaluation() != nil:
-			x.eval, rej = checkEvaluation(i, it.GetEvaluation())
+			x.eval, rej = c.checkEvaluation(i, it.GetEvaluation())
 		case it.GetScanDone() != nil:
-			x.scan, rej = checkScanDone(i, it.GetScanDone())
+			x.scan, rej = c.checkScanDone(i, it.GetScanDone())
 		case it.GetPolicySet() != nil:
-			x.policy, rej = checkPolicySet(i, it.GetPolicySet())
+			x.policy, rej = c.checkPolicySet(i, it.GetPolicySet())
 		default:
 			rej = violation(i, "", "empty item: one of evaluation, scan_done, policy_set is required")
 		}
@@ -131,6 +106,24 @@ func checkItems(items []*verdictv1.PublishItem) ([]item, []*verdictv1.PublishRej
 		out = append(out, x)
 	}
 	return out, bad
+}
+
+// checkTime checks a required time of item i: set, valid, and not later
+// than the writer's clock plus the max clock skew (a time in the future
+// would make every later item look older, and hold forever).
+func (c checker) checkTime(i int, field string, ts *timestamppb.Timestamp) (time.Time, *verdictv1.PublishRejection) {
+	if ts == nil || !ts.IsValid() || ts.AsTime().IsZero() {
+		return time.Time{}, violation(i, field, "required")
+	}
+	t := ts.AsTime()
+	if limit := c.now.Add(c.maxSkew); t.After(limit) {
+		if c.future != nil {
+			c.future(field)
+		}
+		return time.Time{}, violation(i, field, "%s is %s ahead of the report writer's clock (%s), more than the max clock skew %s",
+			t.Format(time.RFC3339Nano), t.Sub(c.now).Round(time.Second), c.now.Format(time.RFC3339), c.maxSkew)
+	}
+	return t, nil
 }
 
 func checkResource(i int, field string, r *verdictv1.ObjectReference) (Resource, *verdictv1.PublishRejection) {
@@ -172,7 +165,7 @@ var resultNames = map[verdictv1.Result]string{
 	verdictv1.Result_RESULT_SKIP:  "skip",
 }
 
-func checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*evaluation, *verdictv1.PublishRejection) {
+func (c checker) checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*evaluation, *verdictv1.PublishRejection) {
 	res, rej := checkResource(i, "evaluation.resource", ev.GetResource())
 	if rej != nil {
 		return nil, rej
@@ -194,10 +187,9 @@ func checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*evaluation, *ver
 	default:
 		return nil, violation(i, "evaluation.source", "%v: want REPORT_SOURCE_ADMISSION or REPORT_SOURCE_BACKGROUND", ev.GetSource())
 	}
-	if ev.GetTime() == nil || !ev.GetTime().IsValid() || ev.GetTime().AsTime().IsZero() {
-		return nil, violation(i, "evaluation.time", "required")
+	if out.time, rej = c.checkTime(i, "evaluation.time", ev.GetTime()); rej != nil {
+		return nil, rej
 	}
-	out.time = ev.GetTime().AsTime()
 	byName := map[string]int{}
 	for j, p := range ev.GetPolicies() {
 		pv, rej := checkPolicyVersion(i, fmt.Sprintf("evaluation.policies[%d]", j), p)
@@ -248,15 +240,16 @@ func severity(s string) string {
 	return ""
 }
 
-func checkScanDone(i int, s *verdictv1.BackgroundScanDone) (*scanDone, *verdictv1.PublishRejection) {
-	if s.GetStarted() == nil || !s.GetStarted().IsValid() || s.GetStarted().AsTime().IsZero() {
-		return nil, violation(i, "scan_done.started", "required")
+func (c checker) checkScanDone(i int, s *verdictv1.BackgroundScanDone) (*scanDone, *verdictv1.PublishRejection) {
+	started, rej := c.checkTime(i, "scan_done.started", s.GetStarted())
+	if rej != nil {
+		return nil, rej
 	}
 	if s.GetShardCount() > 0 && s.GetShardIndex() >= s.GetShardCount() {
 		return nil, violation(i, "scan_done.shard_index", "%d: want less than shard_count %d", s.GetShardIndex(), s.GetShardCount())
 	}
 	out := &scanDone{
-		started:    s.GetStarted().AsTime(),
+		started:    started,
 		shardIndex: s.GetShardIndex(),
 		shardCount: s.GetShardCount(),
 		namespaces: set(s.GetNamespaces()),
@@ -284,11 +277,18 @@ func set(xs []string) map[string]bool {
 	return m
 }
 
-func checkPolicySet(i int, s *verdictv1.PolicySet) (*PolicySet, *verdictv1.PublishRejection) {
-	if s.GetTime() == nil || !s.GetTime().IsValid() || s.GetTime().AsTime().IsZero() {
-		return nil, violation(i, "policy_set.time", "required")
+func (c checker) checkPolicySet(i int, s *verdictv1.PolicySet) (*PolicySet, *verdictv1.PublishRejection) {
+	t, rej := c.checkTime(i, "policy_set.time", s.GetTime())
+	if rej != nil {
+		return nil, rej
 	}
-	out := &PolicySet{Time: s.GetTime().AsTime()}
+	if n := len(s.GetSender()); n > MaxSenderBytes {
+		return nil, violation(i, "policy_set.sender", "%d bytes, more than %d", n, MaxSenderBytes)
+	}
+	out := &PolicySet{Sender: s.GetSender(), Time: t, stopping: s.GetStopping()}
+	if out.stopping {
+		return out, nil
+	}
 	for j, p := range s.GetPolicies() {
 		pv, rej := checkPolicyVersion(i, fmt.Sprintf("policy_set.policies[%d].version", j), p.GetVersion())
 		if rej != nil {

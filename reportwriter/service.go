@@ -5,7 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -36,7 +41,16 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 	defer cancelApply()
 	var fatal atomic.Pointer[error]
 	var unacked atomic.Int64
-	batches := make(chan *verdictv1.PublishRequest, w.opts.MaxUnacked)
+	// The bytes of the batches received and not acknowledged count
+	// against MaxInflightBytes, over every stream: the reader waits for
+	// room (and gRPC's flow control holds the sender).
+	budget := &ledger{sem: w.inflight, gauge: w.metrics.inflightBytes}
+	defer budget.close()
+	type received struct {
+		req  *verdictv1.PublishRequest
+		size int64
+	}
+	batches := make(chan received, w.opts.MaxUnacked)
 	recvErr := make(chan error, 1)
 	go func() {
 		for {
@@ -45,14 +59,18 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 				recvErr <- err
 				return
 			}
-			if err := w.checkBatch(req, unacked.Add(1)); err != nil {
+			size, err := w.checkBatch(req, unacked.Add(1))
+			if err != nil {
 				fatal.Store(&err)
 				cancelApply()
 				recvErr <- err
 				return
 			}
+			if err := budget.acquire(ctx, size); err != nil {
+				return // the stream ends
+			}
 			select {
-			case batches <- req:
+			case batches <- received{req, size}:
 			case <-ctx.Done():
 				return
 			}
@@ -61,10 +79,17 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 
 	type inflight struct {
 		seq  uint64
+		size int64
 		done <-chan Result
 	}
 	waiting := make(chan inflight, w.opts.MaxUnacked)
 	ackErr := make(chan error, 1)
+	fail := func(err error) { // the first error ends the stream
+		select {
+		case ackErr <- err:
+		default:
+		}
+	}
 	ackDone := make(chan struct{})
 	go func() {
 		defer close(ackDone)
@@ -86,15 +111,25 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 				return
 			}
 			if res.Err != nil {
-				ackErr <- status.Errorf(codes.Unavailable, "batch %d: %v", f.seq, res.Err)
+				fail(status.Errorf(codes.Unavailable, "batch %d: %v", f.seq, res.Err))
 				return
 			}
 			ack := &verdictv1.PublishResponse{Sequence: f.seq, Rejected: res.Rejected, Duplicates: uint32(res.Duplicates)}
-			if err := stream.Send(ack); err != nil {
-				ackErr <- err
+			// A sender that does not read its acknowledgements blocks
+			// Send (flow control) and holds the in-flight bytes of its
+			// batches: its stream ends after AckTimeout.
+			timer := time.AfterFunc(w.opts.AckTimeout, func() {
+				w.metrics.exhausted.WithLabelValues("ack_timeout").Inc()
+				fail(status.Errorf(codes.DeadlineExceeded, "batch %d: acknowledgement not taken by the sender within %s (ack timeout)", f.seq, w.opts.AckTimeout))
+			})
+			err := stream.Send(ack)
+			timer.Stop()
+			if err != nil {
+				fail(err)
 				return
 			}
 			unacked.Add(-1)
+			budget.release(f.size)
 		}
 	}()
 	// No acknowledgement is sent after Publish returns.
@@ -107,13 +142,13 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 			return unavailable
 		default:
 		}
-		var req *verdictv1.PublishRequest
+		var rcv received
 		select {
-		case req = <-batches:
+		case rcv = <-batches:
 		case err := <-recvErr:
 			// Batches received before the error are still applied.
 			select {
-			case req = <-batches:
+			case rcv = <-batches:
 				recvErr <- err
 			default:
 				if !errors.Is(err, io.EOF) && status.Code(err) != codes.Canceled {
@@ -123,6 +158,8 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 				close(waiting)
 				select {
 				case <-ackDone:
+				case err := <-ackErr:
+					return err
 				case <-w.draining:
 					return unavailable
 				}
@@ -140,6 +177,7 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 		case <-ctx.Done():
 			return status.FromContextError(ctx.Err()).Err()
 		}
+		req := rcv.req
 		done, err := w.submit(applyCtx, req.GetItems())
 		if f := fatal.Load(); f != nil {
 			return *f
@@ -154,7 +192,7 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 			return status.Errorf(codes.Unavailable, "batch %d: %v", req.GetSequence(), err)
 		}
 		select {
-		case waiting <- inflight{seq: req.GetSequence(), done: done}:
+		case waiting <- inflight{seq: req.GetSequence(), size: rcv.size, done: done}:
 		case err := <-ackErr:
 			return err
 		case <-ctx.Done():
@@ -164,24 +202,73 @@ func (w *Writer) Publish(stream verdictv1.ReportService_PublishServer) error {
 }
 
 // checkBatch enforces the stream limits on a received batch; n is the
-// number of unacknowledged batches including it.
-func (w *Writer) checkBatch(req *verdictv1.PublishRequest, n int64) error {
+// number of unacknowledged batches including it. It returns the batch's
+// size.
+func (w *Writer) checkBatch(req *verdictv1.PublishRequest, n int64) (int64, error) {
 	o := w.opts
 	switch {
 	case n > int64(o.MaxUnacked):
 		w.metrics.exhausted.WithLabelValues("max_unacked").Inc()
-		return status.Errorf(codes.ResourceExhausted, "batch %d: more than %d unacknowledged batches (max unacknowledged batches per stream)", req.GetSequence(), o.MaxUnacked)
+		return 0, status.Errorf(codes.ResourceExhausted, "batch %d: more than %d unacknowledged batches (max unacknowledged batches per stream)", req.GetSequence(), o.MaxUnacked)
 	case len(req.GetItems()) > o.MaxBatchItems:
 		w.metrics.exhausted.WithLabelValues("max_batch_items").Inc()
-		return status.Errorf(codes.ResourceExhausted, "batch %d: %d items, more than the max batch size %d", req.GetSequence(), len(req.GetItems()), o.MaxBatchItems)
+		return 0, status.Errorf(codes.ResourceExhausted, "batch %d: %d items, more than the max batch size %d", req.GetSequence(), len(req.GetItems()), o.MaxBatchItems)
 	case req.GetSequence() == 0:
-		return status.Error(codes.InvalidArgument, "sequence: required (not 0)")
+		return 0, status.Error(codes.InvalidArgument, "sequence: required (not 0)")
 	}
-	if size := proto.Size(req); size > o.MaxMessageBytes {
+	size := proto.Size(req)
+	if size > o.MaxMessageBytes {
 		w.metrics.exhausted.WithLabelValues("max_message_bytes").Inc()
-		return status.Errorf(codes.ResourceExhausted, "batch %d: %d bytes, more than the max message size %d bytes", req.GetSequence(), size, o.MaxMessageBytes)
+		return 0, status.Errorf(codes.ResourceExhausted, "batch %d: %d bytes, more than the max message size %d bytes", req.GetSequence(), size, o.MaxMessageBytes)
 	}
+	return int64(size), nil
+}
+
+// ledger counts the bytes one stream holds of the writer's
+// MaxInflightBytes: acquired when a batch is received, released when it
+// is acknowledged, and all at once when the stream ends (close; after it,
+// acquire fails and release does nothing).
+type ledger struct {
+	sem   *semaphore.Weighted
+	gauge prometheus.Gauge
+	mu    sync.Mutex
+	held  int64
+	done  bool
+}
+
+func (l *ledger) acquire(ctx context.Context, n int64) error {
+	if err := l.sem.Acquire(ctx, n); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		l.sem.Release(n)
+		return ErrClosed
+	}
+	l.held += n
+	l.gauge.Add(float64(n))
 	return nil
+}
+
+func (l *ledger) release(n int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.done {
+		return
+	}
+	l.held -= n
+	l.gauge.Sub(float64(n))
+	l.sem.Release(n)
+}
+
+func (l *ledger) close() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.done = true
+	l.gauge.Sub(float64(l.held))
+	l.sem.Release(l.held)
+	l.held = 0
 }
 
 // ListReports implements verdictv1.ReportServiceServer.

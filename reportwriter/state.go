@@ -61,12 +61,26 @@ func (rs *resourceState) latest() time.Time {
 // tombstones, the policy set); changes() turns that into a Changes for the
 // store and clears it.
 type model struct {
+	modelConfig
 	resources  map[string]*resourceState
 	tombstones map[string]time.Time
-	policies   *PolicySet
 	reports    map[ReportKey]*finalReport
-	// perResource renders one result entry per resource (Options.ResultsPerResource).
-	perResource bool
+
+	// now is the writer's clock for the items being applied (set by the
+	// writer before each flush).
+	now time.Time
+	// senders hold the latest policy set of each sender (policies.go).
+	senders map[string]*PolicySet
+	// viewCache is the policy view at now (nil: to compute).
+	viewCache *policyView
+	// reconciled are the known policies of the last reconciliation;
+	// deferred is the oldest gone entry it kept because it was newer
+	// than the horizon (zero: none).
+	reconciled map[string]*knownPolicy
+	deferred   time.Time
+	// tombsSkipped counts the deletions applied without a tombstone
+	// (MaxTombstones) since the writer last read it.
+	tombsSkipped int
 
 	// pending changes since the last changes() call
 	dirtyInter   map[interKey]bool
@@ -80,8 +94,23 @@ type interKey struct {
 	key    string
 }
 
-func newModel() *model {
+// modelConfig are the options of the writer the model applies.
+type modelConfig struct {
+	// perResource renders one result entry per resource (Options.ResultsPerResource).
+	perResource bool
+	// senderTTL is Options.PolicySenderTTL; maxSenders is
+	// Options.MaxPolicySenders.
+	senderTTL  time.Duration
+	maxSenders int
+	// maxResources is Options.MaxResources; maxTombstones is
+	// Options.MaxTombstones.
+	maxResources, maxTombstones int
+}
+
+func newModel(cfg modelConfig) *model {
 	return &model{
+		modelConfig:  cfg,
+		senders:      map[string]*PolicySet{},
 		resources:    map[string]*resourceState{},
 		tombstones:   map[string]time.Time{},
 		reports:      map[ReportKey]*finalReport{},
@@ -98,6 +127,7 @@ const (
 	applied   applyOutcome = iota // the state changed
 	unchanged                     // a duplicate, or older than the state
 	ignored                       // nothing to record (dry run, denied, CONNECT)
+	refused                       // over a limit of the writer: not applied, rejected
 )
 
 func (m *model) apply(it item) applyOutcome {
@@ -141,6 +171,9 @@ func (m *model) applyEvaluation(ev *evaluation) applyOutcome {
 		return unchanged
 	}
 	if rs == nil {
+		if len(m.resources) >= m.maxResources {
+			return refused
+		}
 		rs = &resourceState{}
 		m.resources[key] = rs
 	}
@@ -158,23 +191,26 @@ func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 		next = &Intermediary{Source: ev.source, Owner: ev.resource}
 	}
 	newest := !ev.time.Before(next.latest())
-	accept := map[string]*PolicyState{} // nil value: every rule
+	accept := map[string]*PolicyVersion{} // nil value: every rule
 	var takes []PolicyVersion
 	for _, p := range ev.policies {
 		if ev.source == SourceBackground && !p.Background {
 			// background: false — never reported from a background scan.
 			continue
 		}
-		var filter *PolicyState
-		if m.policies != nil && m.policies.Time.After(ev.time) {
-			// A newer policy set: a policy it does not hold was deleted, a
-			// changed policy keeps the rules it still has.
-			st, ok := m.policies.get(p.Key())
-			if !ok {
+		var filter *PolicyVersion
+		if v := m.view(); v.gone(p, ev.source) {
+			if ev.time.Before(v.horizon) {
+				// Every live sender said since that it does not hold it.
 				continue
 			}
-			if st.Version.Hash != p.Hash {
-				filter = st
+			m.deferTo(ev.time)
+		} else if kp := v.known[p.Key()]; kp != nil && !kp.Hashes[p.Hash] {
+			// A changed policy keeps the rules a live sender still has.
+			if ev.time.Before(v.horizon) {
+				filter = &p
+			} else {
+				m.deferTo(ev.time)
 			}
 		}
 		floor := next.Complete
@@ -202,7 +238,7 @@ func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 	next.Policies = append(next.Policies, takes...)
 	for _, e := range ev.results {
 		filter, ok := accept[e.Policy]
-		if !ok || (filter != nil && !filter.hasRule(e.Rule)) {
+		if !ok || (filter != nil && m.view().ruleGone(*filter, e.Rule)) {
 			continue
 		}
 		next.Results = append(next.Results, e)
@@ -221,12 +257,20 @@ func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 // bring them back.
 func (m *model) deleteResource(key string, t time.Time) applyOutcome {
 	out := unchanged
-	if ts, ok := m.tombstones[key]; !ok || t.After(ts) {
+	rs := m.resources[key]
+	switch ts, ok := m.tombstones[key]; {
+	case !ok && len(m.tombstones) >= m.maxTombstones:
+		// Over the max tombstones: the entries go, without a tombstone
+		// (counted); a resource the writer does not hold is refused.
+		if rs == nil {
+			return refused
+		}
+		m.tombsSkipped++
+	case !ok || t.After(ts):
 		m.tombstones[key] = t
 		m.dirtyTombs[key] = true
 		out = applied
 	}
-	rs := m.resources[key]
 	if rs == nil {
 		return out
 	}
@@ -263,55 +307,6 @@ func (m *model) applyScanDone(s *scanDone) applyOutcome {
 		if m.deleteResource(key, s.started) == applied {
 			out = applied
 		}
-	}
-	return out
-}
-
-// applyPolicySet records the sender's policies and removes the entries of
-// deleted policies, of rules a changed policy no longer has, and the
-// background entries of a policy whose background is now false.
-func (m *model) applyPolicySet(ps *PolicySet) applyOutcome {
-	if m.policies != nil && !ps.Time.After(m.policies.Time) {
-		return unchanged
-	}
-	m.policies = ps
-	m.dirtyPolicy = true
-	for key, rs := range m.resources {
-		for _, s := range []Source{SourceAdmission, SourceBackground} {
-			in := rs.get(s)
-			if in == nil {
-				continue
-			}
-			next := in.clone()
-			next.drop(func(p PolicyVersion) bool {
-				if !p.Time.Before(ps.Time) {
-					return true
-				}
-				st, ok := ps.get(p.Key())
-				return ok && (s == SourceAdmission || st.Version.Background)
-			})
-			next.Results = dropRemovedRules(next, ps)
-			next.normalize()
-			if !reflect.DeepEqual(in, next) {
-				rs.set(s, next)
-				m.dirtyInter[interKey{s, key}] = true
-				m.refresh(key)
-			}
-		}
-	}
-	return applied
-}
-
-// dropRemovedRules returns the results of in without the rules that a
-// changed policy of ps no longer has.
-func dropRemovedRules(in *Intermediary, ps *PolicySet) []Entry {
-	out := in.Results[:0]
-	for _, e := range in.Results {
-		p, _ := in.policy(e.Policy)
-		if st, ok := ps.get(e.Policy); ok && p.Time.Before(ps.Time) && st.Version.Hash != p.Hash && !st.hasRule(e.Rule) {
-			continue
-		}
-		out = append(out, e)
 	}
 	return out
 }
@@ -437,7 +432,11 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 	if len(m.dirtyTombs) > 0 {
 		c.PutTombstones = make(map[string]time.Time, len(m.dirtyTombs))
 		for k := range m.dirtyTombs {
-			c.PutTombstones[k] = m.tombstones[k]
+			if t, ok := m.tombstones[k]; ok {
+				c.PutTombstones[k] = t
+			} else {
+				c.DeleteTombstones = append(c.DeleteTombstones, k)
+			}
 		}
 	}
 	if gc {
@@ -450,7 +449,7 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 		}
 	}
 	if m.dirtyPolicy {
-		c.Policies = m.policies
+		c.Policies = m.policySets()
 	}
 	clear(m.dirtyInter)
 	if reports {
@@ -461,11 +460,9 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 	return c, nil
 }
 
-// load builds a model from a store's content; perResource is
-// Options.ResultsPerResource.
-func load(st *State, perResource bool) *model {
-	m := newModel()
-	m.perResource = perResource
+// load builds a model from a store's content.
+func load(st *State, cfg modelConfig) *model {
+	m := newModel(cfg)
 	for _, in := range st.Intermediaries {
 		key := in.Owner.Key()
 		rs := m.resources[key]
@@ -479,8 +476,10 @@ func load(st *State, perResource bool) *model {
 		m.tombstones[k] = t
 	}
 	if st.Policies != nil {
-		m.policies = st.Policies
-		m.policies.index()
+		for _, ps := range st.Policies.Sets {
+			ps.index()
+			m.senders[ps.Sender] = ps
+		}
 	}
 	for key := range m.resources {
 		m.refresh(key)

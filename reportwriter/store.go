@@ -42,7 +42,7 @@ type State struct {
 	Intermediaries []*Intermediary
 	Reports        []*StoredReport
 	Tombstones     map[string]time.Time // by resource key
-	Policies       *PolicySet           // nil when none was received
+	Policies       *PolicySets          // nil when none was received
 }
 
 // Changes are the writes of one flush.
@@ -56,8 +56,8 @@ type Changes struct {
 	// Tombstones of deleted resources to write, and to forget.
 	PutTombstones    map[string]time.Time
 	DeleteTombstones []string
-	// Policies replaces the stored policy set when not nil.
-	Policies *PolicySet
+	// Policies replaces the stored policy sets when not nil.
+	Policies *PolicySets
 }
 
 // IntermediaryKey names an intermediary report.

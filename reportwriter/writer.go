@@ -10,19 +10,27 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/semaphore"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
 // Defaults of Options.
 const (
-	DefaultMaxBatchItems   = 1000
-	DefaultMaxMessageBytes = 4 << 20
-	DefaultMaxUnacked      = 64
-	DefaultMaxFlushItems   = 10000
-	DefaultTombstoneTTL    = time.Hour
-	DefaultQueueBatches    = 256
-	DefaultReportInterval  = time.Second
+	DefaultMaxBatchItems    = 1000
+	DefaultMaxMessageBytes  = 4 << 20
+	DefaultMaxUnacked       = 64
+	DefaultMaxFlushItems    = 10000
+	DefaultTombstoneTTL     = time.Hour
+	DefaultQueueBatches     = 256
+	DefaultReportInterval   = time.Second
+	DefaultMaxClockSkew     = 5 * time.Minute
+	DefaultPolicySenderTTL  = 5 * time.Minute
+	DefaultMaxSenders       = 256
+	DefaultMaxResources     = 250_000
+	DefaultMaxTombstones    = 500_000
+	DefaultMaxInflightBytes = 128 << 20
+	DefaultAckTimeout       = 30 * time.Second
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -47,6 +55,16 @@ type Options struct {
 	// acknowledgement on one stream; one more ends the stream with
 	// RESOURCE_EXHAUSTED. Default 64.
 	MaxUnacked int
+	// MaxInflightBytes bounds the bytes of the batches received and not
+	// acknowledged yet, over every Publish stream: a stream receives its
+	// next batch once there is room (gRPC's flow control then holds its
+	// sender). At least MaxMessageBytes. Default 128 MiB.
+	MaxInflightBytes int64
+	// AckTimeout bounds the wait for a sender to take an acknowledgement
+	// (gRPC flow control blocks it when the sender does not read them): a
+	// stream whose sender does not is ended with DEADLINE_EXCEEDED, so that
+	// it does not hold its in-flight bytes. Default 30s.
+	AckTimeout time.Duration
 
 	// MaxFlushItems bounds the items applied in one store transaction:
 	// batches that arrive while a flush is running are applied together
@@ -75,9 +93,38 @@ type Options struct {
 	// Default 1h.
 	TombstoneTTL time.Duration
 
-	// Now is the clock (report timestamps, tombstone expiry). Default
-	// time.Now.
+	// Now is the clock (report timestamps, tombstone expiry, the max
+	// clock skew, the senders' liveness). Default time.Now.
 	Now func() time.Time
+
+	// MaxClockSkew bounds how far in the future of the writer's clock a
+	// publisher's time may be (ResourceEvaluation.time,
+	// BackgroundScanDone.started, PolicySet.time): an item with a later
+	// time is rejected (its field named in the acknowledgement) and
+	// counted, never stored, since a time in the future would make every
+	// later item look older. New also removes such times from what the
+	// store holds (see repairFuture). Default 5m.
+	MaxClockSkew time.Duration
+	// PolicySenderTTL is how long a decision server counts as live after
+	// its last PolicySet (senders send theirs at least every minute); see
+	// doc.go for how the live senders' sets remove the entries of
+	// policies they no longer have. Default 5m.
+	PolicySenderTTL time.Duration
+	// MaxPolicySenders bounds the live senders of policy sets; a set from
+	// one more sender is rejected and counted. Default 256.
+	MaxPolicySenders int
+	// MaxResources bounds the resources the writer holds entries of; an
+	// evaluation of one more resource is rejected and counted. A resource
+	// with 3 policies takes about 3 KB of memory (and as much on disk), so
+	// the default, 250,000, is about 750 MiB: what the writer of the
+	// manifests (1 GiB) holds; shard the writers beyond.
+	MaxResources int
+	// MaxTombstones bounds the deleted resources remembered
+	// (TombstoneTTL); over it, a deletion of a resource the writer holds
+	// still removes its entries, without a tombstone, and a deletion of
+	// another resource is rejected; both are counted. Default 500,000
+	// (about 100 bytes each).
+	MaxTombstones int
 
 	// ResultsPerResource writes one results[] entry per resource and rule,
 	// as Kyverno does. By default the resources with the same outcome of a
@@ -103,6 +150,13 @@ func (o Options) withDefaults() Options {
 	if o.MaxUnacked <= 0 {
 		o.MaxUnacked = DefaultMaxUnacked
 	}
+	if o.MaxInflightBytes <= 0 {
+		o.MaxInflightBytes = DefaultMaxInflightBytes
+	}
+	o.MaxInflightBytes = max(o.MaxInflightBytes, int64(o.MaxMessageBytes))
+	if o.AckTimeout <= 0 {
+		o.AckTimeout = DefaultAckTimeout
+	}
 	if o.MaxFlushItems <= 0 {
 		o.MaxFlushItems = DefaultMaxFlushItems
 	}
@@ -118,7 +172,30 @@ func (o Options) withDefaults() Options {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.MaxClockSkew <= 0 {
+		o.MaxClockSkew = DefaultMaxClockSkew
+	}
+	if o.PolicySenderTTL <= 0 {
+		o.PolicySenderTTL = DefaultPolicySenderTTL
+	}
+	if o.MaxPolicySenders <= 0 {
+		o.MaxPolicySenders = DefaultMaxSenders
+	}
+	if o.MaxResources <= 0 {
+		o.MaxResources = DefaultMaxResources
+	}
+	if o.MaxTombstones <= 0 {
+		o.MaxTombstones = DefaultMaxTombstones
+	}
 	return o
+}
+
+func (o Options) modelConfig() modelConfig {
+	return modelConfig{
+		perResource: o.ResultsPerResource,
+		senderTTL:   o.PolicySenderTTL, maxSenders: o.MaxPolicySenders,
+		maxResources: o.MaxResources, maxTombstones: o.MaxTombstones,
+	}
 }
 
 // ErrClosed is returned by Apply after Close.
@@ -134,6 +211,9 @@ type Writer struct {
 	opts    Options
 	log     *slog.Logger
 	metrics *metrics
+	// inflight holds MaxInflightBytes: the bytes of the batches received
+	// and not acknowledged, over every stream.
+	inflight *semaphore.Weighted
 
 	queue chan *request
 	stop  chan struct{}
@@ -207,14 +287,25 @@ func New(opts Options) (*Writer, error) {
 		done:     make(chan struct{}),
 		draining: make(chan struct{}),
 		view:     map[ReportKey]*StoredReport{},
+		inflight: semaphore.NewWeighted(opts.MaxInflightBytes),
 	}
 	w.deferred, _ = opts.Store.(DeferredStore)
 	for _, sr := range st.Reports {
 		w.view[sr.Key] = sr
 	}
-	md := load(st, opts.ResultsPerResource)
+	md := load(st, opts.modelConfig())
+	md.now = opts.Now()
+	if n := md.repairFuture(md.now.Add(opts.MaxClockSkew)); n.total() > 0 {
+		// Written before the clock skew was checked: see repairFuture.
+		opts.Logger.Warn("removed times later than the writer's clock plus the max clock skew from the stored state",
+			"policy_sets", n.policySets, "entries", n.entries, "tombstones", n.tombstones, "max_clock_skew", opts.MaxClockSkew)
+		m.repaired.WithLabelValues("policy_set").Add(float64(n.policySets))
+		m.repaired.WithLabelValues("entry").Add(float64(n.entries))
+		m.repaired.WithLabelValues("tombstone").Add(float64(n.tombstones))
+	}
+	md.maybeReconcile()
 	// Remove the stored reports that have no rows any more.
-	c, err := md.changes(opts.Now(), false, opts.TombstoneTTL, true)
+	c, err := md.changes(md.now, false, opts.TombstoneTTL, true)
 	if err != nil {
 		return nil, fmt.Errorf("load reports: %w", err)
 	}
@@ -251,7 +342,10 @@ func (w *Writer) Apply(ctx context.Context, items []*verdictv1.PublishItem) (Res
 // submit queues a batch to be applied; its Result arrives on the returned
 // channel once the batch is durable (or failed).
 func (w *Writer) submit(ctx context.Context, items []*verdictv1.PublishItem) (<-chan Result, error) {
-	checked, rejected := checkItems(items)
+	c := checker{now: w.opts.Now(), maxSkew: w.opts.MaxClockSkew, future: func(field string) {
+		w.metrics.future.WithLabelValues(field).Inc()
+	}}
+	checked, rejected := c.checkItems(items)
 	w.metrics.batches.Inc()
 	w.metrics.rejected.Add(float64(len(rejected)))
 	for _, it := range checked {
@@ -392,15 +486,21 @@ func (w *Writer) loop(m *model) {
 // a DeferredStore the results are held until the next report write.
 func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *model {
 	results := make([]Result, len(batch))
+	m.now = now
 	for i, r := range batch {
 		results[i].Rejected = r.rejected
 		for _, it := range r.items {
-			if m.apply(it) == unchanged {
+			switch m.apply(it) {
+			case unchanged:
 				results[i].Duplicates++
+			case refused:
+				results[i].Rejected = append(results[i].Rejected, w.refusal(m, it))
 			}
 		}
 		w.metrics.duplicates.Add(float64(results[i].Duplicates))
 	}
+	w.metrics.tombsSkipped.Add(float64(m.tombsSkipped))
+	m.tombsSkipped = 0
 	c, err := m.changes(now, gc, w.opts.TombstoneTTL, false)
 	if err == nil {
 		err = w.write(c)
@@ -423,6 +523,23 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 		w.metrics.held.Add(float64(len(batch)))
 	}
 	return m
+}
+
+// refusal is the rejection of an item the model refused (a limit), and
+// counts it.
+func (w *Writer) refusal(m *model, it item) *verdictv1.PublishRejection {
+	w.metrics.rejected.Inc()
+	switch {
+	case it.policy != nil:
+		w.metrics.overLimit.WithLabelValues("max_policy_senders").Inc()
+		return violation(it.index, "policy_set.sender", "%q: %d senders are live, the max policy senders", it.policy.Sender, w.opts.MaxPolicySenders)
+	case it.eval != nil && it.eval.operation == verdictv1.Operation_OPERATION_DELETE:
+		w.metrics.overLimit.WithLabelValues("max_tombstones").Inc()
+		return violation(it.index, "evaluation.resource", "%d deleted resources are remembered, the max tombstones", w.opts.MaxTombstones)
+	default:
+		w.metrics.overLimit.WithLabelValues("max_resources").Inc()
+		return violation(it.index, "evaluation.resource", "%d resources are held, the max resources", w.opts.MaxResources)
+	}
 }
 
 // finish delivers the result of a batch.
@@ -465,7 +582,8 @@ func (w *Writer) release(err error) {
 // flushReports renders the changed final reports and writes them in one
 // store transaction.
 func (w *Writer) flushReports(m *model) *model {
-	c, err := m.changes(w.opts.Now(), false, w.opts.TombstoneTTL, true)
+	m.now = w.opts.Now()
+	c, err := m.changes(m.now, false, w.opts.TombstoneTTL, true)
 	if err == nil {
 		err = w.write(c)
 	}
@@ -501,7 +619,9 @@ func (w *Writer) reload(m *model) *model {
 		w.log.Error("reload reports", "error", err)
 		return m
 	}
-	return load(st, w.opts.ResultsPerResource)
+	md := load(st, w.opts.modelConfig())
+	md.now = w.opts.Now()
+	return md
 }
 
 // publishView makes the written reports visible to readers.

@@ -2,8 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/subtle"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -14,11 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/auth"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/logging"
 	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/recovery"
-	"github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/selector"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"go.opentelemetry.io/otel/propagation"
@@ -33,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -58,7 +54,7 @@ type Server struct {
 	engine  *eval.Engine
 	metrics *metrics
 	pub     *publisher
-	tokens  [][]byte
+	tokens  *grpcauth.Tokens
 	// slots limits the evaluations running at once (nil: no limit).
 	slots *slots
 
@@ -107,11 +103,10 @@ func New(opts Options) (*Server, error) {
 		draining: make(chan struct{}),
 		stopping: make(chan struct{}),
 	}
-	for _, t := range opts.BearerTokens {
-		if t == "" {
-			return nil, errors.New("empty bearer token")
+	if len(opts.BearerTokens) > 0 {
+		if s.tokens, err = grpcauth.NewTokens(opts.BearerTokens); err != nil {
+			return nil, err
 		}
-		s.tokens = append(s.tokens, []byte(t))
 	}
 	s.store = newStore(opts.Sources,
 		newCompileCache(opts.CacheSize, 0, m),
@@ -160,12 +155,9 @@ func (s *Server) serverOptions() []grpc.ServerOption {
 		logging.StreamServerInterceptor(logger, logOpts...),
 		recovery.StreamServerInterceptor(recoverOpt),
 	}
-	if len(s.tokens) > 0 {
-		notHealth := selector.MatchFunc(func(_ context.Context, c interceptors.CallMeta) bool {
-			return c.Service != healthpb.Health_ServiceDesc.ServiceName
-		})
-		unary = append(unary, selector.UnaryServerInterceptor(auth.UnaryServerInterceptor(s.authenticate), notHealth))
-		stream = append(stream, selector.StreamServerInterceptor(auth.StreamServerInterceptor(s.authenticate), notHealth))
+	if s.tokens != nil {
+		unary = append(unary, s.tokens.Unary())
+		stream = append(stream, s.tokens.Stream())
 	}
 	unary = append(unary, validateUnary, s.deadlineUnary)
 	opts := []grpc.ServerOption{
@@ -201,21 +193,6 @@ func (s *Server) serverOptions() []grpc.ServerOption {
 		)))
 	}
 	return opts
-}
-
-// authenticate accepts a call whose metadata carries one of the bearer
-// tokens.
-func (s *Server) authenticate(ctx context.Context) (context.Context, error) {
-	tok, err := auth.AuthFromMD(ctx, "bearer")
-	if err != nil {
-		return nil, err
-	}
-	for _, t := range s.tokens {
-		if subtle.ConstantTimeCompare([]byte(tok), t) == 1 {
-			return ctx, nil
-		}
-	}
-	return nil, status.Error(codes.Unauthenticated, "invalid bearer token")
 }
 
 // validateUnary checks requests that have a Validate method. It is

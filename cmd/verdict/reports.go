@@ -20,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/reflection"
@@ -28,6 +29,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
@@ -56,7 +58,18 @@ type reportsServeFlags struct {
 	shutdownTimeout              time.Duration
 	logLevel                     string
 	perResource                  bool
+	verifyStore                  bool
 	cluster                      reportsClusterFlags
+
+	tlsCert, tlsKey, clientCA string
+	tokenFile                 string
+
+	maxClockSkew                time.Duration
+	policySenderTTL             time.Duration
+	maxPolicySenders            int
+	maxResources, maxTombstones int
+	maxInflightBytes            int64
+	ackTimeout                  time.Duration
 }
 
 func newReportsServeCmd() *cobra.Command {
@@ -68,7 +81,15 @@ func newReportsServeCmd() *cobra.Command {
 verdict.v1.ReportService (Publish, ListReports, GetReport) with its state in
 one bbolt file (--store), kept across restarts. On SIGTERM or Ctrl-C it ends
 the Publish streams (senders send again what was not acknowledged) and
-writes what it holds.
+writes what it holds. An empty or damaged --store is an error naming the
+file, never a crash.
+
+It listens on loopback unless --listen says otherwise. Off loopback, give
+it --tls-cert and --tls-key (with --client-ca: mTLS) and --token-file, as
+verdict serve; publishers connect with --report-writer-ca-file,
+--report-writer-cert-file, --report-writer-key-file and
+--report-writer-token-file. Items dated later than the writer's clock plus
+--max-clock-skew are rejected.
 
 With --in-cluster or --kubeconfig, the final reports are PolicyReport and
 ClusterPolicyReport objects of the cluster (server-side apply, field manager
@@ -84,12 +105,24 @@ every replica), and takes over when the leader stops.`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.listen, "listen", ":50052", "gRPC address")
-	fs.StringVar(&f.metricsListen, "metrics-listen", ":9091", "address of the Prometheus /metrics endpoint (empty: none)")
-	fs.StringVar(&f.store, "store", "verdict-reports.db", "the bbolt file of the reports (created when missing)")
+	fs.StringVar(&f.listen, "listen", "127.0.0.1:50052", "gRPC address (HOST:PORT; :50052 for every interface)")
+	fs.StringVar(&f.metricsListen, "metrics-listen", "127.0.0.1:9091", "address of the Prometheus /metrics endpoint (empty: none)")
+	fs.StringVar(&f.store, "store", "verdict-reports.db", "the bbolt file of the reports (created when missing; an empty or damaged file is an error)")
+	fs.BoolVar(&f.verifyStore, "verify-store", false, "at start, read every page of --store and run bbolt's consistency check (a read of the whole file)")
+	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
+	fs.StringVar(&f.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
+	fs.StringVar(&f.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
+	fs.StringVar(&f.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+	fs.DurationVar(&f.maxClockSkew, "max-clock-skew", reportwriter.DefaultMaxClockSkew, "reject items whose time is later than the writer's clock plus this")
+	fs.DurationVar(&f.policySenderTTL, "policy-sender-ttl", reportwriter.DefaultPolicySenderTTL, "a decision server counts as live this long after its last policy set (the entries of a policy go when no live server lists it)")
+	fs.IntVar(&f.maxPolicySenders, "max-policy-senders", reportwriter.DefaultMaxSenders, "most decision servers live at once (their policy sets)")
+	fs.IntVar(&f.maxResources, "max-resources", reportwriter.DefaultMaxResources, "most resources the writer holds entries of")
+	fs.IntVar(&f.maxTombstones, "max-tombstones", reportwriter.DefaultMaxTombstones, "most deleted resources remembered against late resends")
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", reportwriter.DefaultMaxMessageBytes, "largest Publish batch in bytes")
 	fs.IntVar(&f.maxBatchItems, "max-batch-items", reportwriter.DefaultMaxBatchItems, "most items of one Publish batch")
 	fs.IntVar(&f.maxUnacked, "max-unacked", reportwriter.DefaultMaxUnacked, "most unacknowledged batches per Publish stream")
+	fs.DurationVar(&f.ackTimeout, "ack-timeout", reportwriter.DefaultAckTimeout, "end a Publish stream whose sender does not take its acknowledgements within this")
+	fs.Int64Var(&f.maxInflightBytes, "max-inflight-bytes", reportwriter.DefaultMaxInflightBytes, "most bytes of Publish batches received and not acknowledged, over every stream (a stream waits for room)")
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
@@ -112,19 +145,18 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err := f.cluster.checkUnused(cmd); err != nil {
 		return err
 	}
-	st, err := boltstore.Open(f.store, boltstore.Options{})
+	sopts, err := f.serverOptions(log)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	st, err := boltstore.Open(f.store, f.storeOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}
 	}
 	defer st.Close()
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	w, err := reportwriter.New(reportwriter.Options{
-		Store: st, Logger: log, Registry: reg,
-		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
-		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
-		ResultsPerResource: f.perResource,
-	})
+	w, err := reportwriter.New(f.writerOptions(st, log, reg))
 	if err != nil {
 		return err
 	}
@@ -132,9 +164,7 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
 	}
-	// The transport limit leaves room for the writer's own check, which
-	// names the limit.
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes+64<<10), grpccodec.ServerOption())
+	srv := grpc.NewServer(sopts...)
 	verdictv1.RegisterReportServiceServer(srv, w)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
@@ -172,6 +202,55 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		err = cerr
 	}
 	return err
+}
+
+// storeOptions are the options of the bbolt store.
+func (f *reportsServeFlags) storeOptions() boltstore.Options {
+	return boltstore.Options{Verify: f.verifyStore}
+}
+
+// writerOptions are the writer's options, on store st.
+func (f *reportsServeFlags) writerOptions(st reportwriter.Store, log *slog.Logger, reg *prometheus.Registry) reportwriter.Options {
+	return reportwriter.Options{
+		Store: st, Logger: log, Registry: reg,
+		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
+		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
+		ResultsPerResource: f.perResource,
+		MaxClockSkew:       f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
+		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones, MaxInflightBytes: f.maxInflightBytes,
+		AckTimeout: f.ackTimeout,
+	}
+}
+
+// serverOptions are the gRPC server's options: the message size limit,
+// TLS (--tls-cert, --tls-key, --client-ca) and the bearer tokens
+// (--token-file), as verdict serve's (internal/grpcauth).
+func (f *reportsServeFlags) serverOptions(log *slog.Logger) ([]grpc.ServerOption, error) {
+	// The transport limit leaves room for the writer's own check, which
+	// names the limit.
+	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10), grpccodec.ServerOption()}
+	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
+		cfg, err := grpcauth.ServerTLS(f.tlsCert, f.tlsKey, f.clientCA)
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
+	}
+	if f.tokenFile != "" {
+		list, err := readTokens(f.tokenFile)
+		if err != nil {
+			return nil, err
+		}
+		tokens, err := grpcauth.NewTokens(list)
+		if err != nil {
+			return nil, fmt.Errorf("--token-file: %w", err)
+		}
+		opts = append(opts, grpc.ChainUnaryInterceptor(tokens.Unary()), grpc.ChainStreamInterceptor(tokens.Stream()))
+		if f.tlsCert == "" {
+			log.Warn("bearer tokens travel in plain text: anyone on the network path can read them; add --tls-cert and --tls-key")
+		}
+	}
+	return opts, nil
 }
 
 type reportsGetFlags struct {

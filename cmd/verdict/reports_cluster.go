@@ -33,7 +33,6 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
-	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
@@ -184,12 +183,16 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	sopts, err := f.serverOptions(log)
+	if err != nil {
+		return &exitError{code: exitUsage, msg: err.Error()}
+	}
 	lis, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
 	}
 	gate := &writerGate{shard: shardName}
-	srv := grpc.NewServer(grpc.MaxRecvMsgSize(f.maxMessageBytes+64<<10), grpccodec.ServerOption())
+	srv := grpc.NewServer(sopts...)
 	verdictv1.RegisterReportServiceServer(srv, gate)
 	hs := health.NewServer()
 	healthpb.RegisterHealthServer(srv, hs)
@@ -227,7 +230,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 			return
 		}
 		log.Info("leading report shard", "shard", shardName, "lease", leaseNS+"/"+leaseName, "identity", id)
-		local, err := boltstore.Open(f.store, boltstore.Options{})
+		local, err := boltstore.Open(f.store, f.storeOptions())
 		if err != nil {
 			leader.err = fmt.Errorf("--store: %w", err)
 			leCancel()
@@ -245,12 +248,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 			leCancel()
 			return
 		}
-		w, err := reportwriter.New(reportwriter.Options{
-			Store: ks, Logger: log, Registry: reg,
-			MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
-			MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
-			ResultsPerResource: f.perResource,
-		})
+		w, err := reportwriter.New(f.writerOptions(ks, log, reg))
 		if err != nil {
 			ks.Close()
 			leader.err = err

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -28,12 +29,77 @@ type reportFlags struct {
 	noReports      bool   // run: --no-reports
 	shards         int    // --report-shards N (serve)
 	policyInterval time.Duration
+	conn           writerConnFlags // serve: --report-writer-tls, ...
 }
 
 func (r *reportFlags) registerServe(fs *pflag.FlagSet) {
 	fs.StringVar(&r.writer, "report-writer", "", "send every evaluation to this report writer (host:port of verdict reports serve; with --report-shards, an address with {shard}, such as verdict-reports-{shard}.verdict-reports.verdict.svc:50052)")
 	fs.IntVar(&r.shards, "report-shards", 1, "number of report writer shards: each evaluation goes to the writer of its namespace's shard, {shard} of --report-writer")
 	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
+	r.conn.register(fs, "")
+}
+
+// writerConnFlags are a publisher's flags for its connection to the
+// report writer: the client side of verdict reports serve's --tls-cert,
+// --client-ca and --token-file.
+type writerConnFlags struct {
+	tls                                              bool
+	caFile, certFile, keyFile, serverName, tokenFile string
+}
+
+// register adds the --report-writer-* flags; note is appended to the help
+// of each.
+func (c *writerConnFlags) register(fs *pflag.FlagSet, note string) {
+	fs.BoolVar(&c.tls, "report-writer-tls", false, "connect to the report writer with TLS, checking it against the system's CAs (implied by --report-writer-ca-file, --report-writer-cert-file)"+note)
+	fs.StringVar(&c.caFile, "report-writer-ca-file", "", "CA certificates (PEM) that sign the report writer's certificate"+note)
+	fs.StringVar(&c.certFile, "report-writer-cert-file", "", "client certificate (PEM) for a report writer that requires one (--client-ca: mTLS)"+note)
+	fs.StringVar(&c.keyFile, "report-writer-key-file", "", "key of --report-writer-cert-file (PEM)"+note)
+	fs.StringVar(&c.serverName, "report-writer-server-name", "", "name expected in the report writer's certificate (default: the host of --report-writer)"+note)
+	fs.StringVar(&c.tokenFile, "report-writer-token-file", "", "file holding the bearer token the report writer accepts (its --token-file); only over TLS, or to a writer on this machine"+note)
+}
+
+// set reports whether any --report-writer-* connection flag was given.
+func (c *writerConnFlags) set() bool {
+	return c.tls || c.caFile != "" || c.certFile != "" || c.keyFile != "" || c.serverName != "" || c.tokenFile != ""
+}
+
+// clientOptions are the client options of the connection to the writer
+// at addr. A token travels in plain text only to a writer on this
+// machine.
+func (c *writerConnFlags) clientOptions(addr string) (client.Options, error) {
+	// The writer reports no health for the decision service, which the
+	// client checks by default.
+	o := client.Options{DisableHealthCheck: true}
+	if c.tls || c.caFile != "" || c.certFile != "" || c.keyFile != "" || c.serverName != "" {
+		cfg, err := client.TLSConfig(c.caFile, c.certFile, c.keyFile, c.serverName)
+		if err != nil {
+			return o, fmt.Errorf("--report-writer-*: %w", err)
+		}
+		o.TLS = cfg
+	}
+	if c.tokenFile != "" {
+		b, err := os.ReadFile(c.tokenFile)
+		if err != nil {
+			return o, fmt.Errorf("--report-writer-token-file: %w", err)
+		}
+		if o.BearerToken = strings.TrimSpace(string(b)); o.BearerToken == "" {
+			return o, fmt.Errorf("--report-writer-token-file %s: no token", c.tokenFile)
+		}
+	}
+	o.AllowInsecureToken = loopback(addr)
+	if err := checkWriterToken(addr, o); err != nil {
+		return o, err
+	}
+	return o, nil
+}
+
+// checkWriterToken refuses to send a bearer token in plain text to a
+// report writer on another machine.
+func checkWriterToken(addr string, o client.Options) error {
+	if o.BearerToken != "" && o.TLS == nil && !loopback(addr) {
+		return fmt.Errorf("a bearer token for the report writer %s needs TLS: add --report-writer-tls or --report-writer-ca-file", addr)
+	}
+	return nil
 }
 
 func (r *reportFlags) registerRun(fs *pflag.FlagSet) {
@@ -97,9 +163,12 @@ func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
 		}
 		var conns []grpc.ClientConnInterface
 		for _, a := range addrs {
-			// The writer reports no health for the decision service, which
-			// the client checks by default.
-			c, err := client.Dial(a, client.Options{DisableHealthCheck: true})
+			copts, err := r.conn.clientOptions(a)
+			if err != nil {
+				w.closeConns()
+				return nil, err
+			}
+			c, err := client.Dial(a, copts)
 			if err != nil {
 				w.closeConns()
 				return nil, fmt.Errorf("--report-writer %s: %w", a, err)
@@ -152,7 +221,7 @@ func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
 	w.stop = stop
 	go func() {
 		defer close(w.done)
-		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, w.flags.policyInterval, send, w.log)
+		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, publish.WatchOptions{Interval: w.flags.policyInterval}, send, w.log)
 	}()
 }
 

@@ -53,6 +53,7 @@ type scanFlags struct {
 	failOnViolation bool
 	reportWriter    string
 	reportShards    int
+	writerConn      writerConnFlags
 	generate        bool
 	progress        string
 	logLevel        string
@@ -129,6 +130,7 @@ when a rule failed.`,
 	f.BoolVar(&fl.failOnViolation, "fail-on-violation", false, "exit with 1 when a rule failed")
 	f.StringVar(&fl.reportWriter, "report-writer", "", "send the results to this report writer (host:port) instead of printing them; with --report-shards, an address with {shard}")
 	f.IntVar(&fl.reportShards, "report-shards", 1, "number of report writer shards: each result goes to the writer of its namespace's shard, {shard} of --report-writer")
+	fl.writerConn.register(f, " (without any --report-writer-* flag, the writer connection uses the TLS and token of --server's)")
 	f.BoolVar(&fl.generate, "generate-existing", true, "in a cluster, apply what generateExisting rules generate for existing triggers")
 	f.StringVar(&fl.progress, "progress", "auto", "progress on stderr: auto (when stderr is a terminal), always or never")
 	f.StringVar(&fl.logLevel, "log-level", "warn", "log level on stderr: debug, info, warn or error")
@@ -278,7 +280,16 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		if reg != nil {
 			pubReg = reg
 		}
-		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, copts, pubReg, log)
+		wopts := copts
+		if fl.writerConn.set() {
+			wopts, err = fl.writerConn.clientOptions(fl.reportWriter)
+		} else {
+			err = checkWriterToken(fl.reportWriter, copts)
+		}
+		if err != nil {
+			return usageError("%v", err)
+		}
+		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, wopts, pubReg, log)
 		if err != nil {
 			return usageError("%v", err)
 		}

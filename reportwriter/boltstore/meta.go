@@ -16,23 +16,27 @@ const metaPrefix = "x/"
 // there what it wrote.
 func (s *Store) Meta(name string) ([]byte, error) {
 	var v []byte
-	err := s.db.View(func(tx *bolt.Tx) error {
-		v = bytes.Clone(tx.Bucket(bucketMeta).Get([]byte(metaPrefix + name)))
-		return nil
+	err := s.guard("read meta", func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			v = bytes.Clone(tx.Bucket(bucketMeta).Get([]byte(metaPrefix + name)))
+			return nil
+		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.db.Path(), err)
+		return nil, fmt.Errorf("read %s: %w", s.path, err)
 	}
 	return v, nil
 }
 
 // SetMeta stores v under name, in one transaction.
 func (s *Store) SetMeta(name string, v []byte) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketMeta).Put([]byte(metaPrefix+name), v)
+	err := s.guard("write meta", func() error {
+		return s.db.Update(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketMeta).Put([]byte(metaPrefix+name), v)
+		})
 	})
 	if err != nil {
-		return fmt.Errorf("write %s: %w", s.db.Path(), err)
+		return fmt.Errorf("write %s: %w", s.path, err)
 	}
 	return nil
 }

@@ -17,8 +17,10 @@
 //
 // Local is the ResultSink of `verdict run`, where the writer lives in the
 // same process. WatchPolicies sends the decision server's policy set to
-// the writer when it changes, so that entries of deleted or changed
-// policies go.
+// the writer when it changes and at least every minute, named by the
+// server's sender name, and a last one with stopping set when the server
+// stops, so that entries of deleted or changed policies go (the writer's
+// rule for several servers is in reportwriter's doc.go).
 //
 // The package imports server (for ResultSink and Evaluation) and
 // reportwriter; neither imports it.

@@ -345,8 +345,9 @@ type ResourceEvaluation struct {
 	// either source (a background DELETE is a scanner's watch that saw the
 	// resource deleted), removes every entry of the resource.
 	Operation Operation `protobuf:"varint,5,opt,name=operation,proto3,enum=verdict.v1.Operation" json:"operation,omitempty"`
-	// When the evaluation finished. Required. A newer evaluation replaces an
-	// older one; an evaluation older than what the writer holds for the same
+	// When the evaluation finished. Required; not later than the writer's
+	// clock plus its max clock skew. A newer evaluation replaces an older
+	// one; an evaluation older than what the writer holds for the same
 	// resource, source and policy is ignored.
 	Time *timestamppb.Timestamp `protobuf:"bytes,6,opt,name=time,proto3" json:"time,omitempty"`
 	// The policies that gave results, with their version (and their
@@ -480,7 +481,8 @@ func (x *ResourceEvaluation) GetComplete() bool {
 // removed.
 type BackgroundScanDone struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// When the scan started. Required.
+	// When the scan started. Required; not later than the writer's clock
+	// plus its max clock skew.
 	Started *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=started,proto3" json:"started,omitempty"`
 	// The scope: resources whose namespace falls in shard shard_index of
 	// shard_count (see ShardOf in the reportwriter package: FNV-1a 32-bit hash
@@ -570,16 +572,29 @@ func (x *BackgroundScanDone) GetSeen() []*ObjectReference {
 	return nil
 }
 
-// PolicySet lists the policies a sender holds. Entries of a policy not in
-// the set are removed; for a policy whose content hash changed, entries of
-// rules the policy no longer has are removed (the others stay until the
-// resource is evaluated again), and background entries are removed when
-// the policy's background setting is now false.
+// PolicySet lists the policies a sender (a decision server) holds. The
+// writer keeps the latest set of each sender, and counts a sender as live
+// while its sets keep coming (a sender sends its set again at least every
+// minute, and when it changes) and until it sends one with stopping set.
+// Entries of a policy that no live sender lists are removed, once every
+// live sender's set is newer than them; for a policy whose content hash
+// changed, entries of rules that no live sender's version has are removed
+// (the others stay until the resource is evaluated again), and background
+// entries are removed when no live sender has the policy with background
+// true. With no live sender, nothing is removed.
 type PolicySet struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// When the set was read. Required.
-	Time          *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
-	Policies      []*PolicyState         `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
+	// When the set was read. Required; not later than the writer's clock
+	// plus its max clock skew.
+	Time     *timestamppb.Timestamp `protobuf:"bytes,1,opt,name=time,proto3" json:"time,omitempty"`
+	Policies []*PolicyState         `protobuf:"bytes,2,rep,name=policies,proto3" json:"policies,omitempty"`
+	// The sender: the same for every set of one decision server process
+	// (such as its host name and a random suffix). Empty is a sender too
+	// (older senders send none).
+	Sender string `protobuf:"bytes,3,opt,name=sender,proto3" json:"sender,omitempty"`
+	// The sender stops: it is no longer live, and its policies count no
+	// more (policies is ignored).
+	Stopping      bool `protobuf:"varint,4,opt,name=stopping,proto3" json:"stopping,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -626,6 +641,20 @@ func (x *PolicySet) GetPolicies() []*PolicyState {
 		return x.Policies
 	}
 	return nil
+}
+
+func (x *PolicySet) GetSender() string {
+	if x != nil {
+		return x.Sender
+	}
+	return ""
+}
+
+func (x *PolicySet) GetStopping() bool {
+	if x != nil {
+		return x.Stopping
+	}
+	return false
 }
 
 // PolicyState is one policy of a PolicySet.
@@ -1245,10 +1274,12 @@ const file_verdict_v1_reports_proto_rawDesc = "" +
 	"namespaces\x18\x04 \x03(\tR\n" +
 	"namespaces\x12\x14\n" +
 	"\x05kinds\x18\x05 \x03(\tR\x05kinds\x12/\n" +
-	"\x04seen\x18\x06 \x03(\v2\x1b.verdict.v1.ObjectReferenceR\x04seen\"p\n" +
+	"\x04seen\x18\x06 \x03(\v2\x1b.verdict.v1.ObjectReferenceR\x04seen\"\xa4\x01\n" +
 	"\tPolicySet\x12.\n" +
 	"\x04time\x18\x01 \x01(\v2\x1a.google.protobuf.TimestampR\x04time\x123\n" +
-	"\bpolicies\x18\x02 \x03(\v2\x17.verdict.v1.PolicyStateR\bpolicies\"X\n" +
+	"\bpolicies\x18\x02 \x03(\v2\x17.verdict.v1.PolicyStateR\bpolicies\x12\x16\n" +
+	"\x06sender\x18\x03 \x01(\tR\x06sender\x12\x1a\n" +
+	"\bstopping\x18\x04 \x01(\bR\bstopping\"X\n" +
 	"\vPolicyState\x123\n" +
 	"\aversion\x18\x01 \x01(\v2\x19.verdict.v1.PolicyVersionR\aversion\x12\x14\n" +
 	"\x05rules\x18\x02 \x03(\tR\x05rules\"\x87\x01\n" +

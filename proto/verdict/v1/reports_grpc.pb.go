@@ -57,9 +57,12 @@ type ReportServiceClient interface {
 	// A sender may have at most the writer's limit of batches without an
 	// acknowledgement on one stream (64 by default); one more ends the stream
 	// with RESOURCE_EXHAUSTED, as does a batch with more items than the
-	// writer's batch limit (1000 by default). An item that is not valid is
-	// not applied and is listed in the acknowledgement of its batch
-	// (rejected); the rest of the batch is applied. Acknowledgements come in
+	// writer's batch limit (1000 by default). An item that is not valid (a
+	// required field missing, a time later than the writer's clock plus its
+	// max clock skew) or over one of the writer's limits (resources,
+	// tombstones, policy senders) is not applied and is listed in the
+	// acknowledgement of its batch (rejected); the rest of the batch is
+	// applied. Acknowledgements come in
 	// the order of the batches.
 	Publish(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[PublishRequest, PublishResponse], error)
 	// ListReports lists the final reports with their summary, without their
@@ -132,9 +135,12 @@ type ReportServiceServer interface {
 	// A sender may have at most the writer's limit of batches without an
 	// acknowledgement on one stream (64 by default); one more ends the stream
 	// with RESOURCE_EXHAUSTED, as does a batch with more items than the
-	// writer's batch limit (1000 by default). An item that is not valid is
-	// not applied and is listed in the acknowledgement of its batch
-	// (rejected); the rest of the batch is applied. Acknowledgements come in
+	// writer's batch limit (1000 by default). An item that is not valid (a
+	// required field missing, a time later than the writer's clock plus its
+	// max clock skew) or over one of the writer's limits (resources,
+	// tombstones, policy senders) is not applied and is listed in the
+	// acknowledgement of its batch (rejected); the rest of the batch is
+	// applied. Acknowledgements come in
 	// the order of the batches.
 	Publish(grpc.BidiStreamingServer[PublishRequest, PublishResponse]) error
 	// ListReports lists the final reports with their summary, without their
