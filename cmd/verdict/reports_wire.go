@@ -48,14 +48,14 @@ type writerConnFlags struct {
 }
 
 // register adds the --report-writer-* flags; note is appended to the help
-// of each.
+// of --report-writer-tls, the first of them.
 func (c *writerConnFlags) register(fs *pflag.FlagSet, note string) {
 	fs.BoolVar(&c.tls, "report-writer-tls", false, "connect to the report writer with TLS, checking it against the system's CAs (implied by --report-writer-ca-file, --report-writer-cert-file)"+note)
-	fs.StringVar(&c.caFile, "report-writer-ca-file", "", "CA certificates (PEM) that sign the report writer's certificate"+note)
-	fs.StringVar(&c.certFile, "report-writer-cert-file", "", "client certificate (PEM) for a report writer that requires one (--client-ca: mTLS)"+note)
-	fs.StringVar(&c.keyFile, "report-writer-key-file", "", "key of --report-writer-cert-file (PEM)"+note)
-	fs.StringVar(&c.serverName, "report-writer-server-name", "", "name expected in the report writer's certificate (default: the host of --report-writer)"+note)
-	fs.StringVar(&c.tokenFile, "report-writer-token-file", "", "file holding the bearer token the report writer accepts (its --token-file); only over TLS, or to a writer on this machine"+note)
+	fs.StringVar(&c.caFile, "report-writer-ca-file", "", "CA certificates (PEM) that sign the report writer's certificate")
+	fs.StringVar(&c.certFile, "report-writer-cert-file", "", "client certificate (PEM) for a report writer that requires one (--client-ca: mTLS)")
+	fs.StringVar(&c.keyFile, "report-writer-key-file", "", "key of --report-writer-cert-file (PEM)")
+	fs.StringVar(&c.serverName, "report-writer-server-name", "", "name expected in the report writer's certificate (default: the host of --report-writer)")
+	fs.StringVar(&c.tokenFile, "report-writer-token-file", "", "file holding the bearer token the report writer accepts (its --token-file); only over TLS, or to a writer on this machine")
 }
 
 // set reports whether any --report-writer-* connection flag was given.
