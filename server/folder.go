@@ -21,6 +21,12 @@ import (
 // its Interval is zero.
 const DefaultPollInterval = 2 * time.Second
 
+// DefaultMaxPolicyFileBytes is the largest policy file a FolderSource
+// reads when its MaxFileBytes is zero: far above any real policy file (the
+// API server stores objects of at most 1.5 MB), far below what would
+// strain the server.
+const DefaultMaxPolicyFileBytes = 32 << 20
+
 // FolderSource reads the policy files of a folder and its sub-folders
 // (files ending in .yaml, .yml or .json; entries whose name starts with a
 // dot are skipped, as Kyverno's CLI does) and reports a new snapshot when
@@ -38,12 +44,17 @@ const DefaultPollInterval = 2 * time.Second
 // Errors, and the Store keeps serving the policies that file held before.
 // Only regular files (and links to them) are read: a named pipe, device or
 // socket is never opened, and is reported in Errors as a
-// *safefile.NotRegularError (the Store logs it).
+// *safefile.NotRegularError (the Store logs it). A file larger than
+// MaxFileBytes is not read either: it is reported as a
+// *safefile.TooLargeError.
 type FolderSource struct {
 	// Dir is the folder. Required.
 	Dir string
 	// Interval between two reads. Default DefaultPollInterval.
 	Interval time.Duration
+	// MaxFileBytes is the largest file read. Default
+	// DefaultMaxPolicyFileBytes.
+	MaxFileBytes int64
 }
 
 // Name implements PolicySource.
@@ -93,8 +104,12 @@ func (f *FolderSource) read() (Snapshot, [sha256.Size]byte) {
 		snap.Errors = append(snap.Errors, e)
 		fmt.Fprintf(h, "skipped %s\n", e)
 	}
+	limit := f.MaxFileBytes
+	if limit <= 0 {
+		limit = DefaultMaxPolicyFileBytes
+	}
 	for _, path := range files {
-		data, err := safefile.ReadFile(path, 0)
+		data, err := safefile.ReadFile(path, limit)
 		if err == nil {
 			var docs []Document
 			docs, err = fileDocuments(path, data)

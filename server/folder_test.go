@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -76,5 +77,25 @@ func TestFolderSourceSkipsNotRegularFiles(t *testing.T) {
 	}
 	if want := []string{added, link, atStart}; len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 		t.Errorf("FolderSource reported %v as not regular files, want %v", got, want)
+	}
+}
+
+func TestFolderSourceFileLimit(t *testing.T) {
+	dir, src := policyFolder(t, map[string]string{"delete.yaml": protectDeletePolicy})
+	src.MaxFileBytes = int64(len(protectDeletePolicy)) + 10
+	big := filepath.Join(dir, "big.yaml")
+	if err := os.WriteFile(big, []byte(protectDeletePolicy+"\n# "+strings.Repeat("x", 64)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	snaps := make(chan Snapshot, 16)
+	go src.Run(t.Context(), func(s Snapshot) { snaps <- s })
+
+	s := nextSnapshot(t, snaps, "at start")
+	if len(s.Documents) != 1 {
+		t.Errorf("FolderSource{MaxFileBytes: %d}: %d documents, want the policy of delete.yaml only", src.MaxFileBytes, len(s.Documents))
+	}
+	var tooLarge *safefile.TooLargeError
+	if len(s.Errors) != 1 || s.Errors[0].Origin != big || !errors.As(s.Errors[0].Err, &tooLarge) {
+		t.Errorf("FolderSource{MaxFileBytes: %d} errors = %v, want one *safefile.TooLargeError for %s", src.MaxFileBytes, s.Errors, big)
 	}
 }
