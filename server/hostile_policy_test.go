@@ -149,8 +149,13 @@ func TestFolderHostilePolicyAtRuntime(t *testing.T) {
 	}
 }
 
+// hostileSizes are server options that take documents of the hostile
+// sizes, so that they reach the compiler: the default
+// MaxRequestPolicyBytes refuses the largest before (limits_test.go).
+var hostileSizes = Options{MaxRequestPolicyBytes: 4 << 20}
+
 func TestValidatePoliciesHostile(t *testing.T) {
-	ts := startServer(t, Options{})
+	ts := startServer(t, hostileSizes)
 	c := ts.client(t)
 	for _, ex := range hostileExpressions {
 		t.Run(ex.name, func(t *testing.T) {
@@ -180,7 +185,7 @@ func TestValidatePoliciesHostile(t *testing.T) {
 }
 
 func TestEvaluateInlineHostile(t *testing.T) {
-	ts := startServer(t, Options{})
+	ts := startServer(t, hostileSizes)
 	c := ts.client(t)
 	for _, ex := range hostileExpressions {
 		t.Run(ex.name, func(t *testing.T) {

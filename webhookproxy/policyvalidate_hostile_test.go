@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
 
@@ -31,7 +32,10 @@ spec:
 // are refused at admission, with the field and the limit named, so that
 // they never reach the servers' policy sources.
 func TestPolicyValidateHostile(t *testing.T) {
-	c := startDecisionServer(t)
+	// A server that takes documents of the hostile sizes, so that they
+	// reach the compiler (the default --max-request-policy-bytes refuses
+	// the largest before, TestValidatePoliciesLimits in server).
+	c := startDecisionServerWith(t, server.Options{MaxRequestPolicyBytes: 4 << 20})
 	p := startProxy(t, c, webhookproxy.Options{}, nil, nil)
 	tests := []struct {
 		name      string
