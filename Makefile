@@ -26,7 +26,7 @@ BUF         ?= $(PROTO_TOOLS)/buf
 # buf breaking compares the API with this git revision.
 BUF_AGAINST ?= HEAD~1
 
-.PHONY: image crds all build test run conformance conformance-update bench lint lint-proto proto fuzz mergeschema e2e e2e-bins clean
+.PHONY: image crds all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-hostile mergeschema e2e e2e-bins clean
 
 all: build
 
@@ -121,6 +121,28 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy
 	$(GO) test -run '^$$' -fuzz FuzzCodec -fuzztime 30s ./internal/grpccodec
 	$(GO) test -run '^$$' -fuzz FuzzDurationString -fuzztime 30s ./engine/condition
+	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime 30s ./engine/condition
+	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime 30s ./engine/internal/wildcard
+	$(GO) test -run '^$$' -fuzz FuzzMatchRegexp -fuzztime 30s ./engine/internal/wildcard
+	$(GO) test -run '^$$' -fuzz FuzzDecodePolicies -fuzztime 30s ./engine/kyverno
+	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./engine/kyverno
+	$(GO) test -run '^$$' -fuzz FuzzFastYAML -fuzztime 30s ./engine/kyverno
+	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./engine/vpol
+	$(GO) test -run '^$$' -fuzz FuzzCompileEvaluate -fuzztime 30s ./engine/vpol
+	$(FUZZ_HOSTILE)
+
+# The fuzz targets of hostile inputs (issue: no policy or file takes a
+# process down): the JMESPath parser guard and the report store opener.
+# Their seed corpora run in make test; .ci/run also fuzzes each briefly.
+# The minimize time is short: with the default, the fuzzer spends its time
+# minimizing large inputs (a store file, a deep expression).
+FUZZTIME_HOSTILE ?= 60s
+FUZZ_HOSTILE = \
+	$(GO) test -run '^$$' -fuzz FuzzParseGuard -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 5s -parallel 1 ./engine/jmespath && \
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 2s ./reportwriter/boltstore
+
+fuzz-hostile:
+	$(FUZZ_HOSTILE)
 
 # The container image: a static binary with the version from git, on
 # gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker
