@@ -171,6 +171,20 @@ func (ev *evaluation) ruleResult(p *policy.Policy, r *policy.Rule, o *outcome) R
 // (one per target for a rule with targets) and the patched object (nil
 // when unchanged).
 func (ev *evaluation) mutateRule(p *policy.Policy, r *policy.Rule, obj map[string]any) ([]*outcome, map[string]any, []TargetPatch) {
+	if err := ev.budget.Poll(); err != nil {
+		return []*outcome{stopped(err)}, nil, nil
+	}
+	outs, patched, targets := ev.matchedMutateRule(p, r, obj)
+	// Work the budget stopped may have been taken for a result: the rule
+	// reports the stop, and patches nothing.
+	if err := ev.budget.Err(); err != nil {
+		return []*outcome{stopped(err)}, nil, nil
+	}
+	return outs, patched, targets
+}
+
+// matchedMutateRule applies a mutate rule that matched the request.
+func (ev *evaluation) matchedMutateRule(p *policy.Policy, r *policy.Rule, obj map[string]any) ([]*outcome, map[string]any, []TargetPatch) {
 	s := ev.newScope(p, r)
 	s.loadContext(r.Context)
 	ok, msg, err := s.conditions(r.Preconditions)
@@ -297,6 +311,14 @@ func (ev *evaluation) mutateElements(s *scope, fe *policy.MutateForeach, element
 			index = n - 1 - i
 		}
 		el := elements[index]
+		// The patch of an element merges into the object, most often into
+		// the list the foreach walks: charge its length.
+		if err := ev.budget.Poll(); err != nil {
+			return mutateError("failed to mutate elements", err)
+		}
+		if err := ev.budget.Step(n); err != nil {
+			return mutateError("failed to mutate elements", err)
+		}
 		if el == nil {
 			continue
 		}
@@ -352,6 +374,9 @@ func (ev *evaluation) mutateTargets(p *policy.Policy, r *policy.Rule, s *scope) 
 		out = append(out, ruleError("", err))
 	}
 	for _, t := range targets {
+		if ev.budget.Poll() != nil {
+			break // mutateRule reports the stop
+		}
 		c := s.child()
 		c.set("target", t.obj)
 		c.loadContext(t.spec.Context)
@@ -441,21 +466,25 @@ func (ev *evaluation) getResources(apiVersion, kind, ns, name string, selector l
 		meta, _ := o["metadata"].(map[string]any)
 		oname, _ := meta["name"].(string)
 		ons, _ := meta["namespace"].(string)
-		if matchNamespaceName(ns, name, ons, oname) {
+		if ev.matchNamespaceName(ns, name, ons, oname) {
 			out = append(out, o)
 		}
 	}
 	return out, nil
 }
 
-func matchNamespaceName(nsPattern, namePattern, ns, name string) bool {
+// matchNamespaceName matches a listed object's namespace and name against
+// the target's wildcards, charging the budget (a stopped budget matches
+// nothing).
+func (ev *evaluation) matchNamespaceName(nsPattern, namePattern, ns, name string) bool {
+	match := func(p, s string) bool { m, _ := ev.budget.Match(p, s); return m }
 	switch {
 	case nsPattern == "" && namePattern == "":
 		return true
 	case nsPattern == "":
-		return wildcard.Match(namePattern, name)
-	case wildcard.Match(nsPattern, ns):
-		return namePattern == "" || wildcard.Match(namePattern, name)
+		return match(namePattern, name)
+	case match(nsPattern, ns):
+		return namePattern == "" || match(namePattern, name)
 	}
 	return false
 }
