@@ -8,8 +8,11 @@ import (
 )
 
 // BudgetCheckEvery is how many steps a Budget lets pass between two checks
-// of its context (Poll checks at once).
-const BudgetCheckEvery = 1024
+// of its context, and BudgetPollEvery how many calls of Poll.
+const (
+	BudgetCheckEvery = 1024
+	BudgetPollEvery  = 16
+)
 
 // matchStepsPerStep is how many steps of wildcard matching (a byte or rune
 // of the name against up to 64 pattern runes, see
@@ -21,8 +24,8 @@ const matchStepsPerStep = 64
 // step is one unit of work: a rule, a foreach element, a resource node a
 // pattern visits, an element an operator compares, 64 characters a
 // wildcard compares), and no work once its context is done. The context is
-// checked every BudgetCheckEvery steps and at each Poll, so a check costs a
-// subtraction and a comparison. Once spent or stopped, a Budget stays so:
+// checked every BudgetCheckEvery steps and every BudgetPollEvery Polls, so
+// a Step or Poll costs a subtraction and a comparison or two. Once spent or stopped, a Budget stays so:
 // every later Step, Poll and Err returns the same *Error, with code
 // CodeBudgetExceeded or CodeCanceled.
 //
@@ -35,6 +38,9 @@ type Budget struct {
 	used int64           // steps charged before the current window
 	win  int64           // size of the current window
 	left int64           // steps left in the current window
+	// polls counts down the Poll calls until the next check of the
+	// context.
+	polls int64
 	// match holds wildcard steps not yet charged as whole steps.
 	match int
 	err   *Error
@@ -54,7 +60,7 @@ func (b *Budget) Reset(ctx context.Context, maxSteps int64) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	*b = Budget{ctx: ctx, done: ctx.Done(), max: maxSteps}
+	*b = Budget{ctx: ctx, done: ctx.Done(), max: maxSteps, polls: BudgetPollEvery - 1}
 	b.refill()
 }
 
@@ -90,20 +96,36 @@ func (b *Budget) Step(n int) error {
 	return b.check()
 }
 
-// Poll checks the context now and charges one step: for the places where
-// one step can be costly (a rule, a foreach element, a condition, a
-// context entry), so that a deadline is noticed promptly.
+// Poll charges one step and checks the context every BudgetPollEvery
+// calls (and whenever Step would): for the places where one step can be
+// costly (a rule, a foreach element, a condition, a context entry, a
+// JMESPath query), so that a deadline is noticed after a few of them.
 func (b *Budget) Poll() error {
 	if b == nil {
 		return nil
 	}
-	if b.err == nil && b.ctxDone() {
-		b.stop(b.ctx.Err())
+	b.polls--
+	b.left--
+	if b.polls >= 0 && b.left >= 0 {
+		return nil
 	}
+	return b.pollSlow()
+}
+
+func (b *Budget) pollSlow() error {
 	if b.err != nil {
+		b.left, b.polls = 0, 0
 		return b.err
 	}
-	return b.Step(1)
+	b.polls = BudgetPollEvery - 1
+	if b.ctxDone() {
+		b.stop(b.ctx.Err())
+		return b.err
+	}
+	if b.left < 0 {
+		return b.check()
+	}
+	return nil
 }
 
 // check closes the current window: it counts its steps, checks the

@@ -67,12 +67,14 @@ func TestBudgetContext(t *testing.T) {
 		give    func(b *engine.Budget) int // steps through, after the context is done
 		wantMax int
 	}{
-		{name: "Poll checks at once", give: func(b *engine.Budget) int {
-			if b.Poll() != nil {
-				return 0
+		{name: "Poll checks every BudgetPollEvery calls", give: func(b *engine.Budget) int {
+			for i := range 10 * engine.BudgetPollEvery {
+				if b.Poll() != nil {
+					return i
+				}
 			}
-			return 1
-		}, wantMax: 0},
+			return 10 * engine.BudgetPollEvery
+		}, wantMax: engine.BudgetPollEvery},
 		{name: "Step checks every BudgetCheckEvery steps", give: func(b *engine.Budget) int { return spend(b, 10*engine.BudgetCheckEvery) }, wantMax: engine.BudgetCheckEvery},
 	}
 	for _, tt := range tests {

@@ -152,6 +152,13 @@ func (mt *matcher) prefix(seg, s string) (int, bool) {
 		if n >= len(s) {
 			return 0, false
 		}
+		if pc, nc := seg[p], s[n]; pc < utf8.RuneSelf && nc < utf8.RuneSelf {
+			if pc != '?' && pc != nc {
+				return 0, false
+			}
+			p, n = p+1, n+1
+			continue
+		}
 		pr, pw := utf8.DecodeRuneInString(seg[p:])
 		nr, nw := utf8.DecodeRuneInString(s[n:])
 		if pr != '?' && pr != nr {
@@ -204,7 +211,35 @@ func (mt *matcher) find(seg, s string) (int, bool) {
 		mt.spend(i + len(seg))
 		return i + len(seg), true
 	}
-	return mt.shiftAnd(seg, s)
+	k := utf8.RuneCountInString(seg)
+	if k*len(s) <= naiveWork {
+		return mt.naive(seg, s, k)
+	}
+	return mt.shiftAnd(seg, s, k)
+}
+
+// naiveWork is the most work (segment runes times name bytes) find does
+// by trying each position in turn instead of setting up shiftAnd.
+const naiveWork = 1 << 11
+
+// naive finds the leftmost match of seg (k runes, which may hold '?') in s
+// by trying each rune boundary of s: O(len(s)*k).
+func (mt *matcher) naive(seg, s string, k int) (int, bool) {
+	words := (k + 63) / 64 // steps per position tried, as shiftAnd counts
+	for i := 0; i < len(s); {
+		if n, ok := mt.prefix(seg, s[i:]); ok {
+			mt.spend(i * words)
+			return i + n, true
+		}
+		if s[i] < utf8.RuneSelf {
+			i++
+		} else {
+			_, w := utf8.DecodeRuneInString(s[i:])
+			i += w
+		}
+	}
+	mt.spend(len(s) * words)
+	return 0, false
 }
 
 // smallRunes is how many distinct non-ASCII runes a segment may hold
@@ -214,11 +249,11 @@ const smallRunes = 8
 // shiftAnd finds the leftmost match of seg (which may hold '?') in s with
 // the shift-and algorithm: bit i of the state is set when the first i+1
 // runes of seg match the runes of s ending at the current one.
-func (mt *matcher) shiftAnd(seg string, s string) (int, bool) {
-	k := utf8.RuneCountInString(seg)
+func (mt *matcher) shiftAnd(seg string, s string, k int) (int, bool) {
 	words := (k + 63) / 64
 	// masks[c*words : (c+1)*words] is the mask of ASCII rune c; other runes
-	// are in runeMasks (or byRune). A '?' sets its bit in every mask.
+	// are in others (or byRune); qmask has the bits of the '?'s, which
+	// match any rune.
 	var (
 		smallMasks [128]uint64
 		smallState [1]uint64
@@ -276,11 +311,6 @@ func (mt *matcher) shiftAnd(seg string, s string) (int, bool) {
 			mask[w] |= bit
 		}
 		i++
-	}
-	for c := range 128 {
-		for w := range words {
-			masks[c*words+w] |= qmask[w]
-		}
 	}
 	lookup := func(r rune) []uint64 {
 		if byRune != nil {
