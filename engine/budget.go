@@ -194,6 +194,12 @@ func (b *Budget) MatchPattern(p *wildcard.Pattern, name string) (bool, error) {
 	if b == nil {
 		return p.Match(name), nil
 	}
+	if p.Linear() {
+		if err := b.Step(1 + len(name)/matchStepsPerStep); err != nil {
+			return false, err
+		}
+		return p.Match(name), nil
+	}
 	if err := b.Step(1); err != nil {
 		return false, err
 	}

@@ -454,6 +454,11 @@ func (p *Pattern) MatchMeter(s string, m Meter) (matched, ok bool) {
 	return p.Match(s), true
 }
 
+// Linear reports whether the pattern matches by a single comparison or
+// search (exact, prefix, suffix, substring, any), in O(len(s)) steps:
+// callers can charge that up front and call Match.
+func (p *Pattern) Linear() bool { return p.op != opGeneral }
+
 // Literal returns the pattern's text and true when it has no wildcard (so
 // callers can look it up in a map instead of scanning).
 func (p *Pattern) Literal() (string, bool) {
