@@ -229,9 +229,11 @@ type Options struct {
 	// engine.Budget): one per rule, foreach element, JMESPath query,
 	// condition and context entry, one per resource node a pattern
 	// visits and per pair of elements AnyIn or AllIn compare, one per 64
-	// characters a wildcard compares, and, for each element of a mutate
-	// foreach, one per element of its list (the patch merges into a list of
-	// that size). The rule that goes past it reports an error with code
+	// characters a wildcard compares, for each element of a mutate
+	// foreach one per element of its list, and for a patchStrategicMerge
+	// n² per list of n elements it merges into (kyaml's merge compares
+	// every element with every other; the charge comes before the patch,
+	// which the deadline cannot interrupt). The rule that goes past it reports an error with code
 	// engine.CodeBudgetExceeded, and so does every rule that applies after
 	// it. The context given to Evaluate bounds the evaluation too: once it
 	// is done, the rule being evaluated reports an error

@@ -270,3 +270,53 @@ func TestEvaluateHostileWildcard(t *testing.T) {
 		})
 	}
 }
+
+// strategicPolicy patches one container by name: kyaml's merge compares
+// every element of the list with every other.
+const strategicPolicy = `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: pull-always}
+spec:
+  rules:
+  - name: pull-always
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    mutate:
+      patchStrategicMerge:
+        spec:
+          containers:
+          - (name): c0
+            imagePullPolicy: Always
+`
+
+// TestEvaluateStrategicMergeBudget patches a Pod whose list of containers
+// makes the merge quadratic: the patch is charged n² steps before it runs,
+// so with 50,000 containers it stops at once with the default budget
+// (one such patch took minutes), while a Pod of ordinary size is patched.
+func TestEvaluateStrategicMergeBudget(t *testing.T) {
+	pols := compileInline(t, strategicPolicy)
+	tests := []struct {
+		name        string
+		giveObject  map[string]any
+		wantStatus  eval.Status
+		wantMessage string
+		wantPatched bool
+	}{
+		{name: "3 containers", giveObject: hostilePod(3, "nginx"), wantStatus: eval.StatusPass, wantMessage: "mutated Pod/p in namespace default", wantPatched: true},
+		{name: "50k containers", giveObject: hostilePod(50000, "nginx"), wantStatus: eval.StatusError, wantMessage: stoppedMessage(budgetError(eval.DefaultMaxSteps))},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			resp := eval.New(eval.Options{}).Evaluate(context.Background(), pols, &eval.Request{Object: tt.giveObject})
+			if len(resp.Results) != 1 {
+				t.Fatalf("Evaluate(%s) = %d results, want 1: %+v", tt.name, len(resp.Results), resp.Results)
+			}
+			if got := resp.Results[0]; got.Status != tt.wantStatus || got.Message != tt.wantMessage {
+				t.Errorf("Evaluate(%s) = %s %q, want %s %q", tt.name, got.Status, got.Message, tt.wantStatus, tt.wantMessage)
+			}
+			if got := resp.Patched != nil; got != tt.wantPatched {
+				t.Errorf("Evaluate(%s) patched = %v, want %v", tt.name, got, tt.wantPatched)
+			}
+		})
+	}
+}

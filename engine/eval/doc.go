@@ -37,7 +37,10 @@
 // (DefaultMaxSteps) and the context given to Evaluate. Rules, foreach
 // elements (validate, mutate, generate), conditions, context entries,
 // JMESPath queries and verifyImages checks poll it; patterns, set
-// operators and wildcard matches charge it as they go. When it is spent or
+// operators and wildcard matches charge it as they go, and a
+// patchStrategicMerge is charged its quadratic list merges before it runs
+// (mergeCost: engine/mutate does not check the budget, so a merge is the
+// one piece of work a deadline does not interrupt). When it is spent or
 // the context is done, the rule being evaluated reports an error with the
 // budget's message (and patches or generates nothing), every later rule
 // that applies reports it too (a spent budget), or Evaluate stops (a done

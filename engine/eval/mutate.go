@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -240,14 +241,20 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		patched map[string]any
 		err     error
 	)
-	if p.Overlay != nil {
-		patched, err = p.Overlay.Apply(obj)
-	} else if p.Strategic != nil {
+	if p.Strategic != nil {
+		// A static overlay renders without work.
 		overlay, rerr := p.Strategic.Render(s.env())
 		if rerr != nil {
 			return mutateError("variable substitution failed", rerr)
 		}
-		patched, err = mutate.StrategicMerge(obj, overlay)
+		if err := ev.budget.Step(mergeCost(overlay, obj)); err != nil {
+			return mutateError("failed to patch resource", err)
+		}
+		if p.Overlay != nil {
+			patched, err = p.Overlay.Apply(obj)
+		} else {
+			patched, err = mutate.StrategicMerge(obj, overlay)
+		}
 	} else {
 		jp := p.Static
 		if jp == nil {
@@ -272,6 +279,62 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		return mutated{status: StatusSkip, obj: obj, message: "no patches applied"}
 	}
 	return mutated{status: StatusPass, obj: patched, message: "resource patched"}
+}
+
+// mergeCost is the steps a patchStrategicMerge overlay costs on obj:
+// kyaml's merge of a list by its keys compares every element with every
+// other, so a list of n elements (the object's and the overlay's) costs n²
+// steps, and an element of the overlay with a name merges into the
+// object's element of that name. A Pod with 50,000 containers would
+// otherwise keep one patch busy for minutes, out of reach of the budget
+// and the deadline.
+func mergeCost(overlay, obj any) int {
+	switch o := overlay.(type) {
+	case map[string]any:
+		m, _ := obj.(map[string]any)
+		c := len(o)
+		for k, v := range o {
+			c += mergeCost(v, m[anchorFree(k)])
+		}
+		return c
+	case []any:
+		l, _ := obj.([]any)
+		n := len(o) + len(l)
+		c := n * n
+		if len(o)*len(l) > 1<<16 {
+			return c // already more than the elements could add
+		}
+		for _, e := range o {
+			em, _ := e.(map[string]any)
+			name, ok := em["name"].(string)
+			if !ok {
+				continue
+			}
+			for _, oe := range l {
+				if om, _ := oe.(map[string]any); om["name"] == name {
+					c += mergeCost(em, om)
+					break
+				}
+			}
+		}
+		return c
+	}
+	return 1
+}
+
+// anchorFree is the key an overlay key names: "name" for "(name)",
+// "+(name)", "=(name)", "X(name)", "<(name)" or "^(name)".
+func anchorFree(k string) string {
+	if len(k) < 3 || k[len(k)-1] != ')' {
+		return k
+	}
+	switch {
+	case k[0] == '(':
+		return k[1 : len(k)-1]
+	case strings.IndexByte("+=X<^", k[0]) >= 0 && k[1] == '(':
+		return k[2 : len(k)-1]
+	}
+	return k
 }
 
 // mutateForeach is Kyverno's forEachMutator.mutateForEach: each entry's
