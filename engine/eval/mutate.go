@@ -14,6 +14,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
 )
 
 // Mutation is the object as the mutate rules of one policy left it (with
@@ -242,8 +243,11 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		err     error
 	)
 	if p.Strategic != nil {
-		// A static overlay renders without work.
-		overlay, rerr := p.Strategic.Render(s.env())
+		env := variables.Env{} // a static overlay renders as it is, with no env
+		if p.Overlay == nil {
+			env = s.env()
+		}
+		overlay, rerr := p.Strategic.Render(env)
 		if rerr != nil {
 			return mutateError("variable substitution failed", rerr)
 		}
