@@ -294,19 +294,23 @@ spec:
 // so with 50,000 containers it stops at once with the default budget
 // (one such patch took minutes), while a Pod of ordinary size is patched.
 func TestEvaluateStrategicMergeBudget(t *testing.T) {
-	pols := compileInline(t, strategicPolicy)
+	envPolicy := strings.ReplaceAll(strategicPolicy, "imagePullPolicy: Always", "env: [{name: X, value: y}]")
 	tests := []struct {
 		name        string
+		givePolicy  string
 		giveObject  map[string]any
 		wantStatus  eval.Status
 		wantMessage string
 		wantPatched bool
 	}{
-		{name: "3 containers", giveObject: hostilePod(3, "nginx"), wantStatus: eval.StatusPass, wantMessage: "mutated Pod/p in namespace default", wantPatched: true},
-		{name: "50k containers", giveObject: hostilePod(50000, "nginx"), wantStatus: eval.StatusError, wantMessage: stoppedMessage(budgetError(eval.DefaultMaxSteps))},
+		{name: "3 containers", givePolicy: strategicPolicy, giveObject: hostilePod(3, "nginx"), wantStatus: eval.StatusPass, wantMessage: "mutated Pod/p in namespace default", wantPatched: true},
+		{name: "50k containers", givePolicy: strategicPolicy, giveObject: hostilePod(50000, "nginx"), wantStatus: eval.StatusError, wantMessage: stoppedMessage(budgetError(eval.DefaultMaxSteps))},
+		{name: "3 variables", givePolicy: envPolicy, giveObject: envPod(3), wantStatus: eval.StatusPass, wantMessage: "mutated Pod/p in namespace default", wantPatched: true},
+		{name: "50k variables in one container", givePolicy: envPolicy, giveObject: envPod(50000), wantStatus: eval.StatusError, wantMessage: stoppedMessage(budgetError(eval.DefaultMaxSteps))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			pols := compileInline(t, tt.givePolicy)
 			resp := eval.New(eval.Options{}).Evaluate(context.Background(), pols, &eval.Request{Object: tt.giveObject})
 			if len(resp.Results) != 1 {
 				t.Fatalf("Evaluate(%s) = %d results, want 1: %+v", tt.name, len(resp.Results), resp.Results)

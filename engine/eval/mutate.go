@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/memo"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/mutate"
@@ -251,7 +252,13 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		if rerr != nil {
 			return mutateError("variable substitution failed", rerr)
 		}
-		if err := ev.budget.Step(mergeCost(overlay, obj)); err != nil {
+		var lists []overlayList
+		if p.Overlay != nil {
+			lists = overlayLists.Get(p.Strategic, staticLists)
+		} else {
+			lists = listsOf(overlay)
+		}
+		if err := ev.budget.Step(mergeCost(lists, obj)); err != nil {
 			return mutateError("failed to patch resource", err)
 		}
 		if p.Overlay != nil {
@@ -288,42 +295,75 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 // mergeCost is the steps a patchStrategicMerge overlay costs on obj:
 // kyaml's merge of a list by its keys compares every element with every
 // other, so a list of n elements (the object's and the overlay's) costs n²
-// steps, and an element of the overlay with a name merges into the
-// object's element of that name. A Pod with 50,000 containers would
-// otherwise keep one patch busy for minutes, out of reach of the budget
-// and the deadline.
-func mergeCost(overlay, obj any) int {
-	switch o := overlay.(type) {
-	case map[string]any:
-		m, _ := obj.(map[string]any)
-		c := len(o)
-		for k, v := range o {
-			c += mergeCost(v, m[anchorFree(k)])
-		}
-		return c
-	case []any:
-		l, _ := obj.([]any)
-		n := len(o) + len(l)
-		c := n * n
-		if len(o)*len(l) > 1<<16 {
-			return c // already more than the elements could add
-		}
-		for _, e := range o {
-			em, _ := e.(map[string]any)
-			name, ok := em["name"].(string)
-			if !ok {
-				continue
+// steps. A Pod with 50,000 containers would otherwise keep one patch busy
+// for minutes, out of reach of the budget and the deadline. The lists of
+// an overlay are found once per static overlay (overlayLists).
+func mergeCost(lists []overlayList, obj any) int {
+	c := 1
+	for i := range lists {
+		c += lists[i].cost(obj, 0)
+	}
+	return c
+}
+
+// overlayList is a list of an overlay: the keys leading to it from the
+// top ("" for "each element of the list here"), and its length.
+type overlayList struct {
+	path []string
+	n    int
+}
+
+// cost is n² for the list of the object at the path (from path[i] on),
+// summed over the elements where the path goes through a list.
+func (ol *overlayList) cost(v any, i int) int {
+	for ; i < len(ol.path); i++ {
+		if ol.path[i] == "" {
+			l, _ := v.([]any)
+			c := 0
+			for _, e := range l {
+				c += ol.cost(e, i+1)
 			}
-			for _, oe := range l {
-				if om, _ := oe.(map[string]any); om["name"] == name {
-					c += mergeCost(em, om)
-					break
+			return c
+		}
+		m, _ := v.(map[string]any)
+		v = m[ol.path[i]]
+	}
+	l, _ := v.([]any)
+	n := ol.n + len(l)
+	return n * n
+}
+
+// listsOf returns the lists of an overlay, anchors taken off the keys.
+func listsOf(overlay any) []overlayList {
+	var out []overlayList
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				walk(e, append(path[:len(path):len(path)], anchorFree(k)))
+			}
+		case []any:
+			out = append(out, overlayList{path: path, n: len(t)})
+			for _, e := range t {
+				if _, ok := e.(map[string]any); ok {
+					walk(e, append(path[:len(path):len(path)], ""))
 				}
 			}
 		}
-		return c
 	}
-	return 1
+	walk(overlay, nil)
+	return out
+}
+
+// overlayLists caches listsOf for static overlays, which policies compile
+// once.
+var overlayLists = memo.New[*variables.Document, []overlayList](4096)
+
+// staticLists is listsOf of an overlay without variables.
+func staticLists(d *variables.Document) []overlayList {
+	v, _ := d.Render(variables.Env{})
+	return listsOf(v)
 }
 
 // anchorFree is the key an overlay key names: "name" for "(name)",
