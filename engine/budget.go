@@ -179,6 +179,13 @@ func (b *Budget) Match(pattern, name string) (bool, error) {
 	if b == nil {
 		return wildcard.Match(pattern, name), nil
 	}
+	if len(pattern)+len(name) <= smallMatch {
+		// At most smallMatch² character comparisons: charged up front.
+		if err := b.Step(1 + (len(pattern)+len(name))/matchStepsPerStep); err != nil {
+			return false, err
+		}
+		return wildcard.Match(pattern, name), nil
+	}
 	if err := b.Step(1); err != nil {
 		return false, err
 	}
@@ -194,8 +201,8 @@ func (b *Budget) MatchPattern(p *wildcard.Pattern, name string) (bool, error) {
 	if b == nil {
 		return p.Match(name), nil
 	}
-	if p.Linear() {
-		if err := b.Step(1 + len(name)/matchStepsPerStep); err != nil {
+	if p.Linear() || p.Len()+len(name) <= smallMatch {
+		if err := b.Step(1 + (p.Len()+len(name))/matchStepsPerStep); err != nil {
 			return false, err
 		}
 		return p.Match(name), nil
@@ -209,6 +216,11 @@ func (b *Budget) MatchPattern(p *wildcard.Pattern, name string) (bool, error) {
 	}
 	return m, nil
 }
+
+// smallMatch is the length of pattern and name up to which Match charges
+// its work up front instead of metering it: such a match takes at most a
+// few thousand character comparisons.
+const smallMatch = 128
 
 // meter charges wildcard work to a Budget (wildcard.Meter).
 type meter Budget

@@ -459,6 +459,10 @@ func (p *Pattern) MatchMeter(s string, m Meter) (matched, ok bool) {
 // callers can charge that up front and call Match.
 func (p *Pattern) Linear() bool { return p.op != opGeneral }
 
+// Len is the length of the pattern's text (of its literal part for the
+// linear shapes).
+func (p *Pattern) Len() int { return len(p.lit) }
+
 // Literal returns the pattern's text and true when it has no wildcard (so
 // callers can look it up in a map instead of scanning).
 func (p *Pattern) Literal() (string, bool) {
