@@ -14,7 +14,8 @@
 // one before it (taking the leftmost place never loses a match). A segment
 // without '?' is found with strings.Index; a segment with '?' by a
 // bit-parallel scan (shift-and) over the name's runes, one word operation
-// per rune and 64 pattern runes. So a match takes O(n + m) steps when no
+// per rune and 64 pattern runes (or, when segment and name are short, by
+// trying each position). So a match takes O(n + m) steps when no
 // segment between stars holds a '?' and at most O(n·⌈k/64⌉ + m) otherwise,
 // for a name of n bytes, a pattern of m bytes and a longest such segment of
 // k runes; it uses no recursion, and allocates only for a segment with '?'
