@@ -25,9 +25,9 @@ const matchStepsPerStep = 64
 // pattern visits, an element an operator compares, 64 characters a
 // wildcard compares), and no work once its context is done. The context is
 // checked every BudgetCheckEvery steps and every BudgetPollEvery Polls, so
-// a Step or Poll costs a subtraction and a comparison or two. Once spent or stopped, a Budget stays so:
-// every later Step, Poll and Err returns the same *Error, with code
-// CodeBudgetExceeded or CodeCanceled.
+// a Step or Poll costs a subtraction and a comparison or two. Once spent
+// or stopped, a Budget stays so: every later Step, Poll and Err returns the
+// same *Error, with code CodeBudgetExceeded or CodeCanceled.
 //
 // A nil *Budget has no limit and never stops. A Budget belongs to one
 // goroutine.
