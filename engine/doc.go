@@ -33,7 +33,11 @@
 //     data sources supplied by the host (eval.Options.CELData)
 //   - eval:      evaluation of compiled policies against a request
 //
-// This package itself holds only the error type shared by all of them.
+// This package itself holds only what all of them share: the error type, and
+// Budget, the step budget and deadline of one evaluation, which eval, pattern
+// and condition charge their loops to (and wildcard matches, through
+// Budget.Match) so that no policy and resource pair runs on past its
+// deadline or its MaxSteps.
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
 // package of this module outside engine/. (vpol and kyvernocel import

@@ -34,6 +34,14 @@ const (
 	// CodeEvaluation: any other evaluation failure (bad operand types, a
 	// JMESPath function error, a failed context lookup).
 	CodeEvaluation Code = "evaluation_error"
+	// CodeBudgetExceeded: the evaluation took more steps than its budget
+	// (eval.Options.MaxSteps, see Budget): a policy and resource that ask
+	// for too much work. The rule being evaluated reports an error.
+	CodeBudgetExceeded Code = "budget_exceeded"
+	// CodeCanceled: the evaluation's context was canceled or its deadline
+	// passed, and the evaluation stopped; Err is the context's error
+	// (context.Canceled or context.DeadlineExceeded).
+	CodeCanceled Code = "canceled"
 )
 
 // Error is an engine error: a stable Code, a Path and a human Message.

@@ -7,10 +7,14 @@
 // Conditions.Eval (the legacy-list and any/all combinators, with their
 // messages). This package does no variable substitution and knows nothing of
 // the policy types: engine/policy compiles a block into a Conditions of its
-// own condition type, engine/eval substitutes and calls Evaluate through an
-// EvalFunc. It imports only the standard library, apimachinery's
+// own condition type, engine/eval substitutes and calls EvaluateBudget
+// through an EvalFunc. EvaluateBudget is Evaluate charging an engine.Budget
+// with one step per pair of set elements compared and with the wildcard
+// work, so that AnyIn between two long lists stops at the evaluation's
+// budget or deadline. It imports only the standard library, apimachinery's
 // resource.Quantity and blang/semver, and must not import other engine
-// packages besides engine itself (for engine.Error).
+// packages besides engine itself (for engine.Error and engine.Budget) and
+// engine/internal (wildcard, quantity).
 //
 // # Operators
 //

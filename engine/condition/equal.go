@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
@@ -11,7 +12,7 @@ import (
 // equals implements Equals (and its alias Equal), after Kyverno's
 // EqualHandler. The key's type picks the comparison; a value of another
 // type is false except for the number/string and duration crossovers.
-func equals(key, value any) bool {
+func equals(key, value any, b *engine.Budget) bool {
 	switch key := key.(type) {
 	case bool:
 		v, ok := value.(bool)
@@ -23,7 +24,7 @@ func equals(key, value any) bool {
 	case float64:
 		return equalFloat(key, value)
 	case string:
-		return equalString(key, value)
+		return equalString(key, value, b)
 	case map[string]any:
 		v, ok := value.(map[string]any)
 		return ok && deepEqual(key, v)
@@ -38,7 +39,7 @@ func equals(key, value any) bool {
 // is a duration string, the other may be a number of seconds), then as
 // quantities when the key is one (a string value that is not a quantity is
 // then false, wildcards included), then with value as a wildcard pattern.
-func equalString(key string, value any) bool {
+func equalString(key string, value any, b *engine.Budget) bool {
 	if k, v, ok := parseDurations(key, value); ok {
 		return k.Seconds() == v.Seconds()
 	}
@@ -52,7 +53,8 @@ func equalString(key string, value any) bool {
 		}
 	}
 	if s, ok := value.(string); ok {
-		return wildcard.Match(s, key)
+		m, _ := b.Match(s, key)
+		return m
 	}
 	return false
 }
@@ -104,7 +106,7 @@ func equalInt(key int64, value any) bool {
 // notEquals implements NotEquals (and NotEqual). It is not the negation of
 // equals: a key of an unsupported type (nil included) is false, while a
 // value of the wrong type or that does not parse is true.
-func notEquals(key, value any) bool {
+func notEquals(key, value any, b *engine.Budget) bool {
 	switch key := key.(type) {
 	case bool:
 		v, ok := value.(bool)
@@ -116,7 +118,7 @@ func notEquals(key, value any) bool {
 	case float64:
 		return notEqualFloat(key, value)
 	case string:
-		return notEqualString(key, value)
+		return notEqualString(key, value, b)
 	case map[string]any:
 		v, ok := value.(map[string]any)
 		return !ok || !deepEqual(key, v)
@@ -127,7 +129,7 @@ func notEquals(key, value any) bool {
 	return false
 }
 
-func notEqualString(key string, value any) bool {
+func notEqualString(key string, value any, b *engine.Budget) bool {
 	if k, v, ok := parseDurations(key, value); ok {
 		return k.Seconds() != v.Seconds()
 	}
@@ -144,7 +146,8 @@ func notEqualString(key string, value any) bool {
 		}
 	}
 	if s, ok := value.(string); ok {
-		return !wildcard.Match(s, key)
+		m, _ := b.Match(s, key)
+		return !m
 	}
 	return true
 }

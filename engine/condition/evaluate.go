@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"reflect"
 	"strconv"
+
+	"github.com/verdict-policy/verdict/engine"
 )
 
 // Evaluate applies op to key and value, whose variables are already
@@ -18,24 +20,41 @@ import (
 // (they differ from float64 in a few places, see doc.go); a json.Number is
 // read as the float64 encoding/json would have produced.
 func Evaluate(key any, op Operator, value any) bool {
+	return evaluate(key, op, value, nil)
+}
+
+// EvaluateBudget is Evaluate charging b (nil: no limit) with one step per
+// pair of elements the set operators compare and with the work of wildcard
+// matches, so that AnyIn or AllIn over two long lists stops when b is
+// spent or its context is done. The error is then b's *engine.Error (code
+// CodeBudgetExceeded or CodeCanceled) and the result means nothing.
+func EvaluateBudget(key any, op Operator, value any, b *engine.Budget) (bool, error) {
+	ok := evaluate(key, op, value, b)
+	if err := b.Err(); err != nil {
+		return false, err
+	}
+	return ok, nil
+}
+
+func evaluate(key any, op Operator, value any, b *engine.Budget) bool {
 	key, value = normalize(key), normalize(value)
 	switch op {
 	case Equals:
-		return equals(key, value)
+		return equals(key, value, b)
 	case NotEquals:
-		return notEquals(key, value)
+		return notEquals(key, value, b)
 	case In:
-		return in(key, value, false)
+		return in(key, value, false, b)
 	case NotIn:
-		return in(key, value, true)
+		return in(key, value, true, b)
 	case AnyIn:
-		return anyIn(key, value, false)
+		return anyIn(key, value, false, b)
 	case AnyNotIn:
-		return anyIn(key, value, true)
+		return anyIn(key, value, true, b)
 	case AllIn:
-		return allIn(key, value, false)
+		return allIn(key, value, false, b)
 	case AllNotIn:
-		return allIn(key, value, true)
+		return allIn(key, value, true, b)
 	case GreaterThan, GreaterThanOrEquals, LessThan, LessThanOrEquals:
 		return numeric(key, op, value)
 	case DurationGreaterThan, DurationGreaterThanOrEquals, DurationLessThan, DurationLessThanOrEquals:

@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/verdict-policy/verdict/engine/internal/wildcard"
+	"github.com/verdict-policy/verdict/engine"
 )
 
 // Set operators. A scalar key (string, number, bool) is one element; a list
@@ -35,14 +35,20 @@ func listKey(key []any) []string {
 	return out
 }
 
-func elementsMatch(a, b string) bool {
-	return wildcard.Match(a, b) || wildcard.Match(b, a)
+// elementsMatch reports whether a or b, as a wildcard pattern, matches the
+// other, charging bud with the wildcard work (a step at least).
+func elementsMatch(a, b string, bud *engine.Budget) bool {
+	if m, _ := bud.Match(a, b); m {
+		return true
+	}
+	m, _ := bud.Match(b, a)
+	return m
 }
 
 // anyIn implements AnyIn and, with not set, AnyNotIn.
-func anyIn(key, value any, not bool) bool {
+func anyIn(key, value any, not bool, b *engine.Budget) bool {
 	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInValue(k, value)
+		found, valid := scalarInValue(k, value, b)
 		return valid && found != not
 	}
 	list, ok := key.([]any)
@@ -52,9 +58,9 @@ func anyIn(key, value any, not bool) bool {
 	keys := listKey(list)
 	switch value := value.(type) {
 	case []any:
-		return anyOf(keys, listKey(value), not)
+		return anyOf(keys, listKey(value), not, b)
 	case int, int32, int64, float32, float64, bool:
-		return anyOf(keys, []string{sprint(value)}, not)
+		return anyOf(keys, []string{sprint(value)}, not, b)
 	case string:
 		if len(keys) == 1 && keys[0] == value {
 			return !not
@@ -74,15 +80,15 @@ func anyIn(key, value any, not bool) bool {
 			return false
 		}
 		values, valid := stringValues(value)
-		return valid && anyOf(keys, values, not)
+		return valid && anyOf(keys, values, not, b)
 	}
 	return false
 }
 
 // allIn implements AllIn and, with not set, AllNotIn.
-func allIn(key, value any, not bool) bool {
+func allIn(key, value any, not bool, b *engine.Budget) bool {
 	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInValue(k, value)
+		found, valid := scalarInValue(k, value, b)
 		return valid && found != not
 	}
 	list, ok := key.([]any)
@@ -92,7 +98,7 @@ func allIn(key, value any, not bool) bool {
 	keys := listKey(list)
 	switch value := value.(type) {
 	case []any:
-		return allOf(keys, listKey(value), not)
+		return allOf(keys, listKey(value), not, b)
 	case string:
 		if len(keys) == 1 && keys[0] == value {
 			return !not
@@ -106,7 +112,7 @@ func allIn(key, value any, not bool) bool {
 			return true
 		}
 		values, valid := stringValues(value)
-		return valid && allOf(keys, values, not)
+		return valid && allOf(keys, values, not, b)
 	}
 	// Unlike AnyIn, a scalar number or bool value is not accepted.
 	return false
@@ -115,17 +121,17 @@ func allIn(key, value any, not bool) bool {
 // scalarInValue reports whether the scalar key k is in value, for the
 // Any*/All* operators. valid is false when value has a type or form Kyverno
 // rejects (the operator is then false whether negated or not).
-func scalarInValue(k string, value any) (found, valid bool) {
+func scalarInValue(k string, value any, b *engine.Budget) (found, valid bool) {
 	switch value := value.(type) {
 	case []any:
 		for _, v := range value {
-			if elementsMatch(sprint(v), k) {
+			if elementsMatch(sprint(v), k, b) {
 				return true, true
 			}
 		}
 		return false, true
 	case string:
-		if wildcard.Match(value, k) {
+		if m, _ := b.Match(value, k); m {
 			return true, true
 		}
 		if isRange(value) {
@@ -161,9 +167,9 @@ func stringValues(s string) (values []string, valid bool) {
 
 // anyOf reports, without not, whether some key matches some value and,
 // with not, whether some key matches no value.
-func anyOf(keys, values []string, not bool) bool {
+func anyOf(keys, values []string, not bool, b *engine.Budget) bool {
 	for _, k := range keys {
-		if matchesAny(k, values) != not {
+		if matchesAny(k, values, b) != not {
 			return true
 		}
 	}
@@ -172,19 +178,22 @@ func anyOf(keys, values []string, not bool) bool {
 
 // allOf reports, without not, whether every key matches some value and,
 // with not, whether no key matches any value. Both hold for no keys.
-func allOf(keys, values []string, not bool) bool {
+func allOf(keys, values []string, not bool, b *engine.Budget) bool {
 	for _, k := range keys {
-		if matchesAny(k, values) == not {
+		if matchesAny(k, values, b) == not {
 			return false
 		}
 	}
 	return true
 }
 
-func matchesAny(k string, values []string) bool {
+func matchesAny(k string, values []string, b *engine.Budget) bool {
 	for _, v := range values {
-		if elementsMatch(k, v) {
+		if elementsMatch(k, v, b) {
 			return true
+		}
+		if b.Err() != nil {
+			return false
 		}
 	}
 	return false
@@ -197,9 +206,9 @@ func matchesAny(k string, values []string) bool {
 // that is neither a wildcard match nor a JSON array of strings is invalid
 // (false either way). A one-element list key equal to a string value is in
 // it, and then also "not in" it: NotIn is true too.
-func in(key, value any, not bool) bool {
+func in(key, value any, not bool, b *engine.Budget) bool {
 	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInLegacy(k, value)
+		found, valid := scalarInLegacy(k, value, b)
 		return valid && found != not
 	}
 	list, ok := key.([]any)
@@ -248,17 +257,17 @@ func in(key, value any, not bool) bool {
 	return !not
 }
 
-func scalarInLegacy(k string, value any) (found, valid bool) {
+func scalarInLegacy(k string, value any, b *engine.Budget) (found, valid bool) {
 	switch value := value.(type) {
 	case []any:
 		for _, v := range value {
-			if elementsMatch(sprint(v), k) {
+			if elementsMatch(sprint(v), k, b) {
 				return true, true
 			}
 		}
 		return false, true
 	case string:
-		if wildcard.Match(value, k) {
+		if m, _ := b.Match(value, k); m {
 			return true, true
 		}
 		var values []string

@@ -43,6 +43,20 @@
 // evaluation changes another's data; the compiled *policy.Policy is never
 // modified. An Engine is safe for concurrent use.
 //
+// Each evaluation has an engine.Budget: Options.MaxSteps steps
+// (DefaultMaxSteps) and the context given to Evaluate. Rules, foreach
+// elements (validate, mutate, generate), conditions, context entries,
+// JMESPath queries and verifyImages checks poll it; patterns, set
+// operators and wildcard matches charge it as they go, and a
+// patchStrategicMerge is charged its quadratic list merges before it runs
+// (mergeCost: engine/mutate does not check the budget, so a merge is the
+// one piece of work a deadline does not interrupt). When it is spent or
+// the context is done, the rule being evaluated reports an error with the
+// budget's message (and patches or generates nothing), every later rule
+// that applies reports it too (a spent budget), or Evaluate stops (a done
+// context, as before: the caller's deadline has passed). Response.Steps is
+// the work done.
+//
 // Cluster data comes through Lookup, which the host implements (Kubernetes
 // clients in the server, values files in the CLI, maps in tests). This
 // package does no I/O of its own and must not import client-go, grpc or any

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
@@ -23,6 +24,8 @@ type Engine struct {
 	interp *jmespath.Interpreter
 	lookup Lookup
 	images ImageVerifier
+	// maxSteps is Options.MaxSteps with its default (<= 0: no limit).
+	maxSteps int64
 	// parsed caches JMESPath expressions that only exist at evaluation
 	// (jmesPath fields rendered from variables). Their text can come from
 	// request data, so the cache stops growing at maxParsed entries.
@@ -50,6 +53,10 @@ func New(opts Options) *Engine {
 		e.images = noImageVerifier{}
 	}
 	e.celData, e.clock = opts.CELData, opts.Now
+	e.maxSteps = opts.MaxSteps
+	if e.maxSteps == 0 {
+		e.maxSteps = DefaultMaxSteps
+	}
 	return e
 }
 
@@ -77,8 +84,12 @@ func (e *Engine) parseCached(expr string) (*jmespath.Query, error) {
 
 // evaluation is the state of one Evaluate call.
 type evaluation struct {
-	e             *Engine
-	ctx           context.Context
+	e   *Engine
+	ctx context.Context
+	// budget is the evaluation's step budget and deadline (budgetBuf,
+	// or the budget of the evaluation this one is part of).
+	budget        *engine.Budget
+	budgetBuf     engine.Budget
 	req           *Request
 	base          map[string]any // the JMESPath root shared by all rules
 	res           match.Resource
@@ -122,6 +133,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 		resp.Results = ev.policy(p, resp.Results)
 	}
 	ev.generatePhase(policies, resp)
+	resp.Steps = ev.budget.Used()
 	return resp
 }
 
@@ -131,6 +143,8 @@ func (e *Engine) newEvaluation(ctx context.Context, req *Request) *evaluation {
 		op = "CREATE"
 	}
 	ev := &evaluation{e: e, ctx: ctx, req: req, operation: op, deleteRequest: op == "DELETE"}
+	ev.budgetBuf.Reset(ctx, e.maxSteps)
+	ev.budget = &ev.budgetBuf
 	obj := req.Object
 	if len(obj) == 0 {
 		obj = nil

@@ -79,6 +79,9 @@ func (ev *evaluation) generatePhase(policies []*policy.Policy, resp *Response) {
 			if o == nil {
 				continue
 			}
+			if err := ev.budget.Poll(); err != nil {
+				o, s = stopped(err), nil
+			}
 			resp.Results = append(resp.Results, ev.ruleResult(p, r, o))
 			switch {
 			case o.status == StatusPass:
@@ -87,6 +90,12 @@ func (ev *evaluation) generatePhase(policies []*policy.Policy, resp *Response) {
 					Trigger: ev.triggerObject(), Existing: ev.req.GenerateExisting,
 				}}
 				err := g.run(s)
+				if berr := ev.budget.Err(); berr != nil {
+					// What the rule generated before the stop is not
+					// asked for: the rule reports the stop.
+					resp.Results[len(resp.Results)-1] = ev.ruleResult(p, r, stopped(berr))
+					g.out, err = nil, berr
+				}
 				resp.Generated = append(resp.Generated, g.out...)
 				if err != nil {
 					resp.GenerateErrors = append(resp.GenerateErrors, GenerateError{
@@ -178,6 +187,9 @@ func (g *generator) run(s *scope) error {
 		}
 		var elemErrs []error
 		for index, el := range elements {
+			if err := g.ev.budget.Poll(); err != nil {
+				return err
+			}
 			if el == nil {
 				continue
 			}

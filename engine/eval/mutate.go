@@ -4,15 +4,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/memo"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
 )
 
 // Mutation is the object as the mutate rules of one policy left it (with
@@ -171,6 +174,20 @@ func (ev *evaluation) ruleResult(p *policy.Policy, r *policy.Rule, o *outcome) R
 // (one per target for a rule with targets) and the patched object (nil
 // when unchanged).
 func (ev *evaluation) mutateRule(p *policy.Policy, r *policy.Rule, obj map[string]any) ([]*outcome, map[string]any, []TargetPatch) {
+	if err := ev.budget.Poll(); err != nil {
+		return []*outcome{stopped(err)}, nil, nil
+	}
+	outs, patched, targets := ev.matchedMutateRule(p, r, obj)
+	// Work the budget stopped may have been taken for a result: the rule
+	// reports the stop, and patches nothing.
+	if err := ev.budget.Err(); err != nil {
+		return []*outcome{stopped(err)}, nil, nil
+	}
+	return outs, patched, targets
+}
+
+// matchedMutateRule applies a mutate rule that matched the request.
+func (ev *evaluation) matchedMutateRule(p *policy.Policy, r *policy.Rule, obj map[string]any) ([]*outcome, map[string]any, []TargetPatch) {
 	s := ev.newScope(p, r)
 	s.loadContext(r.Context)
 	ok, msg, err := s.conditions(r.Preconditions)
@@ -226,14 +243,29 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		patched map[string]any
 		err     error
 	)
-	if p.Overlay != nil {
-		patched, err = p.Overlay.Apply(obj)
-	} else if p.Strategic != nil {
-		overlay, rerr := p.Strategic.Render(s.env())
+	if p.Strategic != nil {
+		env := variables.Env{} // a static overlay renders as it is, with no env
+		if p.Overlay == nil {
+			env = s.env()
+		}
+		overlay, rerr := p.Strategic.Render(env)
 		if rerr != nil {
 			return mutateError("variable substitution failed", rerr)
 		}
-		patched, err = mutate.StrategicMerge(obj, overlay)
+		var lists []overlayList
+		if p.Overlay != nil {
+			lists = overlayLists.Get(p.Strategic, staticLists)
+		} else {
+			lists = listsOf(overlay)
+		}
+		if err := ev.budget.Step(mergeCost(lists, obj)); err != nil {
+			return mutateError("failed to patch resource", err)
+		}
+		if p.Overlay != nil {
+			patched, err = p.Overlay.Apply(obj)
+		} else {
+			patched, err = mutate.StrategicMerge(obj, overlay)
+		}
 	} else {
 		jp := p.Static
 		if jp == nil {
@@ -258,6 +290,95 @@ func (ev *evaluation) applyPatch(s *scope, p *policy.Patch, obj map[string]any) 
 		return mutated{status: StatusSkip, obj: obj, message: "no patches applied"}
 	}
 	return mutated{status: StatusPass, obj: patched, message: "resource patched"}
+}
+
+// mergeCost is the steps a patchStrategicMerge overlay costs on obj:
+// kyaml's merge of a list by its keys compares every element with every
+// other, so a list of n elements (the object's and the overlay's) costs n²
+// steps. A Pod with 50,000 containers would otherwise keep one patch busy
+// for minutes, out of reach of the budget and the deadline. The lists of
+// an overlay are found once per static overlay (overlayLists).
+func mergeCost(lists []overlayList, obj any) int {
+	c := 1
+	for i := range lists {
+		c += lists[i].cost(obj, 0)
+	}
+	return c
+}
+
+// overlayList is a list of an overlay: the keys leading to it from the
+// top ("" for "each element of the list here"), and its length.
+type overlayList struct {
+	path []string
+	n    int
+}
+
+// cost is n² for the list of the object at the path (from path[i] on),
+// summed over the elements where the path goes through a list.
+func (ol *overlayList) cost(v any, i int) int {
+	for ; i < len(ol.path); i++ {
+		if ol.path[i] == "" {
+			l, _ := v.([]any)
+			c := 0
+			for _, e := range l {
+				c += ol.cost(e, i+1)
+			}
+			return c
+		}
+		m, _ := v.(map[string]any)
+		v = m[ol.path[i]]
+	}
+	l, _ := v.([]any)
+	n := ol.n + len(l)
+	return n * n
+}
+
+// listsOf returns the lists of an overlay, anchors taken off the keys.
+func listsOf(overlay any) []overlayList {
+	var out []overlayList
+	var walk func(v any, path []string)
+	walk = func(v any, path []string) {
+		switch t := v.(type) {
+		case map[string]any:
+			for k, e := range t {
+				walk(e, append(path[:len(path):len(path)], anchorFree(k)))
+			}
+		case []any:
+			out = append(out, overlayList{path: path, n: len(t)})
+			for _, e := range t {
+				if _, ok := e.(map[string]any); ok {
+					walk(e, append(path[:len(path):len(path)], ""))
+				}
+			}
+		}
+	}
+	walk(overlay, nil)
+	return out
+}
+
+// overlayLists caches listsOf for static overlays, which policies compile
+// once.
+var overlayLists = memo.New[*variables.Document, []overlayList](4096)
+
+// staticLists is listsOf of an overlay without variables.
+func staticLists(d *variables.Document) []overlayList {
+	v, _ := d.Render(variables.Env{})
+	return listsOf(v)
+}
+
+// anchorFree is the key an overlay key names: "name" for "(name)",
+// "+(name)", "=(name)", "X(name)", "<(name)" or "^(name)".
+func anchorFree(k string) string {
+	if len(k) < 3 || k[len(k)-1] != ')' {
+		return k
+	}
+	switch {
+	case k[0] == '(':
+		return k[1 : len(k)-1]
+	case strings.IndexByte("+=X<^", k[0]) >= 0 && k[1] == '(':
+		return k[2 : len(k)-1]
+	}
+	return k
 }
 
 // mutateForeach is Kyverno's forEachMutator.mutateForEach: each entry's
@@ -297,6 +418,14 @@ func (ev *evaluation) mutateElements(s *scope, fe *policy.MutateForeach, element
 			index = n - 1 - i
 		}
 		el := elements[index]
+		// The patch of an element merges into the object, most often into
+		// the list the foreach walks: charge its length.
+		if err := ev.budget.Poll(); err != nil {
+			return mutateError("failed to mutate elements", err)
+		}
+		if err := ev.budget.Step(n); err != nil {
+			return mutateError("failed to mutate elements", err)
+		}
 		if el == nil {
 			continue
 		}
@@ -352,6 +481,9 @@ func (ev *evaluation) mutateTargets(p *policy.Policy, r *policy.Rule, s *scope) 
 		out = append(out, ruleError("", err))
 	}
 	for _, t := range targets {
+		if ev.budget.Poll() != nil {
+			break // mutateRule reports the stop
+		}
 		c := s.child()
 		c.set("target", t.obj)
 		c.loadContext(t.spec.Context)
@@ -441,21 +573,25 @@ func (ev *evaluation) getResources(apiVersion, kind, ns, name string, selector l
 		meta, _ := o["metadata"].(map[string]any)
 		oname, _ := meta["name"].(string)
 		ons, _ := meta["namespace"].(string)
-		if matchNamespaceName(ns, name, ons, oname) {
+		if ev.matchNamespaceName(ns, name, ons, oname) {
 			out = append(out, o)
 		}
 	}
 	return out, nil
 }
 
-func matchNamespaceName(nsPattern, namePattern, ns, name string) bool {
+// matchNamespaceName matches a listed object's namespace and name against
+// the target's wildcards, charging the budget (a stopped budget matches
+// nothing).
+func (ev *evaluation) matchNamespaceName(nsPattern, namePattern, ns, name string) bool {
+	match := func(p, s string) bool { m, _ := ev.budget.Match(p, s); return m }
 	switch {
 	case nsPattern == "" && namePattern == "":
 		return true
 	case nsPattern == "":
-		return wildcard.Match(namePattern, name)
-	case wildcard.Match(nsPattern, ns):
-		return namePattern == "" || wildcard.Match(namePattern, name)
+		return match(namePattern, name)
+	case match(nsPattern, ns):
+		return namePattern == "" || match(namePattern, name)
 	}
 	return false
 }

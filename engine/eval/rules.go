@@ -29,6 +29,10 @@ func ruleError(msg string, err error) *outcome {
 	return &outcome{StatusError, msg}
 }
 
+// stopped is the outcome of a rule that the evaluation's budget or
+// deadline stopped: an error naming the limit (engine.Budget's message).
+func stopped(err error) *outcome { return &outcome{StatusError, errText(err)} }
+
 // Outcomes are never changed once made (mutate.go changes only those it
 // makes itself), so the frequent pass outcomes of validate rules are
 // shared.
@@ -123,6 +127,21 @@ func (ev *evaluation) rule(p *policy.Policy, r *policy.Rule) *outcome {
 			return nil
 		}
 	}
+	if err := ev.budget.Poll(); err != nil {
+		return stopped(err)
+	}
+	o := ev.matchedRule(p, r)
+	// Work the budget stopped may have been taken for a result (a
+	// condition that did not hold, an element skipped): the rule reports
+	// the stop instead.
+	if err := ev.budget.Err(); err != nil {
+		return stopped(err)
+	}
+	return o
+}
+
+// matchedRule evaluates a rule that matched the request.
+func (ev *evaluation) matchedRule(p *policy.Policy, r *policy.Rule) *outcome {
 	if r.Type == policy.VerifyImages {
 		return ev.validateImagesRule(p, r) // verifyimages.go
 	}
@@ -168,6 +187,7 @@ func (ev *evaluation) priorOutcome(p *policy.Policy, r *policy.Rule) *outcome {
 	req.Object = ev.req.OldObject
 	req.OldObject = nil
 	prior := ev.e.newEvaluation(ev.ctx, &req)
+	prior.budget = ev.budget
 	if !prior.matches(r, &prior.res) {
 		return skip("resource not matched")
 	}
@@ -190,7 +210,7 @@ func (ev *evaluation) enforce(r *policy.Rule) bool {
 		if o.Selector != nil && !o.Selector.Matches(ev.req.NamespaceLabels) {
 			continue
 		}
-		if len(o.Namespaces) > 0 && !match.AnyWildcard(o.Namespaces, ns) {
+		if len(o.Namespaces) > 0 && !ev.matchAny(o.Namespaces, ns) {
 			continue
 		}
 		action = o.Action
@@ -211,6 +231,17 @@ func (ev *evaluation) properties(p *policy.Policy, r *policy.Rule) map[string]st
 		out[k] = v
 	}
 	return out
+}
+
+// matchAny reports whether s matches one of the wildcard patterns,
+// charging the budget (a stopped budget matches nothing).
+func (ev *evaluation) matchAny(patterns []string, s string) bool {
+	for _, p := range patterns {
+		if m, err := ev.budget.Match(p, s); m || err != nil {
+			return m
+		}
+	}
+	return false
 }
 
 func joinNonEmpty(sep string, parts ...string) string {

@@ -225,6 +225,9 @@ func (s *scope) forget() {
 
 // query evaluates q against the scope.
 func (s *scope) query(q *jmespath.Query) (any, error) {
+	if err := s.ev.budget.Poll(); err != nil {
+		return nil, err
+	}
 	src := q.String()
 	if err := s.loadMatching(src); err != nil {
 		return nil, err
@@ -270,6 +273,9 @@ func (s *scope) loadContext(entries []*policy.ContextEntry) {
 }
 
 func (ev *evaluation) loadEntry(s *scope, ce *policy.ContextEntry) (any, error) {
+	if err := ev.budget.Poll(); err != nil {
+		return nil, err
+	}
 	switch {
 	case ce.Variable != nil:
 		return ev.loadVariable(s, ce)

@@ -101,7 +101,10 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		if err != nil {
 			return ruleError("variable substitution failed", err)
 		}
-		r := p.Validate(resource)
+		r := p.ValidateBudget(resource, v.ev.budget)
+		if err := v.ev.budget.Err(); err != nil {
+			return stopped(err)
+		}
 		switch r.Status {
 		case pattern.Pass:
 			return passOutcome(v.rule.Name)
@@ -126,7 +129,10 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		}
 		compiled[i] = p
 	}
-	r := pattern.ValidateAny(compiled, resource)
+	r := pattern.ValidateAnyBudget(compiled, resource, v.ev.budget)
+	if err := v.ev.budget.Err(); err != nil {
+		return stopped(err)
+	}
 	if r.Status == pattern.Pass && r.Index >= 0 {
 		return anyPassOutcome(v.rule.Name, r.Index)
 	}
@@ -242,6 +248,9 @@ func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*out
 	}()
 	child := &validator{ev: v.ev, rule: v.rule, val: v.val, nesting: v.nesting + 1}
 	for i, el := range elements {
+		if err := v.ev.budget.Poll(); err != nil {
+			return stopped(err), applied
+		}
 		if el == nil {
 			continue
 		}
@@ -255,6 +264,9 @@ func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*out
 		}
 		c.nesting = child.nesting
 		o := child.validate(c, fe)
+		if err := v.ev.budget.Err(); err != nil {
+			return stopped(err), applied
+		}
 		if o == nil || o.status == StatusSkip {
 			continue
 		}
@@ -336,6 +348,9 @@ func (s *scope) conditions(c *policy.Conditions) (bool, string, error) {
 }
 
 func (s *scope) condition(c *policy.Condition) (bool, string, error) {
+	if err := s.ev.budget.Poll(); err != nil {
+		return false, "", err
+	}
 	key, err := c.Key.Render(s.env())
 	if err != nil {
 		return false, "", fmt.Errorf("failed to substitute variables in condition key: %w", err)
@@ -344,7 +359,11 @@ func (s *scope) condition(c *policy.Condition) (bool, string, error) {
 	if err != nil {
 		return false, "", fmt.Errorf("failed to substitute variables in condition value: %w", err)
 	}
-	return condition.Evaluate(key, c.Operator, value), c.Message, nil
+	ok, err := condition.EvaluateBudget(key, c.Operator, value, s.ev.budget)
+	if err != nil {
+		return false, "", err
+	}
+	return ok, c.Message, nil
 }
 
 // renderText substitutes the variables of a text that only exists at

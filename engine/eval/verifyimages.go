@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/condition"
-	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -250,12 +249,12 @@ func (ev *evaluation) extract(obj any, path, fields []string, x imageExtractor, 
 
 // matchingImages is Kyverno's GetMatchingImages: an image appears once
 // per verification whose imageReferences match it.
-func matchingImages(images []imageRef, rules *policy.ImageRules) []imageRef {
+func (ev *evaluation) matchingImages(images []imageRef, rules *policy.ImageRules) []imageRef {
 	var out []imageRef
 	for _, img := range images {
 		s := img.String()
 		for _, v := range rules.Verifications {
-			if wildcard.MatchAny(v.ImageReferences, s) {
+			if ev.matchAny(v.ImageReferences, s) {
 				out = append(out, img)
 			}
 		}
@@ -292,6 +291,9 @@ func (ev *evaluation) verifyImagesPhase(policies []*policy.Policy, resp *Respons
 				continue
 			}
 			results, patched := ev.verifyImagesRule(p, r, obj, &meta)
+			if err := ev.budget.Err(); err != nil {
+				results, patched = []*outcome{stopped(err)}, nil
+			}
 			for _, o := range results {
 				resp.Results = append(resp.Results, ev.ruleResult(p, r, o))
 				if o.status == StatusPass || o.status == StatusFail {
@@ -384,7 +386,7 @@ func (ev *evaluation) verifyImagesRule(p *policy.Policy, r *policy.Rule, obj map
 	if err != nil {
 		return []*outcome{ruleError("failed to extract images", err)}, nil
 	}
-	images := matchingImages(all, rules)
+	images := ev.matchingImages(all, rules)
 	if len(images) == 0 {
 		return nil, nil
 	}
@@ -408,6 +410,9 @@ func (ev *evaluation) verifyImagesRule(p *policy.Policy, r *policy.Rule, obj map
 	var patched map[string]any
 	for _, v := range rules.Verifications {
 		for _, img := range images {
+			if ev.budget.Poll() != nil {
+				return nil, nil // verifyImagesPhase reports the stop
+			}
 			o, pointer, value := iv.verify(v, img)
 			if o != nil {
 				outs = append(outs, o)
@@ -474,10 +479,10 @@ func (iv *imageVerification) verifyImage(v *policy.ImageVerification, img imageR
 	}
 	image := img.String()
 	skipMsg := fmt.Sprintf("skipping image reference image %s, policy %s ruleName %s", image, iv.p.Name(), iv.r.Name)
-	if !wildcard.MatchAny(v.ImageReferences, image) {
+	if !iv.ev.matchAny(v.ImageReferences, image) {
 		return skip(skipMsg), ""
 	}
-	if wildcard.MatchAny(v.SkipImageReferences, image) {
+	if iv.ev.matchAny(v.SkipImageReferences, image) {
 		iv.meta.addData(image, imageSkip)
 		return skip(skipMsg), ""
 	}
@@ -679,7 +684,7 @@ func (ev *evaluation) validateImagesRule(p *policy.Policy, r *policy.Rule) *outc
 		return nil
 	}
 	all, err := ev.extractImages(obj, r.Images)
-	if err != nil || len(matchingImages(all, r.Images)) == 0 {
+	if err != nil || len(ev.matchingImages(all, r.Images)) == 0 {
 		return nil
 	}
 	checks := false
@@ -710,7 +715,7 @@ func (ev *evaluation) validateImagesRule(p *policy.Policy, r *policy.Rule) *outc
 	for _, v := range r.Images.Verifications {
 		for _, img := range standard {
 			image := img.String()
-			if !wildcard.MatchAny(v.ImageReferences, image) {
+			if !ev.matchAny(v.ImageReferences, image) {
 				continue
 			}
 			if v.VerifyDigest && img.digest == "" {

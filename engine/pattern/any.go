@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/internal/memo"
 )
 
@@ -12,8 +13,8 @@ import (
 type AnyResult struct {
 	// Status is Pass as soon as one pattern passes (or when the list is
 	// empty); otherwise Fail if any pattern failed or erred, and Skip if
-	// all were skipped. Never Error: Kyverno counts an erring pattern as a
-	// failed one.
+	// all were skipped. Error only when the budget of ValidateAnyBudget
+	// ran out: Kyverno counts an erring pattern as a failed one.
 	Status Status
 	// Index is the index of the pattern that passed, or -1.
 	Index int
@@ -25,11 +26,22 @@ type AnyResult struct {
 // ValidateAny matches a resource against anyPattern's patterns in order, as
 // Kyverno does: the first pass wins.
 func ValidateAny(patterns []*Pattern, resource any) AnyResult {
+	return ValidateAnyBudget(patterns, resource, nil)
+}
+
+// ValidateAnyBudget is ValidateAny charging b (nil: no limit), as
+// ValidateBudget does. When b is spent or its context is done, it stops
+// with Status Error, the last result holding b's error.
+func ValidateAnyBudget(patterns []*Pattern, resource any, b *engine.Budget) AnyResult {
 	out := AnyResult{Index: -1}
 	failed, skipped := 0, 0
 	for i, p := range patterns {
-		r := p.Validate(resource)
+		r := p.ValidateBudget(resource, b)
 		out.Results = append(out.Results, r)
+		if b.Err() != nil {
+			out.Status = Error
+			return out
+		}
 		switch r.Status {
 		case Pass:
 			out.Status, out.Index = Pass, i

@@ -57,6 +57,12 @@
 // this package picks one of Kyverno's possible outcomes deterministically;
 // see metadata.go.
 //
+// ValidateBudget and ValidateAnyBudget charge an engine.Budget with one step
+// per resource node visited and with the work of wildcard matches (label
+// key expansion included), and stop with an Error result once it is spent
+// or its context is done: a pattern over a list of 50,000 elements, or an
+// existence anchor with many maps, cannot outlive the evaluation's deadline.
+//
 // This package depends only on the standard library, k8s.io/apimachinery
 // (resource quantities) and engine (errors). A compiled Pattern is immutable
 // and safe for concurrent use.

@@ -3,6 +3,7 @@ package pattern
 import (
 	"sort"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
 
@@ -69,9 +70,9 @@ func (st *state) expandTag(te *entry, tag string, rmeta map[string]any) {
 			continue
 		}
 		if kind, name := parseAnchor(k); kind != anchorNone {
-			out[anchorString(kind, expandKey(name, rtag))] = v
+			out[anchorString(kind, expandKey(name, rtag, st.budget))] = v
 		} else {
-			out[expandKey(k, rtag)] = v
+			out[expandKey(k, rtag, st.budget)] = v
 		}
 	}
 	c := compiler{tracked: st.p.tracked, track: st.dynamicTrack}
@@ -115,14 +116,15 @@ func lookupTag(m map[string]any, tag string) any {
 }
 
 // expandKey returns the smallest resource key with a string value that the
-// wildcard key matches, or the key itself.
-func expandKey(k string, rtag map[string]any) string {
+// wildcard key matches, or the key itself. The matches are charged to b
+// (nil: no limit); Validate reads a spent budget.
+func expandKey(k string, rtag map[string]any, b *engine.Budget) string {
 	best, found := "", false
 	for rk, rv := range rtag {
 		if _, ok := rv.(string); !ok {
 			continue
 		}
-		if wildcard.Match(k, rk) && (!found || rk < best) {
+		if m, _ := b.Match(k, rk); m && (!found || rk < best) {
 			best, found = rk, true
 		}
 	}

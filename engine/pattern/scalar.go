@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -219,8 +220,10 @@ func newStringScalar(s string) scalar {
 }
 
 // match reports whether a resource value satisfies the pattern
-// (Kyverno's pattern.Validate).
-func (sc *scalar) match(raw any) bool {
+// (Kyverno's pattern.Validate), charging b (nil: no limit) with one step per
+// alternative and with the wildcard work. Once b is spent the result means
+// nothing: the caller reads b.Err().
+func (sc *scalar) match(raw any, b *engine.Budget) bool {
 	v := classify(raw)
 	switch sc.kind {
 	case pBool:
@@ -265,8 +268,11 @@ func (sc *scalar) match(raw any) bool {
 	if v.kind == vString && v.s == sc.s {
 		return true
 	}
-	vc := valueCache{v: v}
+	vc := valueCache{v: v, b: b}
 	for _, terms := range sc.alts {
+		if b.Step(1) != nil {
+			return false
+		}
 		ok := true
 		for i := range terms {
 			if !terms[i].match(&vc) {
@@ -295,6 +301,7 @@ func (t *term) match(vc *valueCache) bool {
 // so that each is computed at most once.
 type valueCache struct {
 	v value
+	b *engine.Budget // charged with wildcard matches (nil: no limit)
 
 	numDone bool
 	numOK   bool
@@ -381,7 +388,7 @@ func (c *cond) match(vc *valueCache) bool {
 	}
 	var m bool
 	if c.wild {
-		m = c.glob.Match(s)
+		m, _ = vc.b.MatchPattern(&c.glob, s) // a spent budget is read by Validate
 	} else {
 		m = c.operand == s
 	}

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/verdict-policy/verdict/engine"
 )
 
 // Status is the outcome of matching a resource against a pattern.
@@ -90,6 +92,11 @@ func (st *state) newErr(kind errKind, msg string) *matchErr {
 }
 
 func (st *state) plainErr(msg string) *matchErr { return st.newErr(errPlain, msg) }
+
+// stopped is the error of an element met once the budget is spent: a plain
+// error, so that no caller takes it for a skip; Validate reports the
+// budget's error instead.
+func (st *state) stopped() *matchErr { return st.newErr(errPlain, "evaluation stopped") }
 
 // skips is Kyverno's validate.skip: anchor errors by type, others by text.
 func (e *matchErr) skips() bool {
@@ -231,6 +238,10 @@ func (st *state) pop()               { st.path = st.path[:len(st.path)-1] }
 // state is what one Validate call accumulates.
 type state struct {
 	p *Pattern
+	// budget is charged one step per resource node visited (nil: no
+	// limit); once it is spent every element fails at once and Validate
+	// reports the budget's error.
+	budget *engine.Budget
 	// found holds, per tracked anchor key: 0 not met, 1 met but absent from
 	// the resource, 2 present in the resource at least once.
 	found []uint8
@@ -256,9 +267,17 @@ var states = sync.Pool{New: func() any { return new(state) }}
 // Validate matches a resource (a JSON-decoded value) against the pattern,
 // with Kyverno's semantics: see the package documentation.
 func (p *Pattern) Validate(resource any) Result {
+	return p.ValidateBudget(resource, nil)
+}
+
+// ValidateBudget is Validate charging b with one step per resource node
+// visited and with the work of wildcard matches (nil: no limit). When b is
+// spent or its context is done, matching stops and the result is Error,
+// with b's error as Message; b.Err() returns it.
+func (p *Pattern) ValidateBudget(resource any, b *engine.Budget) Result {
 	st := states.Get().(*state)
 	defer states.Put(st)
-	*st = state{p: p}
+	*st = state{p: p, budget: b}
 	st.path = st.pathBuf[:0]
 	if n := len(p.tracked); n <= len(st.buf) {
 		st.found = st.buf[:n]
@@ -266,6 +285,9 @@ func (p *Pattern) Validate(resource any) Result {
 		st.found = make([]uint8, n)
 	}
 	path, err := st.element(resource, p.root)
+	if berr := b.Err(); berr != nil {
+		return Result{Status: Error, Message: berr.Error()}
+	}
 	if err == nil {
 		return Result{Status: Pass}
 	}
@@ -314,8 +336,12 @@ func (st *state) resolve(n *node) *node {
 	return n
 }
 
-// element is Kyverno's validateResourceElement, at the current path.
+// element is Kyverno's validateResourceElement, at the current path. It
+// charges one step to the budget.
 func (st *state) element(res any, pn *node) (string, *matchErr) {
+	if st.budget.Step(1) != nil {
+		return "", st.stopped()
+	}
 	switch pn.kind {
 	case nMap:
 		rm, ok := res.(map[string]any)
@@ -333,13 +359,16 @@ func (st *state) element(res any, pn *node) (string, *matchErr) {
 	case nScalar:
 		if ra, ok := res.([]any); ok {
 			for _, e := range ra {
-				if !pn.sc.match(e) {
+				if st.budget.Step(1) != nil {
+					return "", st.stopped()
+				}
+				if !pn.sc.match(e, st.budget) {
 					return st.mismatch(res, pn)
 				}
 			}
 			return "", nil
 		}
-		if !pn.sc.match(res) {
+		if !pn.sc.match(res, st.budget) {
 			return st.mismatch(res, pn)
 		}
 		return "", nil
@@ -482,6 +511,9 @@ func (st *state) existence(v any, pv *node) (string, *matchErr) {
 
 func (st *state) anyMatches(ra []any, pm *node) bool {
 	for i, re := range ra {
+		if st.budget.Err() != nil {
+			return false
+		}
 		st.pushIndex(i)
 		_, err := st.element(re, pm)
 		st.pop()
