@@ -272,3 +272,55 @@ func TestCompileCacheWaiters(t *testing.T) {
 		t.Errorf("get by a waiting call = %p, want %p", v, want)
 	}
 }
+
+// foreachPolicy checks every container of a Pod in a foreach.
+const foreachPolicy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: each-container
+  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
+spec:
+  rules:
+  - name: named
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      foreach:
+      - list: request.object.spec.containers
+        pattern: {name: "?*"}
+`
+
+// TestMaxEvaluationSteps: the step budget of Options reaches the engine.
+// Under it, the Pod's containers are checked; over it, the rule reports an
+// error naming the budget instead of running on.
+func TestMaxEvaluationSteps(t *testing.T) {
+	containers := make([]map[string]any, 200)
+	for i := range containers {
+		containers[i] = map[string]any{"name": fmt.Sprintf("c%d", i), "image": "nginx"}
+	}
+	obj := mustJSON(t, map[string]any{"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "p", "namespace": "default"},
+		"spec":     map[string]any{"containers": containers}})
+	tests := []struct {
+		name        string
+		giveSteps   int64
+		wantResult  verdictv1.Result
+		wantMessage string
+	}{
+		{name: "default", giveSteps: 0, wantResult: verdictv1.Result_RESULT_PASS},
+		{name: "over the budget", giveSteps: 50, wantResult: verdictv1.Result_RESULT_ERROR, wantMessage: "budget of 50 steps"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, src := policyFolder(t, map[string]string{"each.yaml": foreachPolicy})
+			ts := startServer(t, Options{Sources: []PolicySource{src}, MaxEvaluationSteps: tt.giveSteps})
+			resp, err := ts.client(t).Evaluate(t.Context(), &verdictv1.EvaluateRequest{Object: obj})
+			if err != nil {
+				t.Fatalf("Evaluate(MaxEvaluationSteps %d) = %v", tt.giveSteps, err)
+			}
+			rs := resp.GetResults()
+			if len(rs) != 1 || rs[0].GetResult() != tt.wantResult || !strings.Contains(rs[0].GetMessage(), tt.wantMessage) {
+				t.Errorf("Evaluate(MaxEvaluationSteps %d) = %v, want one %v result with %q", tt.giveSteps, rs, tt.wantResult, tt.wantMessage)
+			}
+		})
+	}
+}

@@ -89,6 +89,14 @@ type Options struct {
 	MaxRequestPolicyBytes int
 	MaxRequestPolicyRules int
 
+	// MaxEvaluationSteps bounds the work of one evaluation (one resource
+	// against the policies of a call), in the engine's steps
+	// (eval.Options.MaxSteps): the rule that goes past it reports an error
+	// with code budget_exceeded, and the rules after it too. CallTimeout
+	// bounds the evaluation as well, from inside the engine's loops.
+	// Default eval.DefaultMaxSteps; negative: no step limit.
+	MaxEvaluationSteps int64
+
 	// MaxMessageBytes limits the size of a received message; a larger
 	// request fails with RESOURCE_EXHAUSTED. Sent messages are not limited
 	// by the server (the client's receive limit applies). Default 4 MiB.

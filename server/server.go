@@ -80,7 +80,7 @@ func New(opts Options) (*Server, error) {
 		}
 		names[src.Name()] = true
 	}
-	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier}
+	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier, MaxSteps: opts.MaxEvaluationSteps}
 	var sl *slots
 	if opts.MaxEvaluations > 0 {
 		if sl, err = newSlots(opts.MaxEvaluations, opts.Registry); err != nil {

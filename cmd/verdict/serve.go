@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -40,6 +41,7 @@ type serveFlags struct {
 	inlineCacheBytes     int64
 	maxPolicyBytes       int
 	maxPolicyRules       int
+	maxEvaluationSteps   int64
 	metricsMaxSeries     int
 	metricsNamespaces    server.NamespaceFilter
 	shutdownTimeout      time.Duration
@@ -75,6 +77,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.IntVar(&f.cacheSize, "cache-size", server.DefaultCacheSize, "compiled policy documents kept in each LRU cache (the sources' policies; inline policies)")
 	fs.Int64Var(&f.inlineCacheBytes, "inline-cache-bytes", server.DefaultInlineCacheBytes, "memory kept for compiled inline policies (least recently used evicted past it; a policy that alone takes more is refused)")
 	fs.IntVar(&f.maxPolicyBytes, "max-request-policy-bytes", server.DefaultMaxRequestPolicyBytes, "bytes of policy documents one request may have compiled: the inline policies of an evaluation, each ValidatePolicies document")
+	fs.Int64Var(&f.maxEvaluationSteps, "max-evaluation-steps", eval.DefaultMaxSteps, "work of one evaluation in engine steps (a foreach element, a resource node a pattern visits, ...); past it the rule reports an error (negative: no limit; --call-timeout still applies)")
 	fs.IntVar(&f.maxPolicyRules, "max-request-policy-rules", server.DefaultMaxRequestPolicyRules, "rules (before autogen) one request may have compiled: in the inline policies of an evaluation, in each policy given to ValidatePolicies")
 	fs.IntVar(&f.metricsMaxSeries, "metrics-max-series", server.DefaultMetricsMaxSeries, "series of verdict_policy_results_total with labels from requests (namespace, kind, inline policy and rule names); past it, results are counted under \""+server.OverflowLabel+"\"")
 	fs.StringSliceVar(&f.metricsNamespaces.Include, "metrics-namespaces-include", nil, "count policy results only for resources in these namespaces (as Kyverno's metricsConfig; default: all)")
@@ -123,6 +126,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	// What a client can make the server hold.
 	opts.InlineCacheBytes = f.inlineCacheBytes
 	opts.MaxRequestPolicyBytes, opts.MaxRequestPolicyRules = f.maxPolicyBytes, f.maxPolicyRules
+	opts.MaxEvaluationSteps = f.maxEvaluationSteps
 	opts.MetricsMaxSeries, opts.MetricsNamespaces = f.metricsMaxSeries, f.metricsNamespaces
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
