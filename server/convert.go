@@ -236,10 +236,13 @@ func validatingDecision(groups []policyResults) (denials, warnings []string) {
 		}
 		for _, r := range g.results {
 			var text string
-			switch r.Status {
-			case eval.StatusFail:
+			switch {
+			// A fail of a policy annotated policies.kyverno.io/scored:
+			// "false" is a warn in results and reports only: Kyverno's
+			// webhook decides on the fail.
+			case r.Status == eval.StatusFail, r.Status == eval.StatusWarn && !r.Scored:
 				text = fmt.Sprintf("Policy %s failed: %s", g.policy.Name(), r.Message)
-			case eval.StatusError:
+			case r.Status == eval.StatusError:
 				text = fmt.Sprintf("Policy %s error: %s", g.policy.Name(), r.Message)
 			default:
 				continue

@@ -87,6 +87,14 @@ spec:
 			wantEnforce: []bool{true},
 		},
 		{
+			name:        "deny, not scored: the fail still blocks",
+			policy:      strings.Replace(validatingPolicy("deny-team", "[Deny]"), "  name: deny-team\n", "  name: deny-team\n  annotations:\n    policies.kyverno.io/scored: \"false\"\n", 1),
+			give:        pod(t, "p", "default", "nginx", map[string]string{"app": "x"}),
+			wantMessage: "Policy deny-team failed: the label team is required",
+			wantResults: []verdictv1.Result{verdictv1.Result_RESULT_WARN},
+			wantEnforce: []bool{true},
+		},
+		{
 			name:         "warn",
 			policy:       validatingPolicy("warn-team", "[Warn]"),
 			give:         pod(t, "p", "default", "nginx", map[string]string{"app": "x"}),
