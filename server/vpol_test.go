@@ -1,12 +1,15 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/verdict-policy/verdict/engine/eval"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -259,5 +262,49 @@ func TestValidatePoliciesValidatingPolicy(t *testing.T) {
 				t.Errorf("ValidatePolicies(%s) (-want +got):\n%s\nerrors: %v", tt.name, diff, d.GetErrors())
 			}
 		})
+	}
+}
+
+// nsLookup is a Lookup that has Namespace objects only.
+type nsLookup struct {
+	eval.Lookup
+	namespaces map[string]map[string]any
+}
+
+func (l nsLookup) Namespace(_ context.Context, name string) (map[string]any, error) {
+	if ns, ok := l.namespaces[name]; ok {
+		return ns, nil
+	}
+	return nil, fmt.Errorf("namespace %s: %w", name, eval.ErrNotFound)
+}
+
+// TestValidatingPolicyNamespaceObject: namespaceObject is the Namespace
+// the server's Lookup has (kubelookup in a cluster), null without one.
+func TestValidatingPolicyNamespaceObject(t *testing.T) {
+	policy := strings.Replace(validatingPolicy("ns-env", "[Deny]"),
+		`"'team' in object.metadata.labels"`, `"namespaceObject != null && namespaceObject.metadata.labels.env == 'prod'"`, 1)
+	_, src := policyFolder(t, map[string]string{"policy.yaml": policy})
+	lookup := nsLookup{namespaces: map[string]map[string]any{
+		"shop": {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "shop", "labels": map[string]any{"env": "prod"}}},
+		"dev":  {"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": "dev", "labels": map[string]any{"env": "dev"}}},
+	}}
+	ts := startServer(t, Options{Sources: []PolicySource{src}, Lookup: lookup})
+	c := ts.client(t)
+	tests := []struct {
+		namespace string
+		want      verdictv1.Result
+	}{
+		{"shop", verdictv1.Result_RESULT_PASS},
+		{"dev", verdictv1.Result_RESULT_FAIL},
+		{"unknown", verdictv1.Result_RESULT_FAIL},
+	}
+	for _, tt := range tests {
+		got, err := c.Evaluate(t.Context(), &verdictv1.EvaluateRequest{Object: pod(t, "p", tt.namespace, "nginx", nil)})
+		if err != nil {
+			t.Fatalf("Evaluate(Pod in %s): %v", tt.namespace, err)
+		}
+		if len(got.GetResults()) != 1 || got.GetResults()[0].GetResult() != tt.want {
+			t.Errorf("Evaluate(Pod in %s) = %v, want one %v", tt.namespace, got.GetResults(), tt.want)
+		}
 	}
 }
