@@ -13,7 +13,7 @@ import (
 // of a NamespacedValidatingPolicy as Kyverno 1.19 does: source
 // KyvernoValidatingPolicy, the rule of the validations empty, the policy
 // "name" or "namespace/name", the label vpol.kyverno.io/<name>, in the
-// reports vpol-<name> and nvpol-<name>.
+// reports vpol-<name> and nvpol-<name>; a changed version keeps them.
 func TestValidatingPolicyReports(t *testing.T) {
 	e := startWriter(t, tempDB(t), "127.0.0.1:0", reportwriter.Options{})
 	vp := &verdictv1.PolicyVersion{Kind: "ValidatingPolicy", Name: "require-team", ContentHash: "0123456789abcdef", Background: true}
@@ -33,6 +33,13 @@ func TestValidatingPolicyReports(t *testing.T) {
 	if rej := acks[0].GetRejected(); len(rej) > 0 {
 		t.Fatalf("Publish rejected %v", rej)
 	}
+	// A new version of the ValidatingPolicy, which lists no rules: its
+	// entries stay until it is evaluated again.
+	changed := &verdictv1.PolicySet{Time: at(3), Policies: []*verdictv1.PolicyState{
+		{Version: &verdictv1.PolicyVersion{Kind: vp.Kind, Name: vp.Name, ContentHash: "changed", Background: true}},
+		{Version: nvp},
+	}}
+	sendBatches(t, e.client, items(&verdictv1.PublishItem{Item: &verdictv1.PublishItem_PolicySet{PolicySet: changed}}))
 	tests := []struct {
 		report     string
 		wantLabel  string
