@@ -74,3 +74,24 @@ func TestValidatingPolicyReports(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyOfReport reads the policy kind back from a report name, as
+// the cluster store does when it reloads reports.
+func TestPolicyOfReport(t *testing.T) {
+	tests := []struct {
+		name, wantKind, wantLabel string
+		wantOK                    bool
+	}{
+		{"cpol-a", "ClusterPolicy", "cpol.kyverno.io/", true},
+		{"pol-a", "Policy", "pol.kyverno.io/", true},
+		{"vpol-a", "ValidatingPolicy", "vpol.kyverno.io/", true},
+		{"nvpol-a", "NamespacedValidatingPolicy", "vpol.kyverno.io/", true},
+		{"other", "", "", false},
+	}
+	for _, tt := range tests {
+		kind, label, ok := reportwriter.PolicyOfReport(tt.name)
+		if kind != tt.wantKind || label != tt.wantLabel || ok != tt.wantOK {
+			t.Errorf("PolicyOfReport(%q) = %q, %q, %v; want %q, %q, %v", tt.name, kind, label, ok, tt.wantKind, tt.wantLabel, tt.wantOK)
+		}
+	}
+}
