@@ -3,6 +3,7 @@ package webhookproxy_test
 import (
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -88,6 +89,39 @@ func TestProxyValidatingPolicies(t *testing.T) {
 			}
 			if diff := cmp.Diff(tt.want, responseOf(body)); diff != "" {
 				t.Errorf("POST %s (%s) response mismatch (-want +got):\n%s", tt.path, tt.name, diff)
+			}
+		})
+	}
+}
+
+// TestPolicyValidateValidatingPolicy: /policyvalidate refuses a
+// ValidatingPolicy whose CEL does not compile, naming the field, and
+// allows a valid one.
+func TestPolicyValidateValidatingPolicy(t *testing.T) {
+	c := startDecisionServer(t)
+	p := startProxy(t, c, webhookproxy.Options{}, nil, nil)
+	valid := labelValidatingPolicy("deny-team", "team", "[Deny]")
+	broken := strings.Replace(valid, "'team' in object.metadata.labels", "object.metadata.labels.(", 1)
+	tests := []struct {
+		name        string
+		object      string
+		wantAllowed bool
+		wantMessage string
+	}{
+		{"CEL that does not compile", policyJSON(t, broken), false, "ValidatingPolicy deny-team is invalid:\nspec.validations[0].expression: "},
+		{"valid", policyJSON(t, valid), true, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, raw := p.post(t, "/policyvalidate", review("u1", "CREATE", "ValidatingPolicy", "", tt.object))
+			if code != http.StatusOK {
+				t.Fatalf("POST /policyvalidate = %d %s, want 200", code, raw)
+			}
+			resp := responseOf(out)
+			st, _ := resp["status"].(map[string]any)
+			msg, _ := st["message"].(string)
+			if resp["allowed"] != tt.wantAllowed || !strings.HasPrefix(msg, tt.wantMessage) {
+				t.Errorf("POST /policyvalidate (%s) = allowed %v, message %q; want %v, a message starting %q", tt.name, resp["allowed"], msg, tt.wantAllowed, tt.wantMessage)
 			}
 		})
 	}
