@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -305,6 +307,57 @@ func TestValidatingPolicyNamespaceObject(t *testing.T) {
 		}
 		if len(got.GetResults()) != 1 || got.GetResults()[0].GetResult() != tt.want {
 			t.Errorf("Evaluate(Pod in %s) = %v, want one %v", tt.namespace, got.GetResults(), tt.want)
+		}
+	}
+}
+
+// celResources is a kyvernocel.Resources holding ConfigMaps by
+// namespace/name.
+type celResources struct{ objects map[string]map[string]any }
+
+func (r celResources) GetResource(_ context.Context, _, resource, namespace, name string) (map[string]any, error) {
+	if o, ok := r.objects[namespace+"/"+name]; ok && resource == "configmaps" {
+		return o, nil
+	}
+	return nil, fmt.Errorf("%s %s/%s: %w", resource, namespace, name, kyvernocel.ErrNotFound)
+}
+
+func (r celResources) ListResources(context.Context, string, string, string, map[string]string) (map[string]any, error) {
+	return nil, errors.New("not listed")
+}
+
+func (r celResources) PostResource(context.Context, string, string, string, map[string]any) (map[string]any, error) {
+	return nil, errors.New("not created")
+}
+
+// TestValidatingPolicyCELData: resource.Get reads Options.CELData (the
+// cluster through kubelookup in a cluster), also while the evaluation
+// holds a slot (MaxEvaluations).
+func TestValidatingPolicyCELData(t *testing.T) {
+	policy := strings.Replace(validatingPolicy("allowed-images", "[Deny]"),
+		`"'team' in object.metadata.labels"`,
+		`"object.spec.containers.all(c, c.image in resource.Get('v1', 'configmaps', object.metadata.namespace, 'allowed').data.images.split(','))"`, 1)
+	_, src := policyFolder(t, map[string]string{"policy.yaml": policy})
+	data := kyvernocel.Sources{Resources: celResources{map[string]map[string]any{
+		"shop/allowed": {"apiVersion": "v1", "kind": "ConfigMap", "data": map[string]any{"images": "nginx,redis"}},
+	}}}
+	ts := startServer(t, Options{Sources: []PolicySource{src}, CELData: data, MaxEvaluations: 2})
+	c := ts.client(t)
+	tests := []struct {
+		namespace, image string
+		want             verdictv1.Result
+	}{
+		{"shop", "nginx", verdictv1.Result_RESULT_PASS},
+		{"shop", "busybox", verdictv1.Result_RESULT_FAIL},
+		{"dev", "nginx", verdictv1.Result_RESULT_ERROR}, // no ConfigMap in dev
+	}
+	for _, tt := range tests {
+		got, err := c.Evaluate(t.Context(), &verdictv1.EvaluateRequest{Object: pod(t, "p", tt.namespace, tt.image, nil)})
+		if err != nil {
+			t.Fatalf("Evaluate(%s in %s): %v", tt.image, tt.namespace, err)
+		}
+		if len(got.GetResults()) != 1 || got.GetResults()[0].GetResult() != tt.want {
+			t.Errorf("Evaluate(%s in %s) = %v, want one %v", tt.image, tt.namespace, got.GetResults(), tt.want)
 		}
 	}
 }
