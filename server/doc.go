@@ -23,7 +23,10 @@
 // ValidatingPolicies, NamespacedValidatingPolicies and PolicyExceptions
 // (compiled by engine/policy.CompileValidating and engine/vpol, side by
 // side with the kyverno.io kinds); the other Kyverno kinds are listed with
-// an "unsupported" error. The Store is fed by PolicySources: FolderSource
+// an "unsupported" error. Requests, GetPolicy and reports name a policy by
+// namespace and name, so a ValidatingPolicy with the name of a
+// ClusterPolicy (or a NamespacedValidatingPolicy with that of a Policy) is
+// not served: it is a duplicate_policy source error. The Store is fed by PolicySources: FolderSource
 // polls a folder (reading only regular files: a named pipe or device there
 // is reported, never opened); a Kubernetes informer source satisfies the same
 // interface. A source reports complete snapshots; the Store compiles what

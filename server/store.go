@@ -523,10 +523,20 @@ func (s *Store) publish() {
 				set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
 				continue
 			}
-			set.byIdentity[k] = e
 			if e.kind != kindPolicyException {
+				// Requests, GetPolicy and reports name a policy by
+				// namespace and name only: a ValidatingPolicy with the
+				// key of a ClusterPolicy (a NamespacedValidatingPolicy
+				// with that of a Policy) is not served. The kyverno.io
+				// one, whose identity sorts first, is used.
+				if first, dup := set.byKey[e.key()]; dup {
+					err := fmt.Errorf("%s %s has the name of %s %s (defined at %s), which is used: policies are named by namespace and name", e.kind, e.key(), first.kind, first.key(), first.origin)
+					set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
+					continue
+				}
 				set.byKey[e.key()] = e
 			}
+			set.byIdentity[k] = e
 			set.entries = append(set.entries, e)
 			if len(e.errs) > 0 {
 				invalid++

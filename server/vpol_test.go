@@ -361,3 +361,40 @@ func TestValidatingPolicyCELData(t *testing.T) {
 		}
 	}
 }
+
+// TestValidatingPolicyNameOfClusterPolicy: a ValidatingPolicy with the
+// name of a ClusterPolicy is not served (requests and reports name
+// policies by namespace and name); the ClusterPolicy is, and the
+// ValidatingPolicy is a duplicate_policy source error.
+func TestValidatingPolicyNameOfClusterPolicy(t *testing.T) {
+	_, src := policyFolder(t, map[string]string{
+		"team.yaml": teamLabelPolicy,
+		"vpol.yaml": validatingPolicy("require-team-label", "[Deny]"),
+	})
+	ts := startServer(t, Options{Sources: []PolicySource{src}})
+	c := ts.client(t)
+	resp, err := c.ListPolicies(t.Context(), &verdictv1.ListPoliciesRequest{})
+	if err != nil {
+		t.Fatalf("ListPolicies: %v", err)
+	}
+	var kinds []string
+	for _, p := range resp.GetPolicies() {
+		kinds = append(kinds, p.GetKind()+" "+p.GetName())
+	}
+	if diff := cmp.Diff([]string{"ClusterPolicy require-team-label"}, kinds); diff != "" {
+		t.Errorf("ListPolicies (-want +got):\n%s", diff)
+	}
+	var codes []string
+	for _, se := range resp.GetSourceErrors() {
+		for _, e := range se.GetErrors() {
+			codes = append(codes, e.GetCode())
+		}
+	}
+	if diff := cmp.Diff([]string{string(CodeDuplicatePolicy)}, codes); diff != "" {
+		t.Errorf("ListPolicies source errors (-want +got):\n%s", diff)
+	}
+	got, err := c.GetPolicy(t.Context(), &verdictv1.GetPolicyRequest{Name: "require-team-label"})
+	if err != nil || got.GetPolicy().GetKind() != "ClusterPolicy" {
+		t.Errorf("GetPolicy(require-team-label) = %v, %v; want the ClusterPolicy", got.GetPolicy(), err)
+	}
+}
