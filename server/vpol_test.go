@@ -398,3 +398,37 @@ func TestValidatingPolicyNameOfClusterPolicy(t *testing.T) {
 		t.Errorf("GetPolicy(require-team-label) = %v, %v; want the ClusterPolicy", got.GetPolicy(), err)
 	}
 }
+
+// TestValidatePoliciesValidationsLimit: the validations of a
+// ValidatingPolicy count as its rules for MaxRequestPolicyRules, at the
+// limit and over it.
+func TestValidatePoliciesValidationsLimit(t *testing.T) {
+	ts := startServer(t, Options{MaxRequestPolicyRules: 2})
+	c := ts.client(t)
+	waitServing(t, dial(t, ts.addr))
+	withValidations := func(n int) string {
+		p := validatingPolicy("many", "[Deny]")
+		v := "  - expression: \"true\"\n"
+		return p + strings.Repeat(v, n-1)
+	}
+	tests := []struct {
+		validations int
+		wantCodes   []string
+	}{
+		{2, nil},
+		{3, []string{string(CodeLimitExceeded) + " at spec.validations"}},
+	}
+	for _, tt := range tests {
+		resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(withValidations(tt.validations))}})
+		if err != nil {
+			t.Fatalf("ValidatePolicies: %v", err)
+		}
+		var got []string
+		for _, e := range resp.GetDocuments()[0].GetErrors() {
+			got = append(got, e.GetCode()+" at "+e.GetPath())
+		}
+		if diff := cmp.Diff(tt.wantCodes, got); diff != "" {
+			t.Errorf("ValidatePolicies(%d validations, limit 2) (-want +got):\n%s", tt.validations, diff)
+		}
+	}
+}
