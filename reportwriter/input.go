@@ -147,12 +147,15 @@ func checkPolicyVersion(i int, field string, p *verdictv1.PolicyVersion) (Policy
 		return PolicyVersion{}, violation(i, field, "required")
 	case p.GetName() == "":
 		return PolicyVersion{}, violation(i, field+".name", "required")
-	case p.GetKind() != "ClusterPolicy" && p.GetKind() != "Policy":
-		return PolicyVersion{}, violation(i, field+".kind", "%q: want ClusterPolicy or Policy", p.GetKind())
-	case p.GetKind() == "Policy" && p.GetNamespace() == "":
-		return PolicyVersion{}, violation(i, field+".namespace", "required for a Policy")
-	case p.GetKind() == "ClusterPolicy" && p.GetNamespace() != "":
-		return PolicyVersion{}, violation(i, field+".namespace", "must be empty for a ClusterPolicy")
+	}
+	pk, ok := policyKinds[p.GetKind()]
+	switch {
+	case !ok:
+		return PolicyVersion{}, violation(i, field+".kind", "%q: want ClusterPolicy, Policy, ValidatingPolicy or NamespacedValidatingPolicy", p.GetKind())
+	case pk.namespaced && p.GetNamespace() == "":
+		return PolicyVersion{}, violation(i, field+".namespace", "required for a %s", p.GetKind())
+	case !pk.namespaced && p.GetNamespace() != "":
+		return PolicyVersion{}, violation(i, field+".namespace", "must be empty for a %s", p.GetKind())
 	}
 	return PolicyVersion{Kind: p.GetKind(), Namespace: p.GetNamespace(), Name: p.GetName(), Hash: p.GetContentHash(), Background: p.GetBackground()}, nil
 }
@@ -203,19 +206,22 @@ func (c checker) checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*eval
 	out.results = make([]Entry, 0, len(ev.GetResults()))
 	for j, r := range ev.GetResults() {
 		field := fmt.Sprintf("evaluation.results[%d]", j)
-		if r.GetRule() == "" {
-			return nil, violation(i, field+".rule", "required")
+		k := r.GetPolicy()
+		if r.GetPolicyNamespace() != "" {
+			k = r.GetPolicyNamespace() + "/" + k
 		}
 		result, ok := resultNames[r.GetResult()]
 		if !ok {
 			return nil, violation(i, field+".result", "%v: want pass, fail, warn, error or skip", r.GetResult())
 		}
-		k := r.GetPolicy()
-		if r.GetPolicyNamespace() != "" {
-			k = r.GetPolicyNamespace() + "/" + k
-		}
-		if _, ok := byName[k]; !ok || r.GetPolicy() == "" {
+		pj, ok := byName[k]
+		if !ok || r.GetPolicy() == "" {
 			return nil, violation(i, field+".policy", "%q is not listed in evaluation.policies", k)
+		}
+		// The validations of a ValidatingPolicy report an empty rule, as
+		// in Kyverno.
+		if r.GetRule() == "" && !policyKinds[out.policies[pj].Kind].unnamedRules {
+			return nil, violation(i, field+".rule", "required")
 		}
 		out.results = append(out.results, Entry{
 			Policy:     k,

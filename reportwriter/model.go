@@ -37,10 +37,46 @@ func (r Resource) Key() string {
 	return r.APIVersion + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 }
 
+// Policy kinds whose results reports hold.
+const (
+	KindClusterPolicy              = "ClusterPolicy"
+	KindPolicy                     = "Policy"
+	KindValidatingPolicy           = "ValidatingPolicy"
+	KindNamespacedValidatingPolicy = "NamespacedValidatingPolicy"
+)
+
+// policyKind is how reports name the results of a policy kind.
+type policyKind struct {
+	// namespaced kinds have a namespace, and their results name the
+	// policy "namespace/name".
+	namespaced bool
+	// reportPrefix starts the name of the final report of a policy (the
+	// per-policy layout): cpol-, pol-, vpol-, nvpol-.
+	reportPrefix string
+	// labelPrefix is Kyverno's label of the policy on reports
+	// (reportutils.PolicyLabelPrefix).
+	labelPrefix string
+	// source is the source of the results (reportutils.ToPolicyReportResult).
+	source string
+	// unnamedRules: the results may have an empty rule (the validations
+	// of a ValidatingPolicy).
+	unnamedRules bool
+}
+
+// policyKinds are the kinds of policies reports hold. Kyverno labels both
+// ValidatingPolicy kinds vpol.kyverno.io; the report names keep them apart.
+var policyKinds = map[string]policyKind{
+	KindClusterPolicy:              {reportPrefix: "cpol-", labelPrefix: "cpol.kyverno.io/", source: "kyverno"},
+	KindPolicy:                     {namespaced: true, reportPrefix: "pol-", labelPrefix: "pol.kyverno.io/", source: "kyverno"},
+	KindValidatingPolicy:           {reportPrefix: "vpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
+	KindNamespacedValidatingPolicy: {namespaced: true, reportPrefix: "nvpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
+}
+
 // PolicyVersion is a policy that gave results, the version that gave them
 // and when.
 type PolicyVersion struct {
-	// ClusterPolicy or Policy.
+	// ClusterPolicy, Policy, ValidatingPolicy or
+	// NamespacedValidatingPolicy.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
@@ -51,12 +87,13 @@ type PolicyVersion struct {
 	Time time.Time `json:"time"`
 }
 
-// Key is the policy's name as reports write it: "name" for a ClusterPolicy,
-// "namespace/name" for a Policy.
+// Key is the policy's name as reports write it: "name" for a ClusterPolicy
+// or ValidatingPolicy, "namespace/name" for a Policy or
+// NamespacedValidatingPolicy.
 func (p PolicyVersion) Key() string { return policyKey(p.Kind, p.Namespace, p.Name) }
 
 func policyKey(kind, namespace, name string) string {
-	if kind == "Policy" && namespace != "" {
+	if policyKinds[kind].namespaced && namespace != "" {
 		return namespace + "/" + name
 	}
 	return name
@@ -197,3 +234,22 @@ func (in *Intermediary) normalize() {
 		in.Summary.Add(e.Result)
 	}
 }
+
+// PolicyOfReport returns the kind of the policy whose results the final
+// report name holds (by its prefix: cpol-, pol-, vpol-, nvpol-), and
+// Kyverno's label prefix of that kind on the report. ok is false for a
+// name of another layout.
+func PolicyOfReport(name string) (kind, labelPrefix string, ok bool) {
+	for k, pk := range policyKinds {
+		if strings.HasPrefix(name, pk.reportPrefix) {
+			// nvpol- is not a prefix of another kind's prefix, nor vpol-
+			// of nvpol-; cpol- and pol- neither.
+			return k, pk.labelPrefix, true
+		}
+	}
+	return "", "", false
+}
+
+// NamespacedKind reports whether policies of kind are namespaced (Policy,
+// NamespacedValidatingPolicy): their results name them "namespace/name".
+func NamespacedKind(kind string) bool { return policyKinds[kind].namespaced }

@@ -123,9 +123,11 @@ func (v *policyView) gone(p PolicyVersion, s Source) bool {
 }
 
 // ruleGone reports whether the entries of rule of policy version p are
-// gone under v.
+// gone under v. The results of a ValidatingPolicy are the policy's, not
+// of named rules: those of a changed policy stay until it is evaluated
+// again.
 func (v *policyView) ruleGone(p PolicyVersion, rule string) bool {
-	if !v.live {
+	if !v.live || policyKinds[p.Kind].unnamedRules {
 		return false
 	}
 	kp, ok := v.known[p.Key()]

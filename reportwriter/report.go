@@ -22,11 +22,9 @@ const (
 	// LabelManagedBy is set to ManagedBy on every final report.
 	LabelManagedBy = "app.kubernetes.io/managed-by"
 	ManagedBy      = "verdict"
-	// Kyverno's policy labels: "cpol.kyverno.io/<name>" (ClusterPolicy) or
-	// "pol.kyverno.io/<name>" (Policy), valued with the first characters of
-	// the policy's content hash.
-	labelPrefixClusterPolicy = "cpol.kyverno.io/"
-	labelPrefixPolicy        = "pol.kyverno.io/"
+	// Kyverno's policy labels (policyKinds: "cpol.kyverno.io/<name>",
+	// "pol.kyverno.io/<name>", "vpol.kyverno.io/<name>") are valued with
+	// the first characters of the policy's content hash.
 )
 
 // ReportKey names a final report: a PolicyReport in Namespace, or a
@@ -46,13 +44,10 @@ func (k ReportKey) Kind() string {
 
 // reportKeyOf names the final report that holds the results of policy p
 // for owner: "cpol-<name>" for a ClusterPolicy, "pol-<name>" for a Policy,
-// in the owner's namespace.
+// "vpol-<name>" for a ValidatingPolicy, "nvpol-<name>" for a
+// NamespacedValidatingPolicy, in the owner's namespace.
 func reportKeyOf(p PolicyVersion, owner Resource) ReportKey {
-	prefix := "cpol-"
-	if p.Kind == "Policy" {
-		prefix = "pol-"
-	}
-	return ReportKey{Namespace: owner.Namespace, Name: prefix + p.Name}
+	return ReportKey{Namespace: owner.Namespace, Name: policyKinds[p.Kind].reportPrefix + p.Name}
 }
 
 // PolicyReport is a wgpolicyk8s.io/v1alpha2 PolicyReport or
@@ -127,7 +122,7 @@ var messageOverrides = map[string]string{"pass": "passMessage", "fail": "failMes
 func (r row) result() ReportResult {
 	e := r.entry
 	out := ReportResult{
-		Source:    "kyverno",
+		Source:    policyKinds[r.policy.Kind].source,
 		Policy:    e.Policy,
 		Rule:      e.Rule,
 		Category:  e.Category,
@@ -202,10 +197,7 @@ func (fr *finalReport) render(perResource bool) *PolicyReport {
 			CreationTimestamp: fr.created.UTC().Format(time.RFC3339),
 		},
 	}
-	prefix := labelPrefixClusterPolicy
-	if newest.Kind == "Policy" {
-		prefix = labelPrefixPolicy
-	}
+	prefix := policyKinds[newest.Kind].labelPrefix
 	if len(newest.Name) <= 63 {
 		v := newest.Hash
 		if len(v) > 12 {

@@ -92,7 +92,7 @@ func (s *clusterSource) resources() ([]apiResource, error) {
 				if strings.Contains(r.Name, "/") || !hasVerb(r.Verbs, "list") {
 					continue
 				}
-				if k.Kind == "*" || r.Kind != k.Kind || (k.GroupSet && k.Group != "*" && k.Group != gv.Group) {
+				if !k.selects(gv, r.Name, r.Kind) {
 					continue
 				}
 				found = true
@@ -103,11 +103,25 @@ func (s *clusterSource) resources() ([]apiResource, error) {
 				}
 			}
 		}
-		if !found && k.Kind != "*" {
+		if !found && k.Kind != "*" && k.Resource != "*" {
 			s.c.opts.Logger.Warn("kind not served by the cluster, not scanned", "kind", k.String())
 		}
 	}
 	return out, nil
+}
+
+// selects reports whether k selects the API resource name of kind in gv
+// (a "*" kind or resource selects nothing: a cluster scan cannot list
+// every kind).
+func (k Kind) selects(gv schema.GroupVersion, name, kind string) bool {
+	if k.GroupSet && k.Group != "*" && k.Group != gv.Group {
+		return false
+	}
+	if k.Resource != "" {
+		// The server's preferred version is listed, as for kinds.
+		return k.Resource != "*" && k.Resource == name
+	}
+	return k.Kind != "*" && k.Kind == kind
 }
 
 func hasVerb(verbs []string, v string) bool {

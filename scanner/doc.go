@@ -27,8 +27,12 @@
 // context ends, so that SIGTERM stops a scan at once.
 //
 // Background semantics are the server's: a request in MODE_BACKGROUND
-// skips policies with background: false and rules that read userInfo,
-// roles or subjects, and never denies. The scanner supplies what a stored
+// skips policies with background: false (for a ValidatingPolicy,
+// evaluation.background.enabled: false) and rules that read userInfo,
+// roles or subjects, and never denies. LoadPolicies learns the kinds to
+// list from the match blocks of the kyverno.io kinds and from the
+// resourceRules of the ValidatingPolicies (their autogen variants
+// included; a resource selector is matched by plural resource name). The scanner supplies what a stored
 // resource gives: the object, its namespace and that namespace's labels.
 //
 // This package uses the client (never the server package), the engine

@@ -6,24 +6,41 @@ import (
 	"sort"
 	"strings"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // Kind selects resources by API group, version and kind, as a policy's
-// match block names them ("Pod", "apps/v1/Deployment", "v1/ConfigMap").
-// An empty Group or Version is any ("" group with Version set is the core
-// group); "*" is any too.
+// match block names them ("Pod", "apps/v1/Deployment", "v1/ConfigMap"),
+// or by API group, version and resource, as the matchConstraints of a
+// ValidatingPolicy name them (Resource set, Kind empty). An empty Group or
+// Version is any ("" group with Version set is the core group); "*" is
+// any too.
 type Kind struct {
 	Group, Version, Kind string
 	// GroupSet is true when the selector named a group (or the core group
 	// through "v1/Kind").
 	GroupSet bool
+	// Resource is the plural resource name ("pods", "*") of a selector of
+	// a ValidatingPolicy's resourceRules.
+	Resource string
 }
 
-// String is the selector as written in a policy.
+// String is the selector as written in a policy: "group/version/resource"
+// for a resource selector (the core group as "core").
 func (k Kind) String() string {
+	if k.Resource != "" {
+		g := k.Group
+		if g == "" {
+			g = "core"
+		}
+		return g + "/" + k.Version + "/" + k.Resource
+	}
 	switch {
 	case k.GroupSet && k.Group != "":
 		return k.Group + "/" + k.Version + "/" + k.Kind
@@ -65,9 +82,18 @@ func isVersion(s string) bool {
 	return len(s) >= 2 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
 }
 
-// Matches reports whether k selects objects of apiVersion and kind.
+// Matches reports whether k selects objects of apiVersion and kind. A
+// resource selector compares the resource guessed from the kind (as
+// Kyverno's CLI does for files).
 func (k Kind) Matches(apiVersion, kind string) bool {
-	if k.Kind != "*" && k.Kind != kind {
+	if k.Resource != "" {
+		if k.Resource != "*" {
+			gvr, _ := meta.UnsafeGuessKindToResource(schema.FromAPIVersionAndKind(apiVersion, kind))
+			if gvr.Resource != k.Resource {
+				return false
+			}
+		}
+	} else if k.Kind != "*" && k.Kind != kind {
 		return false
 	}
 	group, version := groupOf(apiVersion), apiVersion[strings.LastIndex(apiVersion, "/")+1:]
@@ -82,8 +108,9 @@ func (k Kind) Matches(apiVersion, kind string) bool {
 
 // PolicyRef is a policy of the server as the scanner sees it.
 type PolicyRef struct {
-	// Kind is ClusterPolicy or Policy; Namespace is empty for a
-	// ClusterPolicy.
+	// Kind is ClusterPolicy, Policy, ValidatingPolicy or
+	// NamespacedValidatingPolicy; Namespace is empty for the cluster-wide
+	// kinds.
 	Kind, Namespace, Name string
 	// Hash is the content hash of the version the server uses.
 	Hash string
@@ -145,7 +172,7 @@ func (s *PolicySet) Kinds() []Kind {
 	for _, list := range [][]*PolicyRef{s.Background, s.GenerateExisting, s.MutateExisting} {
 		for _, p := range list {
 			for _, k := range p.Kinds {
-				if k.Kind == "*" || seen[k] {
+				if k.Kind == "*" || k.Resource == "*" || seen[k] {
 					continue
 				}
 				seen[k] = true
@@ -170,7 +197,7 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 	}
 	set := &PolicySet{Versions: map[string]string{}}
 	for _, info := range list.GetPolicies() {
-		if !info.GetReady() || (info.GetKind() != kyverno.KindClusterPolicy && info.GetKind() != kyverno.KindPolicy) {
+		if !info.GetReady() || !scannedKinds[info.GetKind()] {
 			continue
 		}
 		ref := &PolicyRef{Kind: info.GetKind(), Namespace: info.GetNamespace(), Name: info.GetName(), Hash: info.GetContentHash()}
@@ -181,7 +208,7 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 			if err != nil {
 				return nil, fmt.Errorf("get policy %s: %w", ref.Key(), err)
 			}
-			if p, err = compileDocument(ref.Key(), got.GetDocument()); err != nil {
+			if p, err = compileDocument(ref.Key(), ref.Kind, got.GetDocument()); err != nil {
 				return nil, err
 			}
 			if cache != nil {
@@ -211,7 +238,27 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 	return set, nil
 }
 
-func compileDocument(key string, doc []byte) (*policy.Policy, error) {
+// scannedKinds are the policy kinds a scan evaluates.
+var scannedKinds = map[string]bool{
+	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
+	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
+}
+
+func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
+	if kind == vpol.KindValidatingPolicy || kind == vpol.KindNamespacedValidatingPolicy {
+		docs, err := vpol.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
+		}
+		p, err := policy.CompileValidating(docs[0])
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		return p, nil
+	}
 	docs, err := kyverno.DecodePolicies(key, doc)
 	if err != nil {
 		return nil, fmt.Errorf("policy %s: %w", key, err)
@@ -258,6 +305,36 @@ func (rk *ruleKinds) add(r *policy.Rule) {
 	}
 }
 
+// addValidating adds the resources of the resourceRules of each variant
+// of a ValidatingPolicy (its autogen variants included); subresources are
+// not scanned. A JSON-mode policy has no resources to scan.
+func (rk *ruleKinds) addValidating(vp *vpol.Policy) {
+	for _, v := range vp.Variants() {
+		mc := v.MatchConstraints()
+		if mc == nil {
+			continue
+		}
+		for _, rule := range mc.ResourceRules {
+			for _, g := range rule.APIGroups {
+				for _, ver := range rule.APIVersions {
+					for _, res := range rule.Resources {
+						if strings.Contains(res, "/") {
+							continue
+						}
+						k := Kind{Group: g, Version: ver, Resource: res, GroupSet: true}
+						if res == "*" {
+							rk.wildcard = true
+						}
+						if !containsKind(rk.Kinds, k) {
+							rk.Kinds = append(rk.Kinds, k)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
 func containsKind(list []Kind, k Kind) bool {
 	for _, v := range list {
 		if v == k {
@@ -272,6 +349,12 @@ func containsKind(list []Kind, k Kind) bool {
 // do not need admission data), of its generateExisting rules, and of its
 // mutate rules with targets and mutateExistingOnPolicyUpdate.
 func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
+	if p.Validating != nil {
+		if p.Background {
+			bg.addValidating(p.Validating)
+		}
+		return bg, gen, mut
+	}
 	for _, r := range p.Rules {
 		if r.Raw == nil || r.UsesUserInfo {
 			continue

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/internal/jsonvalue"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -197,13 +199,63 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 	if req.Mode == eval.Background {
 		return resp, nil
 	}
+	denials, vpWarnings := validatingDecision(groups)
 	if blocked(groups) {
 		resp.Allowed = false
 		resp.Message = blockedMessage(req, groups)
-		return resp, nil
 	}
-	resp.Warnings = warnings(groups)
+	if len(denials) > 0 {
+		resp.Allowed = false
+		if resp.Message != "" {
+			denials = append([]string{resp.Message}, denials...)
+		}
+		resp.Message = strings.Join(denials, "; ")
+	}
+	if resp.Allowed {
+		resp.Warnings = warnings(groups)
+	}
+	resp.Warnings = append(resp.Warnings, vpWarnings...)
 	return resp, nil
+}
+
+// validatingDecision is Kyverno's admission decision for the
+// ValidatingPolicies of groups (webhooks/resource/vpol): a policy whose
+// validationActions hold Deny denies the request with "Policy NAME
+// failed: MESSAGE" for each fail, and "Policy NAME error: MESSAGE" for
+// each error (Kyverno joins them with "; "); one whose actions hold Warn
+// adds the same texts as warnings; Audit only reports.
+func validatingDecision(groups []policyResults) (denials, warnings []string) {
+	for _, g := range groups {
+		vp := g.policy.Validating
+		if vp == nil {
+			continue
+		}
+		deny, warn := slices.Contains(vp.Actions, vpol.ActionDeny), slices.Contains(vp.Actions, vpol.ActionWarn)
+		if !deny && !warn {
+			continue
+		}
+		for _, r := range g.results {
+			var text string
+			switch {
+			// A fail of a policy annotated policies.kyverno.io/scored:
+			// "false" is a warn in results and reports only: Kyverno's
+			// webhook decides on the fail.
+			case r.Status == eval.StatusFail, r.Status == eval.StatusWarn && !r.Scored:
+				text = fmt.Sprintf("Policy %s failed: %s", g.policy.Name(), r.Message)
+			case r.Status == eval.StatusError:
+				text = fmt.Sprintf("Policy %s error: %s", g.policy.Name(), r.Message)
+			default:
+				continue
+			}
+			if deny {
+				denials = append(denials, text)
+			}
+			if warn {
+				warnings = append(warnings, text)
+			}
+		}
+	}
+	return denials, warnings
 }
 
 // versions holds the PolicyVersion message of each policy version the
@@ -327,11 +379,12 @@ func failurePolicyFail(p *policy.Policy) bool {
 // blocked decides as Kyverno's webhook does (webhooks/utils.BlockRequest
 // over the responses of Enforce policies): a failed rule whose action is
 // Enforce blocks; an error result blocks when one of the Enforce policies
-// has failurePolicy Fail.
+// has failurePolicy Fail. ValidatingPolicies decide in
+// validatingDecision.
 func blocked(groups []policyResults) bool {
 	failClosed, hasError := false, false
 	for _, g := range groups {
-		if !enforcing(g.policy) {
+		if g.policy.Validating != nil || !enforcing(g.policy) {
 			continue
 		}
 		if failurePolicyFail(g.policy) {
@@ -355,7 +408,7 @@ func blocked(groups []policyResults) bool {
 func blockedMessage(req *eval.Request, groups []policyResults) string {
 	failures := map[string]map[string]string{}
 	for _, g := range groups {
-		if !enforcing(g.policy) {
+		if g.policy.Validating != nil || !enforcing(g.policy) {
 			continue
 		}
 		rules := map[string]string{}

@@ -18,7 +18,15 @@
 // whose field violations name the request field or the policy path, with
 // the engine error code as reason.
 //
-// Policies live in a Store (store.go), fed by PolicySources: FolderSource
+// Policies live in a Store (store.go): the kyverno.io ClusterPolicies,
+// Policies and PolicyExceptions, and the policies.kyverno.io
+// ValidatingPolicies, NamespacedValidatingPolicies and PolicyExceptions
+// (compiled by engine/policy.CompileValidating and engine/vpol, side by
+// side with the kyverno.io kinds); the other Kyverno kinds are listed with
+// an "unsupported" error. Requests, GetPolicy and reports name a policy by
+// namespace and name, so a ValidatingPolicy with the name of a
+// ClusterPolicy (or a NamespacedValidatingPolicy with that of a Policy) is
+// not served: it is a duplicate_policy source error. The Store is fed by PolicySources: FolderSource
 // polls a folder (reading only regular files: a named pipe or device there
 // is reported, never opened); a Kubernetes informer source satisfies the same
 // interface. A source reports complete snapshots; the Store compiles what
@@ -44,7 +52,10 @@
 // The decision follows Kyverno's webhook: a failed rule whose action is
 // Enforce denies the request with Kyverno's "resource ... was blocked due
 // to the following policies" message; policies with emitWarning produce
-// warnings. Every evaluation can be published to a ResultSink (the report
+// warnings. A ValidatingPolicy decides as Kyverno's vpol webhook does
+// (validatingDecision, convert.go): validationActions Deny denies with
+// "Policy NAME failed: MESSAGE" (or "error:"), Warn adds the same text as
+// a warning, Audit only reports. Every evaluation can be published to a ResultSink (the report
 // writer) through a bounded buffer that never blocks an answer.
 //
 // This package imports the engine, the API (proto) and gRPC libraries. It

@@ -50,11 +50,11 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	policies, exceptions, err := s.policiesFor(ctx, req)
+	policies, set, err := s.policiesFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	er.Exceptions = exceptions
+	er.Exceptions, er.CELExceptions = set.exceptions, set.celExceptions
 	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
@@ -84,13 +84,14 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	return resp, nil
 }
 
-// policiesFor returns the policies a request evaluates and the
-// PolicyExceptions in force (the server's, for inline policies too).
-func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, []*policy.Exception, error) {
+// policiesFor returns the policies a request evaluates and the policy
+// set whose PolicyExceptions (of both groups) are in force (the server's,
+// for inline policies too).
+func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, *policySet, error) {
 	set := s.store.current()
 	if in := req.GetInlinePolicies(); in != nil {
 		ps, err := s.store.inline(ctx, in.GetDocuments())
-		return ps, set.exceptions, err
+		return ps, set, err
 	}
 	select {
 	case <-s.store.Ready():
@@ -98,7 +99,7 @@ func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest
 		return nil, nil, errNotReady
 	}
 	ps, err := set.selectPolicies(req.GetPolicySelector())
-	return ps, set.exceptions, err
+	return ps, set, err
 }
 
 // EvaluateStream implements verdictv1.DecisionServiceServer: it answers

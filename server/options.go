@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -140,6 +141,12 @@ type Options struct {
 	// Lookup supplies cluster data (ConfigMaps, API calls) to context
 	// entries. Default: none; such entries fail.
 	Lookup eval.Lookup
+
+	// CELData are the data sources of Kyverno's CEL libraries (resource,
+	// http, image.GetMetadata, globalContext) for ValidatingPolicies
+	// (kubelookup.Lookup.CELSources in a cluster). Default: none; those
+	// calls are errors of the expression.
+	CELData kyvernocel.Sources
 
 	// TracerProvider, when set, traces every call (OpenTelemetry, through
 	// otelgrpc: the caller's trace context is continued) with a child

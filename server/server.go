@@ -80,7 +80,7 @@ func New(opts Options) (*Server, error) {
 		}
 		names[src.Name()] = true
 	}
-	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier, MaxSteps: opts.MaxEvaluationSteps}
+	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier, MaxSteps: opts.MaxEvaluationSteps, CELData: opts.CELData}
 	var sl *slots
 	if opts.MaxEvaluations > 0 {
 		if sl, err = newSlots(opts.MaxEvaluations, opts.Registry); err != nil {
@@ -92,6 +92,7 @@ func New(opts Options) (*Server, error) {
 		if opts.ImageVerifier != nil {
 			engineOpts.ImageVerifier = slotVerifier{opts.ImageVerifier}
 		}
+		engineOpts.CELData = slotCELData(opts.CELData)
 	}
 	s := &Server{
 		opts:     opts,

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
 // slots limits the evaluations that use the CPU at once
@@ -169,4 +170,73 @@ func (v slotVerifier) VerifyImage(ctx context.Context, check eval.ImageCheck) (*
 func (v slotVerifier) ImageDigest(ctx context.Context, image string) (string, error) {
 	defer pause(ctx)()
 	return v.v.ImageDigest(ctx, image)
+}
+
+// slotCELData wraps each data source of src so that it gives up its
+// caller's slot while it waits, as slotLookup does.
+func slotCELData(src kyvernocel.Sources) kyvernocel.Sources {
+	if src.Resources != nil {
+		src.Resources = slotResources{src.Resources}
+	}
+	if src.HTTP != nil {
+		src.HTTP = slotHTTP{src.HTTP}
+	}
+	if src.ImageData != nil {
+		src.ImageData = slotImageData{src.ImageData}
+	}
+	if src.GlobalContext != nil {
+		src.GlobalContext = slotGlobalContext{src.GlobalContext}
+	}
+	return src
+}
+
+type slotResources struct{ r kyvernocel.Resources }
+
+func (s slotResources) GetResource(ctx context.Context, apiVersion, resource, namespace, name string) (map[string]any, error) {
+	defer pause(ctx)()
+	return s.r.GetResource(ctx, apiVersion, resource, namespace, name)
+}
+
+func (s slotResources) ListResources(ctx context.Context, apiVersion, resource, namespace string, labels map[string]string) (map[string]any, error) {
+	defer pause(ctx)()
+	return s.r.ListResources(ctx, apiVersion, resource, namespace, labels)
+}
+
+func (s slotResources) PostResource(ctx context.Context, apiVersion, resource, namespace string, data map[string]any) (map[string]any, error) {
+	defer pause(ctx)()
+	return s.r.PostResource(ctx, apiVersion, resource, namespace, data)
+}
+
+type slotHTTP struct{ h kyvernocel.HTTP }
+
+func (s slotHTTP) Get(ctx context.Context, url string, headers map[string]string) (any, error) {
+	defer pause(ctx)()
+	return s.h.Get(ctx, url, headers)
+}
+
+func (s slotHTTP) Post(ctx context.Context, url string, body any, headers map[string]string) (any, error) {
+	defer pause(ctx)()
+	return s.h.Post(ctx, url, body, headers)
+}
+
+func (s slotHTTP) Client(caBundle string) (kyvernocel.HTTP, error) {
+	h, err := s.h.Client(caBundle)
+	if err != nil {
+		return nil, err
+	}
+	return slotHTTP{h}, nil
+}
+
+type slotImageData struct{ d kyvernocel.ImageData }
+
+func (s slotImageData) ImageData(ctx context.Context, image string) (map[string]any, error) {
+	defer pause(ctx)()
+	return s.d.ImageData(ctx, image)
+}
+
+type slotGlobalContext struct{ g kyvernocel.GlobalContext }
+
+func (s slotGlobalContext) GlobalReference(ctx context.Context, name, projection string) (any, error) {
+	defer pause(ctx)()
+	return s.g.GlobalReference(ctx, name, projection)
 }

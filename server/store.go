@@ -16,6 +16,7 @@ import (
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -61,6 +62,9 @@ type sourceState struct {
 // entry is one policy of a source: the latest document read and the
 // version in use (the same, unless the latest does not compile).
 type entry struct {
+	// group is the API group of the kind: kyverno.io or
+	// policies.kyverno.io (both have a PolicyException).
+	group                 string
 	kind, namespace, name string
 	labels                map[string]string
 	origin                string // "file:line"
@@ -69,30 +73,41 @@ type entry struct {
 	json                  []byte // the latest document read
 	errs                  []*engine.Error
 
-	// The version in use; policy (or exception, for a PolicyException) is
-	// nil when no version compiled.
-	policy     *policy.Policy
-	exception  *policy.Exception
-	servedJSON []byte
+	// The version in use; policy (or exception, for a PolicyException,
+	// celException for a policies.kyverno.io one) is nil when no version
+	// compiled.
+	policy       *policy.Policy
+	exception    *policy.Exception
+	celException *vpol.Exception
+	servedJSON   []byte
 }
 
 // key is how requests name a policy: "name" or "namespace/name".
 func (e *entry) key() string { return policyKey(e.namespace, e.name) }
 
 // identity is unique among the documents of the store: kind, namespace
-// and name.
-func (e *entry) identity() string { return e.kind + "/" + e.namespace + "/" + e.name }
+// and name, with the group for the policies.kyverno.io kinds (whose
+// PolicyException is another kind than kyverno.io's).
+func (e *entry) identity() string {
+	id := e.kind + "/" + e.namespace + "/" + e.name
+	if e.group == vpol.Group {
+		id = vpol.Group + "/" + id
+	}
+	return id
+}
 
 // ready reports whether a version of the entry is in use.
-func (e *entry) ready() bool { return e.policy != nil || e.exception != nil }
+func (e *entry) ready() bool { return e.policy != nil || e.exception != nil || e.celException != nil }
 
 // policySet is an immutable view of every policy of every source.
 type policySet struct {
 	// policies are the compiled policies in use, sorted by kind,
 	// namespace and name.
 	policies []*policy.Policy
-	// exceptions are the compiled PolicyExceptions in use, sorted.
-	exceptions []*policy.Exception
+	// exceptions are the compiled PolicyExceptions in use, sorted;
+	// celExceptions the policies.kyverno.io ones.
+	exceptions    []*policy.Exception
+	celExceptions []*vpol.Exception
 	// entries are every policy and exception, sorted by kind, namespace
 	// and name.
 	entries []*entry
@@ -244,7 +259,6 @@ func origin(d Document) string {
 // otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
-	"ValidatingPolicy": true, "NamespacedValidatingPolicy": true,
 	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
 	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
 	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
@@ -274,19 +288,22 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	group, _, _ := strings.Cut(pk.APIVersion, "/")
 	policyKind := group == "kyverno.io" && (pk.Kind == kyverno.KindClusterPolicy || pk.Kind == kyverno.KindPolicy)
 	exceptionKind := group == "kyverno.io" && pk.Kind == kindPolicyException
-	if !policyKind && !exceptionKind && !otherPolicyKinds[pk.Kind] {
+	validatingKind := vpol.IsPolicy(pk.APIVersion, pk.Kind)
+	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
+	if !policyKind && !exceptionKind && !validatingKind && !celExceptionKind && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	if pk.Kind == kyverno.KindPolicy && pk.Metadata.Namespace == "" {
+	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy) && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
+		group:     group,
 		kind:      pk.Kind,
 		namespace: pk.Metadata.Namespace,
 		name:      pk.Metadata.Name,
@@ -305,18 +322,25 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 		}
 		return old, nil
 	}
-	if !policyKind && !exceptionKind {
+	if !policyKind && !exceptionKind && !validatingKind && !celExceptionKind {
 		e.errs = []*engine.Error{engine.Errorf(engine.CodeUnsupported, "kind", pk.Kind+" policies are not supported yet")}
 		return e, nil
 	}
 	var err error
-	if exceptionKind {
+	switch {
+	case exceptionKind:
 		e.exception, err = compileException(e.origin, d.JSON)
-	} else {
+	case celExceptionKind:
+		e.celException, err = compileCELException(e.origin, d.JSON)
+	default:
+		compile := compileDocuments
+		if validatingKind {
+			compile = compileValidating
+		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
 		v, _ := s.cache.get(context.Background(), cacheKey{identity: e.identity(), hash: e.docHash}, func() *compiled {
-			ps, err := compileDocuments(e.origin, d.JSON)
+			ps, err := compile(e.origin, d.JSON)
 			return &compiled{policies: ps, err: err}
 		})
 		ps := v.policies
@@ -338,7 +362,7 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 		s.log.Info(verb, "policy", e.kind+" "+e.key(), "source", e.origin, "hash", shortHash(e.contentHash()))
 	case old != nil && old.ready():
 		e.errs = policyErrors(err)
-		e.policy, e.exception, e.servedJSON = old.policy, old.exception, old.servedJSON
+		e.policy, e.exception, e.celException, e.servedJSON = old.policy, old.exception, old.celException, old.servedJSON
 		s.log.Warn("policy does not compile; keeping the previous version", "policy", e.kind+" "+e.key(), "source", e.origin, "error", err)
 	default:
 		e.errs = policyErrors(err)
@@ -369,13 +393,49 @@ func compileException(source string, data []byte) (*policy.Exception, error) {
 	return policy.CompileException(docs[0])
 }
 
+// compileCELException decodes and compiles the one policies.kyverno.io
+// PolicyException of data.
+func compileCELException(source string, data []byte) (*vpol.Exception, error) {
+	docs, err := vpol.DecodeExceptions(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != 1 {
+		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
+	}
+	return vpol.CompileException(docs[0])
+}
+
+// compileValidating decodes and compiles every ValidatingPolicy and
+// NamespacedValidatingPolicy of data.
+func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := vpol.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.CompileValidating(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
 // contentHash is the hash of the version in use: the engine's policy hash
 // for a policy, the document's SHA-256 for an exception.
 func (e *entry) contentHash() string {
 	switch {
 	case e.policy != nil:
 		return e.policy.Hash()
-	case e.exception != nil:
+	case e.exception != nil, e.celException != nil:
 		return sha256Hex(e.servedJSON)
 	}
 	return ""
@@ -463,10 +523,20 @@ func (s *Store) publish() {
 				set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
 				continue
 			}
-			set.byIdentity[k] = e
 			if e.kind != kindPolicyException {
+				// Requests, GetPolicy and reports name a policy by
+				// namespace and name only: a ValidatingPolicy with the
+				// key of a ClusterPolicy (a NamespacedValidatingPolicy
+				// with that of a Policy) is not served. The kyverno.io
+				// one, whose identity sorts first, is used.
+				if first, dup := set.byKey[e.key()]; dup {
+					err := fmt.Errorf("%s %s has the name of %s %s (defined at %s), which is used: policies are named by namespace and name", e.kind, e.key(), first.kind, first.key(), first.origin)
+					set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
+					continue
+				}
 				set.byKey[e.key()] = e
 			}
+			set.byIdentity[k] = e
 			set.entries = append(set.entries, e)
 			if len(e.errs) > 0 {
 				invalid++
@@ -484,6 +554,9 @@ func (s *Store) publish() {
 		if e.exception != nil {
 			set.exceptions = append(set.exceptions, e.exception)
 		}
+		if e.celException != nil {
+			set.celExceptions = append(set.celExceptions, e.celException)
+		}
 	}
 	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
 	s.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
@@ -494,6 +567,9 @@ func (s *Store) publish() {
 func entryLess(a, b *entry) bool {
 	if a.kind != b.kind {
 		return a.kind < b.kind
+	}
+	if a.group != b.group {
+		return a.group < b.group
 	}
 	if a.namespace != b.namespace {
 		return a.namespace < b.namespace
@@ -549,6 +625,12 @@ func (set *policySet) selectPolicies(sel *verdictv1.PolicySelector) ([]*policy.P
 func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	if want == verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
 		return true
+	}
+	if p.Validating != nil {
+		if p.Validating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
 	}
 	spec := p.Document().Spec
 	fp := spec.FailurePolicy

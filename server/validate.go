@@ -8,6 +8,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -21,7 +22,8 @@ const maxValidateDocuments = 256
 // document's error, so that /policyvalidate refuses the policy.
 const CodeLimitExceeded engine.Code = "limit_exceeded"
 
-// ValidatePolicies compiles each document's policies and exceptions, as
+// ValidatePolicies compiles each document's policies and exceptions (of
+// kyverno.io and of policies.kyverno.io), as
 // the store would, without serving them or caching them. Compiling is
 // work like an evaluation: the call takes one of the evaluation slots
 // (Options.MaxEvaluations) and waits in line for it until its deadline.
@@ -83,19 +85,25 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		if group != "kyverno.io" {
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind)
+		if group != "kyverno.io" && !celKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
-				Message: fmt.Sprintf("%s %s is not a kyverno.io policy", apiVersion, kind)})
+				Message: fmt.Sprintf("%s %s is not a kyverno.io or policies.kyverno.io policy", apiVersion, kind)})
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
+		// The rules of a ValidatingPolicy are its validations.
 		spec, _ := o.Value["spec"].(map[string]any)
-		if rules, _ := spec["rules"].([]any); len(rules) > limits.rules {
-			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded), Path: "spec.rules",
+		rulesField := "spec.rules"
+		if vpol.IsPolicy(apiVersion, kind) {
+			rulesField = "spec.validations"
+		}
+		if rules, _ := spec[strings.TrimPrefix(rulesField, "spec.")].([]any); len(rules) > limits.rules {
+			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded), Path: rulesField,
 				Message: fmt.Sprintf("%s has %d rules; the server compiles at most %d rules per request", ref, len(rules), limits.rules)})
 			continue
 		}
@@ -104,12 +112,20 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			addErr(err, engine.CodeDecode)
 			continue
 		}
-		switch kind {
-		case kyverno.KindClusterPolicy, kyverno.KindPolicy:
+		switch {
+		case vpol.IsPolicy(apiVersion, kind):
+			if _, err := compileValidating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case vpol.IsException(apiVersion, kind):
+			if _, err := compileCELException(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case kind == kyverno.KindClusterPolicy || kind == kyverno.KindPolicy:
 			if _, err := compileDocuments(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
-		case kindPolicyException:
+		case kind == kindPolicyException:
 			if _, err := compileException(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}

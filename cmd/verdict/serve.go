@@ -143,6 +143,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 		return server.Options{}, err
 	} else if l != nil {
 		opts.Lookup = l
+		opts.CELData = l.CELSources()
 	}
 	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
 		cfg, err := server.TLSConfig(f.tlsCert, f.tlsKey, f.clientCA)

@@ -182,9 +182,13 @@ func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[
 	applied := map[reportwriter.ReportKey]string{}
 	for k, r := range found {
 		applied[k] = r.hash
-		kind, pns := "ClusterPolicy", ""
-		if strings.HasPrefix(k.Name, "pol-") {
-			kind, pns = "Policy", k.Namespace
+		kind, labelPrefix, ok := reportwriter.PolicyOfReport(k.Name)
+		if !ok {
+			kind, labelPrefix = reportwriter.KindClusterPolicy, "cpol.kyverno.io/"
+		}
+		pns := ""
+		if reportwriter.NamespacedKind(kind) {
+			pns = k.Namespace
 		}
 		for _, res := range r.results {
 			// A result lists one resource (Kyverno's layout) or every
@@ -202,11 +206,11 @@ func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[
 					inters[ik] = in
 				}
 				pname := res.Policy
-				if kind == "Policy" {
+				if reportwriter.NamespacedKind(kind) {
 					_, pname, _ = strings.Cut(res.Policy, "/")
 				}
 				pv := reportwriter.PolicyVersion{Kind: kind, Namespace: pns, Name: pname, Background: bg, Time: time.Unix(res.Timestamp.Seconds, 0).UTC()}
-				if v := r.labels[map[string]string{"ClusterPolicy": "cpol.kyverno.io/", "Policy": "pol.kyverno.io/"}[kind]+pname]; v != "" {
+				if v := r.labels[labelPrefix+pname]; v != "" {
 					pv.Hash = v
 				}
 				seen := false

@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -64,6 +65,12 @@ func Items(evs []server.Evaluation) []*verdictv1.PublishItem {
 // provide it.
 type PolicyLister func(ctx context.Context, req *verdictv1.ListPoliciesRequest) (*verdictv1.ListPoliciesResponse, error)
 
+// reportKinds are the policy kinds whose results reports hold.
+var reportKinds = map[string]bool{
+	reportwriter.KindClusterPolicy: true, reportwriter.KindPolicy: true,
+	reportwriter.KindValidatingPolicy: true, reportwriter.KindNamespacedValidatingPolicy: true,
+}
+
 // PolicySet reads the policies in use from a decision server and returns
 // them as a PolicySet item, timed now. Policies that are not ready (never
 // compiled) are left out; PolicyExceptions are not policies of reports.
@@ -74,7 +81,7 @@ func PolicySet(ctx context.Context, list PolicyLister, now func() *timestamppb.T
 	}
 	ps := &verdictv1.PolicySet{Time: now()}
 	for _, p := range resp.GetPolicies() {
-		if !p.GetReady() || (p.GetKind() != "ClusterPolicy" && p.GetKind() != "Policy") {
+		if !p.GetReady() || !reportKinds[p.GetKind()] {
 			continue
 		}
 		ps.Policies = append(ps.Policies, &verdictv1.PolicyState{

@@ -18,8 +18,14 @@
 //     refreshed on a miss (at most once per DiscoveryInterval).
 //   - GlobalContext and ImageData are not read: errors wrapping
 //     eval.ErrNotFound that say so.
+//   - CELSources (cel.go, server.Options.CELData): resource.Get and
+//     resource.List of ValidatingPolicies through the dynamic client by
+//     group, version and resource (lists bounded by MaxListObjects);
+//     resource.Post is refused (the server never writes to a cluster);
+//     http, image.GetMetadata and globalContext have no source yet.
 //
-// Data that does not exist is an error wrapping eval.ErrNotFound. This
-// package imports the engine's eval API and client-go; it does not import
+// Data that does not exist is an error wrapping eval.ErrNotFound (and
+// kyvernocel.ErrNotFound for the CEL sources). This package imports the
+// engine's eval and kyvernocel APIs and client-go; it does not import
 // server, and only cmd/verdict imports it.
 package kubelookup
