@@ -5,9 +5,7 @@ import (
 	"sync"
 
 	"github.com/google/cel-go/cel"
-	celast "github.com/google/cel-go/common/ast"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
+	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"k8s.io/apimachinery/pkg/util/version"
 	apiservercel "k8s.io/apiserver/pkg/cel"
 	"k8s.io/apiserver/pkg/cel/environment"
@@ -36,7 +34,7 @@ var kyvernoEnv = sync.OnceValues(func() (*environment.EnvSet, error) {
 	base := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion())
 	return base.Extend(environment.VersionedOptions{
 		IntroducedVersion: version.MajorMinor(1, 0),
-		EnvOptions:        orValueCompat(),
+		EnvOptions:        celtypes.OrValueCompat(),
 	})
 })
 
@@ -113,7 +111,7 @@ func withVariables(env *cel.Env, vars *apiservercel.DeclType) (*cel.Env, error) 
 // extendAdmission declares the admission variables as Kubernetes'
 // createEnvForOpts does (k8s.io/apiserver/pkg/admission/plugin/cel).
 func extendAdmission(base *environment.EnvSet, hasParams, hasAuthorizer bool) (*environment.EnvSet, error) {
-	requestType, namespaceType := requestDeclType(), namespaceDeclType()
+	requestType, namespaceType := celtypes.RequestType(), celtypes.NamespaceType()
 	opts := []cel.EnvOption{
 		cel.Variable(varObject, cel.DynType),
 		cel.Variable(varOldObject, cel.DynType),
@@ -137,120 +135,4 @@ func extendAdmission(base *environment.EnvSet, hasParams, hasAuthorizer bool) (*
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
 	return env, nil
-}
-
-// orValueCompat is Kyverno's backward-compatible orValue
-// (pkg/cel/compiler.OrValueCompatEnvOptions): x.orValue(y) returns x when x
-// is not an optional, as cel-go before v0.28 did.
-func orValueCompat() []cel.EnvOption {
-	return []cel.EnvOption{
-		cel.Macros(cel.ReceiverMacro("orValue", 1, func(eh cel.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *cel.Error) {
-			return eh.NewCall("__orValueCompat__", target, args[0]), nil
-		})),
-		cel.Function("__orValueCompat__",
-			cel.Overload("__orValueCompat___dyn_dyn",
-				[]*cel.Type{cel.DynType, cel.DynType},
-				cel.DynType,
-				cel.BinaryBinding(func(lhs, rhs ref.Val) ref.Val {
-					switch v := lhs.(type) {
-					case *types.Optional:
-						if v.HasValue() {
-							return v.GetValue()
-						}
-						return rhs
-					case *types.Err:
-						return rhs
-					default:
-						return lhs
-					}
-				}),
-			),
-		),
-	}
-}
-
-// requestDeclType is the type of request, Kubernetes' BuildRequestType
-// (k8s.io/apiserver/pkg/admission/plugin/cel), copied so that this package
-// does not import the admission plugin machinery.
-func requestDeclType() *apiservercel.DeclType {
-	gvkType := apiservercel.NewObjectType("kubernetes.GroupVersionKind", fields(
-		field("group", apiservercel.StringType, true),
-		field("version", apiservercel.StringType, true),
-		field("kind", apiservercel.StringType, true),
-	))
-	gvrType := apiservercel.NewObjectType("kubernetes.GroupVersionResource", fields(
-		field("group", apiservercel.StringType, true),
-		field("version", apiservercel.StringType, true),
-		field("resource", apiservercel.StringType, true),
-	))
-	userInfoType := apiservercel.NewObjectType("kubernetes.UserInfo", fields(
-		field("username", apiservercel.StringType, false),
-		field("uid", apiservercel.StringType, false),
-		field("groups", apiservercel.NewListType(apiservercel.StringType, -1), false),
-		field("extra", apiservercel.NewMapType(apiservercel.StringType, apiservercel.NewListType(apiservercel.StringType, -1), -1), false),
-	))
-	return apiservercel.NewObjectType("kubernetes.AdmissionRequest", fields(
-		field("kind", gvkType, true),
-		field("resource", gvrType, true),
-		field("subResource", apiservercel.StringType, false),
-		field("requestKind", gvkType, true),
-		field("requestResource", gvrType, true),
-		field("requestSubResource", apiservercel.StringType, false),
-		field("name", apiservercel.StringType, true),
-		field("namespace", apiservercel.StringType, false),
-		field("operation", apiservercel.StringType, true),
-		field("userInfo", userInfoType, true),
-		field("dryRun", apiservercel.BoolType, false),
-		field("options", apiservercel.DynType, false),
-	))
-}
-
-// namespaceDeclType is the type of namespaceObject, Kubernetes'
-// BuildNamespaceType.
-func namespaceDeclType() *apiservercel.DeclType {
-	specType := apiservercel.NewObjectType("kubernetes.NamespaceSpec", fields(
-		field("finalizers", apiservercel.NewListType(apiservercel.StringType, -1), true),
-	))
-	conditionType := apiservercel.NewObjectType("kubernetes.NamespaceCondition", fields(
-		field("status", apiservercel.StringType, true),
-		field("type", apiservercel.StringType, true),
-		field("lastTransitionTime", apiservercel.TimestampType, true),
-		field("message", apiservercel.StringType, true),
-		field("reason", apiservercel.StringType, true),
-	))
-	statusType := apiservercel.NewObjectType("kubernetes.NamespaceStatus", fields(
-		field("conditions", apiservercel.NewListType(conditionType, -1), true),
-		field("phase", apiservercel.StringType, true),
-	))
-	metadataType := apiservercel.NewObjectType("kubernetes.NamespaceMetadata", fields(
-		field("name", apiservercel.StringType, true),
-		field("generateName", apiservercel.StringType, true),
-		field("namespace", apiservercel.StringType, true),
-		field("labels", apiservercel.NewMapType(apiservercel.StringType, apiservercel.StringType, -1), true),
-		field("annotations", apiservercel.NewMapType(apiservercel.StringType, apiservercel.StringType, -1), true),
-		field("UID", apiservercel.StringType, true),
-		field("creationTimestamp", apiservercel.TimestampType, true),
-		field("deletionGracePeriodSeconds", apiservercel.IntType, true),
-		field("deletionTimestamp", apiservercel.TimestampType, true),
-		field("generation", apiservercel.IntType, true),
-		field("resourceVersion", apiservercel.StringType, true),
-		field("finalizers", apiservercel.NewListType(apiservercel.StringType, -1), true),
-	))
-	return apiservercel.NewObjectType("kubernetes.Namespace", fields(
-		field("metadata", metadataType, true),
-		field("spec", specType, true),
-		field("status", statusType, true),
-	))
-}
-
-func field(name string, t *apiservercel.DeclType, required bool) *apiservercel.DeclField {
-	return apiservercel.NewDeclField(name, t, required, nil, nil)
-}
-
-func fields(fs ...*apiservercel.DeclField) map[string]*apiservercel.DeclField {
-	out := make(map[string]*apiservercel.DeclField, len(fs))
-	for _, f := range fs {
-		out[f.Name] = f
-	}
-	return out
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/google/cel-go/cel"
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
 	"github.com/kyverno/sdk/extensions/cel/libs/globalcontext"
 	"github.com/kyverno/sdk/extensions/cel/libs/gzip"
@@ -31,6 +30,7 @@ import (
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/cel/library"
 
+	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
 )
 
@@ -65,7 +65,7 @@ var compilerVersion = version.MajorMinor(1, 0)
 
 // decls are the types of request and namespaceObject, built once.
 var decls = sync.OnceValues(func() (*apiservercel.DeclType, *apiservercel.DeclType) {
-	return requestType(), namespaceType()
+	return celtypes.RequestType(celtypes.RequestObjects()...), celtypes.NamespaceType()
 })
 
 // exceptionsType is the type of `exceptions` (Kyverno's libs.Exception).
@@ -244,7 +244,7 @@ func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, e
 // (pkg/cel/compiler): cel-go's and Kubernetes' libraries at the versions
 // of Kubernetes' base environment, and the orValue compatibility.
 func defaultEnvOptions() []cel.EnvOption {
-	return []cel.EnvOption{
+	return append([]cel.EnvOption{
 		cel.HomogeneousAggregateLiterals(),
 		cel.EagerlyValidateDeclarations(true),
 		cel.DefaultUTCTimeZone(true),
@@ -266,31 +266,7 @@ func defaultEnvOptions() []cel.EnvOption {
 		library.URLs(),
 		library.Quantity(),
 		library.SemverLib(library.SemverVersion(1)),
-		// cel-go v0.28 made orValue on a value that is not an optional an
-		// error; Kyverno keeps the earlier behaviour (the value itself).
-		cel.Macros(cel.ReceiverMacro("orValue", 1, func(eh cel.MacroExprFactory, target celast.Expr, args []celast.Expr) (celast.Expr, *cel.Error) {
-			return eh.NewCall("__orValueCompat__", target, args[0]), nil
-		})),
-		cel.Function("__orValueCompat__",
-			cel.Overload("__orValueCompat___dyn_dyn",
-				[]*cel.Type{cel.DynType, cel.DynType},
-				cel.DynType,
-				cel.BinaryBinding(func(lhs, rhs ref.Val) ref.Val {
-					switch v := lhs.(type) {
-					case *types.Optional:
-						if v.HasValue() {
-							return v.GetValue()
-						}
-						return rhs
-					case *types.Err:
-						return rhs
-					default:
-						return lhs
-					}
-				}),
-			),
-		),
-	}
+	}, celtypes.OrValueCompat()...)
 }
 
 // nowMacro rewrites time.now() into a read of the evaluation's clock.
