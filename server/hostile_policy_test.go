@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/verdict-policy/verdict/internal/hostile"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -21,66 +22,7 @@ import (
 // Each is generated here.
 
 // millionParens is the 2 MB expression of the issue.
-var millionParens = strings.Repeat("(", 1_000_000) + "a" + strings.Repeat(")", 1_000_000)
-
-// hostileExpressions are the shapes the parser guard refuses, with the
-// limit each exceeds.
-var hostileExpressions = []struct {
-	name      string
-	expr      string
-	wantLimit string
-}{
-	{name: "a million parentheses", expr: millionParens, wantLimit: "MaxExpressionBytes"},
-	{name: "nested brackets", expr: strings.Repeat("[", 30000) + "a" + strings.Repeat("]", 30000), wantLimit: "MaxExpressionNesting"},
-	{name: "nots", expr: strings.Repeat("!", 60000) + "a", wantLimit: "MaxExpressionNesting"},
-	{name: "long chain", expr: "a" + strings.Repeat(".a", 30000), wantLimit: "MaxExpressionDepth"},
-}
-
-// hostileMessagePolicy is a ClusterPolicy named name whose validate.message
-// is the variable {{ expr }}. Autogen is off: the rule is the only one.
-func hostileMessagePolicy(name, expr string) string {
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: ` + name + `
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: "{{ ` + expr + ` }}"
-      pattern: {metadata: {name: "?*"}}
-`
-}
-
-// amplifyPolicy denies Pods with a condition that nests replace_all nine
-// times, each making the Pod's name 72 times longer (688 bytes in the
-// issue; 72^9 times a 40-character name is 10^18 bytes).
-func amplifyPolicy() string {
-	expr := "request.object.metadata.name"
-	for range 9 {
-		expr = "replace_all(" + expr + ", 'a', '" + strings.Repeat("a", 72) + "')"
-	}
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: amplify
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: m
-      deny:
-        conditions:
-          any:
-          - key: "{{ ` + expr + ` }}"
-            operator: Equals
-            value: x
-`
-}
+var millionParens = hostile.Expressions()[0].Expr
 
 // hasError reports whether l lists an error of code at path.
 func (l listed) hasError(code, path string) bool {
@@ -101,7 +43,7 @@ func findListed(ls []listed, name string) (listed, bool) {
 func TestFolderHostilePolicyAtStart(t *testing.T) {
 	_, src := policyFolder(t, map[string]string{
 		"team.yaml":    teamLabelPolicy,
-		"hostile.yaml": hostileMessagePolicy("hostile", millionParens),
+		"hostile.yaml": hostile.MessagePolicy("hostile", millionParens),
 	})
 	ts := startServer(t, Options{Sources: []PolicySource{src}})
 	c := ts.client(t)
@@ -132,7 +74,7 @@ func TestFolderHostilePolicyAtRuntime(t *testing.T) {
 		t.Fatal("the hostile version of team.yaml is the same as the original")
 	}
 	writeFile(t, dir, "team.yaml", hostileTeam)
-	writeFile(t, dir, "chain.yaml", hostileMessagePolicy("chain", hostileExpressions[3].expr))
+	writeFile(t, dir, "chain.yaml", hostile.MessagePolicy("chain", hostile.Expressions()[3].Expr))
 	eventually(t, func() string {
 		got, _ := listPolicies(t, c)
 		team, ok := findListed(got, "require-team-label")
@@ -157,27 +99,27 @@ var hostileSizes = Options{MaxRequestPolicyBytes: 4 << 20}
 func TestValidatePoliciesHostile(t *testing.T) {
 	ts := startServer(t, hostileSizes)
 	c := ts.client(t)
-	for _, ex := range hostileExpressions {
-		t.Run(ex.name, func(t *testing.T) {
-			resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(hostileMessagePolicy("hostile", ex.expr))}})
+	for _, ex := range hostile.Expressions() {
+		t.Run(ex.Name, func(t *testing.T) {
+			resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(hostile.MessagePolicy("hostile", ex.Expr))}})
 			if err != nil {
-				t.Fatalf("ValidatePolicies(%s) = %v", ex.name, err)
+				t.Fatalf("ValidatePolicies(%s) = %v", ex.Name, err)
 			}
 			errs := resp.GetDocuments()[0].GetErrors()
 			if len(errs) != 1 {
-				t.Fatalf("ValidatePolicies(%s) = %d errors, want 1", ex.name, len(errs))
+				t.Fatalf("ValidatePolicies(%s) = %d errors, want 1", ex.Name, len(errs))
 			}
 			e := errs[0]
 			if e.GetCode() != "invalid_variable" || e.GetPath() != "spec.rules[0].validate.message" {
-				t.Errorf("ValidatePolicies(%s) error = {%s at %s}, want {invalid_variable at spec.rules[0].validate.message}", ex.name, e.GetCode(), e.GetPath())
+				t.Errorf("ValidatePolicies(%s) error = {%s at %s}, want {invalid_variable at spec.rules[0].validate.message}", ex.Name, e.GetCode(), e.GetPath())
 			}
-			if msg := e.GetMessage(); len(msg) > 1024 || !strings.Contains(msg, ex.wantLimit) {
-				t.Errorf("ValidatePolicies(%s) message = %.300q (%d bytes), want at most 1 KiB naming %s", ex.name, msg, len(msg), ex.wantLimit)
+			if msg := e.GetMessage(); len(msg) > 1024 || !strings.Contains(msg, ex.Limit) {
+				t.Errorf("ValidatePolicies(%s) message = %.300q (%d bytes), want at most 1 KiB naming %s", ex.Name, msg, len(msg), ex.Limit)
 			}
 		})
 	}
 	t.Run("string amplification compiles", func(t *testing.T) {
-		resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(amplifyPolicy())}})
+		resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(hostile.AmplifyPolicy())}})
 		if err != nil || len(resp.GetDocuments()[0].GetErrors()) != 0 {
 			t.Errorf("ValidatePolicies(amplify) = %v, %v, want no error: its results are bounded at evaluation", resp.GetDocuments(), err)
 		}
@@ -187,22 +129,22 @@ func TestValidatePoliciesHostile(t *testing.T) {
 func TestEvaluateInlineHostile(t *testing.T) {
 	ts := startServer(t, hostileSizes)
 	c := ts.client(t)
-	for _, ex := range hostileExpressions {
-		t.Run(ex.name, func(t *testing.T) {
+	for _, ex := range hostile.Expressions() {
+		t.Run(ex.Name, func(t *testing.T) {
 			_, err := c.Evaluate(t.Context(), &verdictv1.EvaluateRequest{
 				Object:   pod(t, "p", "default", "nginx", nil),
-				Policies: &verdictv1.EvaluateRequest_InlinePolicies{InlinePolicies: &verdictv1.InlinePolicies{Documents: [][]byte{[]byte(hostileMessagePolicy("hostile", ex.expr))}}},
+				Policies: &verdictv1.EvaluateRequest_InlinePolicies{InlinePolicies: &verdictv1.InlinePolicies{Documents: [][]byte{[]byte(hostile.MessagePolicy("hostile", ex.Expr))}}},
 			})
 			code, vs := statusOf(err)
 			if code != codes.InvalidArgument {
-				t.Errorf("Evaluate(inline %s) code = %v, want InvalidArgument (%.300v)", ex.name, code, err)
+				t.Errorf("Evaluate(inline %s) code = %v, want InvalidArgument (%.300v)", ex.Name, code, err)
 			}
 			want := []violation{{"inline_policies.documents[0].spec.rules[0].validate.message", "invalid_variable"}}
 			if diff := cmp.Diff(want, vs); diff != "" {
-				t.Errorf("Evaluate(inline %s) field violations mismatch (-want +got):\n%s", ex.name, diff)
+				t.Errorf("Evaluate(inline %s) field violations mismatch (-want +got):\n%s", ex.Name, diff)
 			}
 			if msg := status.Convert(err).Message(); len(msg) > 2048 {
-				t.Errorf("Evaluate(inline %s) status message of %d bytes, want at most 2 KiB", ex.name, len(msg))
+				t.Errorf("Evaluate(inline %s) status message of %d bytes, want at most 2 KiB", ex.Name, len(msg))
 			}
 		})
 	}
@@ -216,7 +158,7 @@ func TestEvaluateStringAmplification(t *testing.T) {
 	start := time.Now()
 	resp, err := c.Evaluate(t.Context(), &verdictv1.EvaluateRequest{
 		Object:   pod(t, strings.Repeat("a", 40), "default", "nginx", nil),
-		Policies: &verdictv1.EvaluateRequest_InlinePolicies{InlinePolicies: &verdictv1.InlinePolicies{Documents: [][]byte{[]byte(amplifyPolicy())}}},
+		Policies: &verdictv1.EvaluateRequest_InlinePolicies{InlinePolicies: &verdictv1.InlinePolicies{Documents: [][]byte{[]byte(hostile.AmplifyPolicy())}}},
 	})
 	if err != nil {
 		t.Fatalf("Evaluate(amplify) = %v", err)

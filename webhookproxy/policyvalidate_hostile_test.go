@@ -5,27 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verdict-policy/verdict/internal/hostile"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
-
-// hostileValidatePolicy is a ClusterPolicy whose validate.message is the
-// variable {{ expr }}.
-func hostileValidatePolicy(expr string) string {
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: hostile
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: "{{ ` + expr + ` }}"
-      pattern: {metadata: {name: "?*"}}
-`
-}
 
 // TestPolicyValidateHostile: the JMESPath expressions that crashed the
 // decision servers of issue 17 (a stack overflow in go-jmespath's parser)
@@ -48,7 +31,7 @@ func TestPolicyValidateHostile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			code, out, raw := p.post(t, "/policyvalidate", review("u1", "CREATE", "ClusterPolicy", "", policyJSON(t, hostileValidatePolicy(tt.giveExpr))))
+			code, out, raw := p.post(t, "/policyvalidate", review("u1", "CREATE", "ClusterPolicy", "", policyJSON(t, hostile.MessagePolicy("hostile", tt.giveExpr))))
 			if code != http.StatusOK {
 				t.Fatalf("POST /policyvalidate (%s) = %d %.300s, want 200", tt.name, code, raw)
 			}

@@ -5,52 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/verdict-policy/verdict/internal/hostile"
 )
-
-// hostileApplyPolicy is a ClusterPolicy whose validate.message is the
-// variable {{ expr }}.
-func hostileApplyPolicy(name, expr string) string {
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: ` + name + `
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: "{{ ` + expr + ` }}"
-      pattern: {metadata: {name: "?*"}}
-`
-}
-
-// amplifyApplyPolicy denies Pods with a condition nesting replace_all nine
-// times, each making the Pod's name 72 times longer.
-func amplifyApplyPolicy() string {
-	expr := "request.object.metadata.name"
-	for range 9 {
-		expr = "replace_all(" + expr + ", 'a', '" + strings.Repeat("a", 72) + "')"
-	}
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: amplify
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: m
-      deny:
-        conditions:
-          any:
-          - key: "{{ ` + expr + ` }}"
-            operator: Equals
-            value: x
-`
-}
 
 const hostilePod = `apiVersion: v1
 kind: Pod
@@ -84,21 +41,21 @@ func TestApplyHostilePolicies(t *testing.T) {
 	}{
 		{
 			name:       "a million nested parentheses",
-			givePolicy: hostileApplyPolicy("hostile", strings.Repeat("(", 1_000_000)+"a"+strings.Repeat(")", 1_000_000)),
+			givePolicy: hostile.MessagePolicy("hostile", hostile.Expressions()[0].Expr),
 			wantCode:   1,
 			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": spec.rules[0].validate.message: ", "MaxExpressionBytes"},
 			wantErr:    "exit as there are policy errors",
 		},
 		{
 			name:       "nested brackets",
-			givePolicy: hostileApplyPolicy("hostile", strings.Repeat("[", 30000)+"a"+strings.Repeat("]", 30000)),
+			givePolicy: hostile.MessagePolicy("hostile", hostile.Expressions()[1].Expr),
 			wantCode:   1,
 			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": spec.rules[0].validate.message: ", "MaxExpressionNesting"},
 			wantErr:    "exit as there are policy errors",
 		},
 		{
 			name:         "nine nested replace_all",
-			givePolicy:   amplifyApplyPolicy(),
+			givePolicy:   hostile.AmplifyPolicy(),
 			wantCode:     1,
 			wantErr:      "exit as there are policy errors",
 			wantLastLine: "pass: 0, fail: 0, warn: 0, error: 1, skip: 0",
