@@ -1,6 +1,7 @@
 package celrule
 
 import (
+	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/authentication/user"
 	"k8s.io/apiserver/pkg/authorization/authorizer"
@@ -23,12 +24,7 @@ type Request struct {
 }
 
 // UserInfo is the requester (authentication/v1 UserInfo).
-type UserInfo struct {
-	Username string
-	UID      string
-	Groups   []string
-	Extra    map[string][]string
-}
+type UserInfo = celtypes.UserInfo
 
 // Input is the data of one request, as CEL expressions see it. Build it
 // once per request with NewInput and share it between rules: it is never
@@ -87,31 +83,7 @@ func NewInput(req Request, object, oldObject, namespace map[string]any, authz au
 func requestObject(req Request, ns string) map[string]any {
 	kind := map[string]any{"group": req.Group, "version": req.Version, "kind": req.Kind}
 	resource := map[string]any{"group": req.Group, "version": req.Version, "resource": req.Resource}
-	u := map[string]any{}
-	if req.User.Username != "" {
-		u["username"] = req.User.Username
-	}
-	if req.User.UID != "" {
-		u["uid"] = req.User.UID
-	}
-	if len(req.User.Groups) > 0 {
-		groups := make([]any, len(req.User.Groups))
-		for i, g := range req.User.Groups {
-			groups[i] = g
-		}
-		u["groups"] = groups
-	}
-	if len(req.User.Extra) > 0 {
-		extra := make(map[string]any, len(req.User.Extra))
-		for k, vs := range req.User.Extra {
-			list := make([]any, len(vs))
-			for i, v := range vs {
-				list[i] = v
-			}
-			extra[k] = list
-		}
-		u["extra"] = extra
-	}
+	u := req.User.Object()
 	out := map[string]any{
 		"uid":             "",
 		"kind":            kind,

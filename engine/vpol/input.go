@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -52,12 +53,7 @@ type Request struct {
 }
 
 // UserInfo is the authenticated user of a request (authentication/v1).
-type UserInfo struct {
-	Username string
-	UID      string
-	Groups   []string
-	Extra    map[string][]string
-}
+type UserInfo = celtypes.UserInfo
 
 // Input is a Request prepared for evaluation: built once per request by
 // NewInput and shared by the policies evaluated on it, by one goroutine at
@@ -172,31 +168,7 @@ func (in *Input) requestObject(object, oldObject any) map[string]any {
 	r := in.req
 	kind := map[string]any{"group": in.group, "version": in.version, "kind": in.kind}
 	resource := map[string]any{"group": in.group, "version": in.version, "resource": in.resource}
-	u := map[string]any{}
-	if r.UserInfo.Username != "" {
-		u["username"] = r.UserInfo.Username
-	}
-	if r.UserInfo.UID != "" {
-		u["uid"] = r.UserInfo.UID
-	}
-	if len(r.UserInfo.Groups) > 0 {
-		groups := make([]any, len(r.UserInfo.Groups))
-		for i, g := range r.UserInfo.Groups {
-			groups[i] = g
-		}
-		u["groups"] = groups
-	}
-	if len(r.UserInfo.Extra) > 0 {
-		extra := make(map[string]any, len(r.UserInfo.Extra))
-		for k, vs := range r.UserInfo.Extra {
-			list := make([]any, len(vs))
-			for i, v := range vs {
-				list[i] = v
-			}
-			extra[k] = list
-		}
-		u["extra"] = extra
-	}
+	u := r.UserInfo.Object()
 	out := map[string]any{
 		"uid":             "",
 		"kind":            kind,

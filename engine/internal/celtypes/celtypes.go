@@ -1,7 +1,7 @@
 // Package celtypes holds the pieces of CEL environments that both CEL
 // evaluators of the engine declare the same way: Kubernetes' types of
-// `request` and `namespaceObject`, and Kyverno's backward-compatible
-// orValue. celrule (validate.cel rules of kyverno.io policies) and
+// `request` and `namespaceObject`, the JSON form of the requester, and
+// Kyverno's backward-compatible orValue. celrule (validate.cel rules of kyverno.io policies) and
 // kyvernocel (the policies.kyverno.io kinds) build their environments
 // with them.
 //
@@ -140,6 +140,47 @@ func fields(fs ...*apiservercel.DeclField) map[string]*apiservercel.DeclField {
 	out := make(map[string]*apiservercel.DeclField, len(fs))
 	for _, f := range fs {
 		out[f.Name] = f
+	}
+	return out
+}
+
+// UserInfo is the requester of an admission request (authentication/v1
+// UserInfo), as both CEL evaluators take it.
+type UserInfo struct {
+	Username string
+	UID      string
+	Groups   []string
+	Extra    map[string][]string
+}
+
+// Object is u as Kubernetes converts it to JSON for CEL (through the
+// unstructured converter): omitted fields are absent, so has() tells them
+// apart.
+func (u UserInfo) Object() map[string]any {
+	out := map[string]any{}
+	if u.Username != "" {
+		out["username"] = u.Username
+	}
+	if u.UID != "" {
+		out["uid"] = u.UID
+	}
+	if len(u.Groups) > 0 {
+		groups := make([]any, len(u.Groups))
+		for i, g := range u.Groups {
+			groups[i] = g
+		}
+		out["groups"] = groups
+	}
+	if len(u.Extra) > 0 {
+		extra := make(map[string]any, len(u.Extra))
+		for k, vs := range u.Extra {
+			list := make([]any, len(vs))
+			for i, v := range vs {
+				list[i] = v
+			}
+			extra[k] = list
+		}
+		out["extra"] = extra
 	}
 	return out
 }
