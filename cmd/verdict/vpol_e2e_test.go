@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +14,8 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/deploy"
 )
 
 // denyTeamValidatingPolicy denies Pods without the label team.
@@ -48,13 +52,53 @@ spec:
     expression: "object.metadata.name == 'exempt'"
 `
 
+// ownerNamespacedPolicy denies ConfigMaps without the label owner in
+// namespace vpol-e2e.
+const ownerNamespacedPolicy = `apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata:
+  name: require-owner
+  namespace: vpol-e2e
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+  validations:
+  - expression: "has(object.metadata.labels) && 'owner' in object.metadata.labels"
+    message: the label owner is required
+`
+
+// auditEnvPolicy reports ConfigMaps without the label env (Audit).
+const auditEnvPolicy = `apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: audit-env
+spec:
+  validationActions: [Audit]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+  validations:
+  - expression: "has(object.metadata.labels) && 'env' in object.metadata.labels"
+    message: the label env is required
+`
+
 // TestE2EValidatingPolicy deploys overlays/dev (with the policies.kyverno.io
 // CRDs of deploy/crds) and checks, through the API server, the webhook
 // proxy and a decision server reading the cluster: a ValidatingPolicy with
 // Deny created in the cluster blocks a Pod with its message, a
 // policies.kyverno.io PolicyException created afterwards lets the Pod it
 // names in, and a ValidatingPolicy whose CEL does not compile is refused
-// at creation by /policyvalidate.
+// at creation by /policyvalidate. A NamespacedValidatingPolicy applies in
+// its namespace only, and an Audit ValidatingPolicy created after its
+// resources lands in the PolicyReports after one scan.
 func TestE2EValidatingPolicy(t *testing.T) {
 	d := deployDev(t, nsPurposePolicy, denyTeamValidatingPolicy)
 	ctx := t.Context()
@@ -66,6 +110,33 @@ func TestE2EValidatingPolicy(t *testing.T) {
 	// No controller manager creates it: Pods need it.
 	if _, err := d.cs.CoreV1().ServiceAccounts("vpol-e2e").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create ServiceAccount vpol-e2e/default: %v", err)
+	}
+	newNamespace := func(name string) {
+		t.Helper()
+		if _, err := d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: name, Labels: map[string]string{"purpose": "production"},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create Namespace %s: %v", name, err)
+		}
+	}
+	createConfigMap := func(ns, name string, labels map[string]string) error {
+		_, err := d.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
+		return err
+	}
+	waitServed := func(name string) {
+		t.Helper()
+		poll(t, 30*time.Second, "the server serves "+name, func() error {
+			ps, err := d.c.ListPolicies(ctx)
+			if err != nil {
+				return err
+			}
+			for _, p := range ps.GetPolicies() {
+				if p.GetName() == name && p.GetReady() {
+					return nil
+				}
+			}
+			return errf("policies %v", ps.GetPolicies())
+		})
 	}
 	pod := func(name string, labels map[string]string) *corev1.Pod {
 		return &corev1.Pod{
@@ -122,5 +193,44 @@ func TestE2EValidatingPolicy(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), `admission webhook "policy-validate.verdict.io" denied the request`) {
 			t.Errorf("create ValidatingPolicy broken = %v, want denied by policy-validate.verdict.io", err)
 		}
+	})
+
+	t.Run("NamespacedValidatingPolicy in its namespace only", func(t *testing.T) {
+		newNamespace("vpol-other")
+		d.applyPolicies(t, ownerNamespacedPolicy)
+		waitServed("require-owner")
+		err := createConfigMap("vpol-e2e", "no-owner", nil)
+		for _, want := range []string{"require-owner", "the label owner is required"} {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("create ConfigMap vpol-e2e/no-owner = %v, want an error with %q", err, want)
+			}
+		}
+		if err := createConfigMap("vpol-other", "no-owner", nil); err != nil {
+			t.Errorf("create ConfigMap vpol-other/no-owner = %v, want nil (another namespace)", err)
+		}
+	})
+
+	t.Run("Audit reported after a scan", func(t *testing.T) {
+		newNamespace("vpol-audit")
+		for name, labels := range map[string]map[string]string{"with-env": {"env": "prod"}, "no-env": nil} {
+			if err := createConfigMap("vpol-audit", name, labels); err != nil {
+				t.Fatalf("create ConfigMap vpol-audit/%s: %v", name, err)
+			}
+		}
+		d.applyPolicies(t, auditEnvPolicy)
+		waitServed("audit-env")
+		// Every shard of the manifests' scan CronJob, once, as its pods do.
+		for shard := 0; shard < 2; shard++ {
+			args, err := deploy.Args(d.overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(shard)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			args = deploy.LocalArgs(args, d.kubeconfig, map[string]string{"server": d.serverAddr, "report-writer": d.writerAddr})
+			var out, errOut bytes.Buffer
+			if code := run(ctx, args, &out, &errOut); code != 0 {
+				t.Fatalf("verdict %s = exit %d, want 0\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+			}
+		}
+		pollReport(t, d, "vpol-audit", "vpol-audit-env", map[string]string{"ConfigMap/with-env": "pass", "ConfigMap/no-env": "fail"})
 	})
 }
