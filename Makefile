@@ -156,11 +156,13 @@ image:
 	  docker build -t $(IMAGE):$(VERSION) --build-arg VERSION=$(VERSION) .; \
 	else echo "make image: no docker daemon answers (docker info failed), image not built"; fi
 
-# The CRDs of deploy/crds, from Kyverno's published files (CRD_SCHEMAS).
+# The CRDs of deploy/crds, from Kyverno's published files (CRD_SCHEMAS,
+# and CRD_POLICY_SCHEMAS for the policies.kyverno.io kinds).
 CRD_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas
+CRD_POLICY_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas-policies.kyverno.io
 
 crds:
-	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -out deploy/crds
+	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -policies-schemas $(CRD_POLICY_SCHEMAS) -out deploy/crds
 
 clean:
 	rm -rf bin

@@ -24,11 +24,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/kubernetes/scheme"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/server/kubesource"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
 
@@ -65,7 +67,7 @@ func kindCounts(objs []*unstructured.Unstructured) map[string]int {
 // TestRenderKinds checks what each kustomization installs.
 func TestRenderKinds(t *testing.T) {
 	common := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 5, "ServiceAccount": 4,
+		"Namespace": 1, "CustomResourceDefinition": 8, "ServiceAccount": 4,
 		"ClusterRole": 8, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 1,
 		"Deployment": 2, "StatefulSet": 1, "Service": 3, "CronJob": 1, "NetworkPolicy": 4,
 		"ValidatingWebhookConfiguration": 2, "MutatingWebhookConfiguration": 1,
@@ -216,8 +218,10 @@ func TestCRDs(t *testing.T) {
 		}
 	}
 	want := []string{
-		"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "policies.kyverno.io",
-		"policyexceptions.kyverno.io", "policyreports.wgpolicyk8s.io",
+		"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io",
+		"namespacedvalidatingpolicies.policies.kyverno.io", "policies.kyverno.io",
+		"policyexceptions.kyverno.io", "policyexceptions.policies.kyverno.io",
+		"policyreports.wgpolicyk8s.io", "validatingpolicies.policies.kyverno.io",
 	}
 	slices.Sort(names)
 	if diff := cmp.Diff(want, names); diff != "" {
@@ -422,8 +426,20 @@ func TestWebhookPaths(t *testing.T) {
 			}
 			if policyValidation {
 				// Kyverno's policy kinds only: no resource filters.
-				if len(wh.Rules) != 1 || !slices.Equal(wh.Rules[0].APIGroups, []string{"kyverno.io"}) {
-					t.Errorf("webhook %s: rules = %+v, want the kyverno.io policy kinds", wh.Name, wh.Rules)
+				var got []string
+				for _, r := range wh.Rules {
+					for _, g := range r.APIGroups {
+						for _, res := range r.Resources {
+							got = append(got, g+"/"+res)
+						}
+					}
+				}
+				want := []string{
+					"kyverno.io/clusterpolicies", "kyverno.io/policies", "kyverno.io/policyexceptions",
+					"policies.kyverno.io/validatingpolicies", "policies.kyverno.io/namespacedvalidatingpolicies", "policies.kyverno.io/policyexceptions",
+				}
+				if diff := cmp.Diff(want, got); diff != "" {
+					t.Errorf("webhook %s: rules (-want +got):\n%s", wh.Name, diff)
 				}
 				continue
 			}
@@ -513,6 +529,39 @@ func TestRBAC(t *testing.T) {
 	for _, w := range ws {
 		if !bound[w.Pod.ServiceAccountName] {
 			t.Errorf("%s %s: ServiceAccount %s has no binding", w.Kind, w.Name, w.Pod.ServiceAccountName)
+		}
+	}
+}
+
+// TestServerRBAC checks that the decision server may list and watch every
+// resource its Kubernetes policy source reads.
+func TestServerRBAC(t *testing.T) {
+	granted := map[schema.GroupResource]bool{}
+	for _, o := range renderAll(t)["base"] {
+		if o.GetKind() != "ClusterRole" || o.GetLabels()["verdict.io/aggregate-to-server"] != "true" {
+			continue
+		}
+		var r rbacv1.ClusterRole
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, rule := range r.Rules {
+			if !slices.Contains(rule.Verbs, "list") || !slices.Contains(rule.Verbs, "watch") {
+				continue
+			}
+			for _, g := range rule.APIGroups {
+				for _, res := range rule.Resources {
+					granted[schema.GroupResource{Group: g, Resource: res}] = true
+				}
+			}
+		}
+	}
+	for _, gvr := range []schema.GroupVersionResource{
+		kubesource.ClusterPolicies, kubesource.Policies, kubesource.PolicyExceptions,
+		kubesource.ValidatingPolicies, kubesource.NamespacedValidatingPolicies, kubesource.CELPolicyExceptions,
+	} {
+		if !granted[gvr.GroupResource()] {
+			t.Errorf("the server's ClusterRoles do not grant list and watch on %s", gvr.GroupResource())
 		}
 	}
 }

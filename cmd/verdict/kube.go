@@ -34,12 +34,12 @@ type kubeFlags struct {
 // registerKubeFlags adds the Kubernetes source flags to fs.
 func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 	k := &kubeFlags{}
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies of the cluster of this kubeconfig file, watched")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster of this kubeconfig file, watched")
 	fs.StringVar(&k.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
-	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies of the cluster the server runs in (its service account)")
-	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read namespaced Policies of this namespace only (default: all)")
-	fs.StringVar(&k.exceptionNamespace, "exception-namespace", "", "with --kubeconfig or --in-cluster, apply the PolicyExceptions of this namespace only (default: all)")
-	fs.BoolVar(&k.noExceptions, "disable-policy-exceptions", false, "with --kubeconfig or --in-cluster, ignore the cluster's PolicyExceptions")
+	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster the server runs in (its service account)")
+	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read Policies and NamespacedValidatingPolicies of this namespace only (default: all)")
+	fs.StringVar(&k.exceptionNamespace, "exception-namespace", "", "with --kubeconfig or --in-cluster, apply the PolicyExceptions (kyverno.io and policies.kyverno.io) of this namespace only (default: all)")
+	fs.BoolVar(&k.noExceptions, "disable-policy-exceptions", false, "with --kubeconfig or --in-cluster, ignore the cluster's PolicyExceptions (kyverno.io and policies.kyverno.io)")
 	fs.BoolVar(&k.noLookup, "disable-cluster-lookup", false, "with --kubeconfig or --in-cluster, do not read cluster data for policies (configMap and apiCall context entries, CEL namespaceObject and params, mutate targets, generate clones fail as without a cluster)")
 	fs.DurationVar(&k.lookupCacheTTL, "cluster-cache-ttl", kubelookup.DefaultCacheTTL, "how long a ConfigMap or Namespace read from the cluster is reused (ConfigMaps labelled cache.kyverno.io/enabled are watched instead)")
 	fs.DurationVar(&k.apiCallTimeout, "api-call-timeout", kubelookup.DefaultAPICallTimeout, "deadline of each apiCall context entry (urlPath and service)")

@@ -1,24 +1,27 @@
 // Package kubesource is the Kubernetes policy source of the decision
 // server: a server.PolicySource that holds the kyverno.io/v1
-// ClusterPolicies and Policies and the kyverno.io/v2 PolicyExceptions of a
-// cluster, read through client-go dynamic informers, so `verdict serve
-// --kubeconfig` (or --in-cluster) serves the policies and exceptions
-// Kyverno users apply with kubectl.
+// ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
+// the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
+// and PolicyExceptions of a cluster, read through client-go dynamic
+// informers, so `verdict serve --kubeconfig` (or --in-cluster) serves the
+// policies and exceptions Kyverno users apply with kubectl.
 //
-// Read Source and Options first; NewClient builds the dynamic client from
-// a kubeconfig file or the pod's service account. Run lists every
-// resource once (failing early when Kyverno's policy CRDs are not
-// installed or RBAC refuses; a cluster without the PolicyException CRD
-// gets a warning), then reports a complete snapshot when the informers are
-// synced and again after every change, debounced. Each object becomes one
-// document with the fields a user writes (apiVersion, kind, name,
-// namespace, labels, annotations, spec); the fields the API server
-// maintains are left out, so a status update neither changes a policy's
-// content hash nor makes the server compile it again. The server's Store
-// decodes (engine/kyverno) and compiles the documents and keeps the last
-// good version of a policy that stops compiling.
+// Read Source and Options first; NewClient builds the dynamic client from a
+// kubeconfig file or the pod's service account. Run lists every resource
+// once (failing early when Kyverno's policy CRDs are not installed or RBAC
+// refuses; a cluster without a PolicyException CRD or the
+// policies.kyverno.io CRDs gets a warning, and the policies.kyverno.io
+// kinds are read at v1, or at the newest older version the cluster serves),
+// then reports a complete snapshot when the informers are synced and again
+// after every change, debounced. Each object becomes one document with the
+// fields a user writes (apiVersion, kind, name, namespace, labels,
+// annotations, spec); the fields the API server maintains are left out, so
+// a status update neither changes a policy's content hash nor makes the
+// server compile it again. The server's Store decodes (engine/kyverno,
+// engine/vpol) and compiles the documents and keeps the last good version
+// of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno model and client-go. Only cmd/verdict imports it; the server
-// package does not, so it builds without client-go.
+// kyverno and vpol models (for kind names) and client-go. Only cmd/verdict
+// imports it; the server package does not, so it builds without client-go.
 package kubesource

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -30,7 +31,19 @@ var (
 	ClusterPolicies  = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"}
 	Policies         = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "policies"}
 	PolicyExceptions = schema.GroupVersionResource{Group: "kyverno.io", Version: "v2", Resource: "policyexceptions"}
+
+	// The policies.kyverno.io resources, at the version Kyverno 1.19's
+	// CRDs serve and store; a cluster whose CRDs serve only an older
+	// version is read at the newest one it serves (celVersions).
+	ValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "validatingpolicies"}
+	NamespacedValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedvalidatingpolicies"}
+	CELPolicyExceptions          = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "policyexceptions"}
 )
+
+// celVersions are the versions of the policies.kyverno.io resources the
+// source tries, newest first: Kyverno 1.19 serves v1, v1beta1 and (but for
+// NamespacedValidatingPolicies) v1alpha1, with the same spec in each.
+var celVersions = []string{"v1", "v1beta1", "v1alpha1"}
 
 // DefaultDebounce is how long a Source collects changes before it reports
 // a snapshot, when Options.Debounce is zero.
@@ -42,15 +55,18 @@ type Options struct {
 	// Client reads the policies. Required. NewClient builds one from a
 	// kubeconfig or the pod's service account.
 	Client dynamic.Interface
-	// Namespace limits the namespaced Policies read to one namespace.
-	// Default: every namespace.
+	// Namespace limits the namespaced Policies and
+	// NamespacedValidatingPolicies read to one namespace. Default: every
+	// namespace.
 	Namespace string
-	// DisableExceptions ignores the cluster's kyverno.io/v2
-	// PolicyExceptions (Kyverno's --enablePolicyException=false).
-	// Default: they are read and applied, when the cluster serves them.
+	// DisableExceptions ignores the cluster's PolicyExceptions, of
+	// kyverno.io/v2 and of policies.kyverno.io (Kyverno's
+	// --enablePolicyException=false). Default: they are read and applied,
+	// when the cluster serves them.
 	DisableExceptions bool
-	// ExceptionNamespace reads PolicyExceptions of this namespace only
-	// (Kyverno's --exceptionNamespace). Default: every namespace.
+	// ExceptionNamespace reads PolicyExceptions (of both groups) of this
+	// namespace only (Kyverno's --exceptionNamespace). Default: every
+	// namespace.
 	ExceptionNamespace string
 	// Debounce is how long the source waits after a change for more
 	// changes before it reports one snapshot for all of them (a kubectl
@@ -71,8 +87,9 @@ func (o Options) withDefaults() Options {
 }
 
 // Source is a server.PolicySource that holds the kyverno.io/v1
-// ClusterPolicies and Policies, and the kyverno.io/v2 PolicyExceptions, of
-// a cluster, through informers.
+// ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
+// the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
+// and PolicyExceptions of a cluster, through informers.
 type Source struct {
 	opts Options
 }
@@ -96,6 +113,9 @@ type watched struct {
 	kind      string
 	namespace string // "" for all namespaces (or a cluster-scoped resource)
 	optional  bool   // a cluster that does not serve it is not an error
+	// versions are the versions tried, in order, when the cluster does
+	// not serve gvr.Version; the first one served is watched.
+	versions []string
 }
 
 // resources are the resources the options ask for.
@@ -104,29 +124,55 @@ func (s *Source) resources() []watched {
 		{gvr: ClusterPolicies, kind: kyverno.KindClusterPolicy},
 		{gvr: Policies, kind: kyverno.KindPolicy, namespace: s.opts.Namespace},
 	}
+	out = append(out,
+		watched{gvr: ValidatingPolicies, kind: vpol.KindValidatingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedValidatingPolicies, kind: vpol.KindNamespacedValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+	)
 	if !s.opts.DisableExceptions {
-		out = append(out, watched{gvr: PolicyExceptions, kind: kyverno.KindPolicyException, namespace: s.opts.ExceptionNamespace, optional: true})
+		out = append(out,
+			watched{gvr: PolicyExceptions, kind: kyverno.KindPolicyException, namespace: s.opts.ExceptionNamespace, optional: true},
+			watched{gvr: CELPolicyExceptions, kind: vpol.KindPolicyException, namespace: s.opts.ExceptionNamespace, optional: true, versions: celVersions},
+		)
 	}
 	return out
+}
+
+// served lists w once at each of its versions until the cluster serves
+// one, and returns w at that version. The error is the last list's.
+func (s *Source) served(ctx context.Context, w watched) (watched, error) {
+	versions := w.versions
+	if len(versions) == 0 {
+		versions = []string{w.gvr.Version}
+	}
+	var err error
+	for _, v := range versions {
+		w.gvr.Version = v
+		ri := s.opts.Client.Resource(w.gvr)
+		if w.namespace != "" {
+			_, err = ri.Namespace(w.namespace).List(ctx, metav1.ListOptions{Limit: 1})
+		} else {
+			_, err = ri.List(ctx, metav1.ListOptions{Limit: 1})
+		}
+		if !apierrors.IsNotFound(err) {
+			break
+		}
+	}
+	return w, err
 }
 
 // Run implements server.PolicySource. It first lists every resource once,
 // and fails when the cluster does not serve ClusterPolicies or Policies
 // (Kyverno's CRDs are not installed) or refuses to list a resource (RBAC);
-// PolicyExceptions that are not served are left out, with a warning. Then
+// PolicyExceptions and the policies.kyverno.io kinds that are not served
+// are left out, with a warning (a cluster with Kyverno's CRDs before 1.14
+// has none of the latter). Then
 // it starts the informers, reports the first snapshot once all are
 // synced, and a new snapshot after every change (create, update, delete),
 // Debounce after the first change of a burst.
 func (s *Source) Run(ctx context.Context, update func(server.Snapshot)) error {
 	var res []watched
 	for _, w := range s.resources() {
-		ri := s.opts.Client.Resource(w.gvr)
-		var err error
-		if w.namespace != "" {
-			_, err = ri.Namespace(w.namespace).List(ctx, metav1.ListOptions{Limit: 1})
-		} else {
-			_, err = ri.List(ctx, metav1.ListOptions{Limit: 1})
-		}
+		w, err := s.served(ctx, w)
 		switch {
 		case ctx.Err() != nil:
 			return nil
@@ -216,8 +262,8 @@ type list struct {
 // sorted by kind, namespace and name.
 func snapshot(lists []list) server.Snapshot {
 	type doc struct {
-		kind, namespace, name string
-		d                     server.Document
+		kind, group, namespace, name string
+		d                            server.Document
 	}
 	var docs []doc
 	var snap server.Snapshot
@@ -232,19 +278,29 @@ func snapshot(lists []list) server.Snapshot {
 				u.SetAPIVersion(l.w.gvr.GroupVersion().String())
 				u.SetKind(l.w.kind)
 			}
-			ref := Origin(u.GetKind(), u.GetNamespace(), u.GetName())
+			kind := u.GetKind()
+			group := u.GroupVersionKind().Group
+			if group == vpol.Group && kind == vpol.KindPolicyException {
+				// Not to be confused with kyverno.io's PolicyException
+				// of the same namespace and name.
+				kind += "." + vpol.Group
+			}
+			ref := Origin(kind, u.GetNamespace(), u.GetName())
 			b, err := policyJSON(u)
 			if err != nil {
 				snap.Errors = append(snap.Errors, server.SourceError{Origin: ref, Err: err})
 				continue
 			}
-			docs = append(docs, doc{u.GetKind(), u.GetNamespace(), u.GetName(), server.Document{Origin: ref, JSON: b}})
+			docs = append(docs, doc{u.GetKind(), group, u.GetNamespace(), u.GetName(), server.Document{Origin: ref, JSON: b}})
 		}
 	}
 	sort.Slice(docs, func(i, j int) bool {
 		a, b := docs[i], docs[j]
 		if a.kind != b.kind {
 			return a.kind < b.kind
+		}
+		if a.group != b.group {
+			return a.group < b.group
 		}
 		if a.namespace != b.namespace {
 			return a.namespace < b.namespace
@@ -260,7 +316,9 @@ func snapshot(lists []list) server.Snapshot {
 // Origin is the origin of an object in snapshots and in the server's
 // ListPolicies: "kubernetes:ClusterPolicy/name", or for the namespaced
 // kinds "kubernetes:Policy/namespace/name" and
-// "kubernetes:PolicyException/namespace/name".
+// "kubernetes:PolicyException/namespace/name". The source names the
+// policies.kyverno.io PolicyException by kind and group, as kubectl does:
+// "kubernetes:PolicyException.policies.kyverno.io/namespace/name".
 func Origin(kind, namespace, name string) string {
 	if namespace != "" {
 		return "kubernetes:" + kind + "/" + namespace + "/" + name

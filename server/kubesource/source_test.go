@@ -28,11 +28,22 @@ import (
 
 // newFake returns a fake dynamic client holding objs.
 func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
-	return fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
+	kinds := map[schema.GroupVersionResource]string{
 		kubesource.ClusterPolicies:  "ClusterPolicyList",
 		kubesource.Policies:         "PolicyList",
 		kubesource.PolicyExceptions: "PolicyExceptionList",
-	}, objs...)
+	}
+	for _, v := range []string{"v1", "v1beta1", "v1alpha1"} {
+		for gvr, list := range map[schema.GroupVersionResource]string{
+			kubesource.ValidatingPolicies:           "ValidatingPolicyList",
+			kubesource.NamespacedValidatingPolicies: "NamespacedValidatingPolicyList",
+			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
+		} {
+			gvr.Version = v
+			kinds[gvr] = list
+		}
+	}
+	return fake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, objs...)
 }
 
 // object decodes a YAML object.
@@ -536,4 +547,261 @@ func TestExceptions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A ValidatingPolicy that denies a Pod without the label team, as the API
+// server returns it.
+const validatingPolicy = `apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: deny-team
+  resourceVersion: "12"
+  generation: 1
+spec:
+  validationActions: [Deny]
+  autogen:
+    podControllers:
+      controllers: []
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+  validations:
+  - expression: "'team' in object.metadata.labels"
+    message: the label team is required
+status:
+  conditionStatus: {ready: true}
+`
+
+const namespacedValidatingPolicy = `apiVersion: policies.kyverno.io/v1
+kind: NamespacedValidatingPolicy
+metadata:
+  name: ns-team
+  namespace: shop
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+  validations:
+  - expression: "'team' in object.metadata.labels"
+`
+
+// celException has the namespace and name of exception, in the other
+// group.
+const celException = `apiVersion: policies.kyverno.io/v1
+kind: PolicyException
+metadata:
+  name: allow-web
+  namespace: shop
+spec:
+  policyRefs:
+  - name: deny-team
+    kind: ValidatingPolicy
+  matchConditions:
+  - name: web
+    expression: "object.metadata.name == 'web'"
+`
+
+// TestValidatingPolicies checks that the policies.kyverno.io kinds are
+// read next to the kyverno.io ones, with Namespace limiting the
+// NamespacedValidatingPolicies and the exception options applying to the
+// PolicyExceptions of both groups.
+func TestValidatingPolicies(t *testing.T) {
+	otherNVP := object(t, namespacedValidatingPolicy)
+	otherNVP.SetNamespace("other")
+	otherException := object(t, celException)
+	otherException.SetNamespace("other")
+	objs := func() []runtime.Object {
+		return []runtime.Object{
+			object(t, validatingPolicy), object(t, namespacedValidatingPolicy), otherNVP,
+			object(t, exception), object(t, celException), otherException,
+		}
+	}
+	const (
+		vp          = "kubernetes:ValidatingPolicy/deny-team"
+		nvpShop     = "kubernetes:NamespacedValidatingPolicy/shop/ns-team"
+		nvpOther    = "kubernetes:NamespacedValidatingPolicy/other/ns-team"
+		kyvernoExc  = "kubernetes:PolicyException/shop/allow-web"
+		celExcOther = "kubernetes:PolicyException.policies.kyverno.io/other/allow-web"
+		celExcShop  = "kubernetes:PolicyException.policies.kyverno.io/shop/allow-web"
+	)
+	tests := []struct {
+		name        string
+		opts        kubesource.Options
+		notServed   string // a resource the cluster does not serve
+		wantOrigins []string
+	}{
+		{
+			name:        "every namespace",
+			wantOrigins: []string{nvpOther, nvpShop, kyvernoExc, celExcOther, celExcShop, vp},
+		},
+		{
+			name:        "one namespace",
+			opts:        kubesource.Options{Namespace: "shop"},
+			wantOrigins: []string{nvpShop, kyvernoExc, celExcOther, celExcShop, vp},
+		},
+		{
+			name:        "exceptions of one namespace",
+			opts:        kubesource.Options{ExceptionNamespace: "shop"},
+			wantOrigins: []string{nvpOther, nvpShop, kyvernoExc, celExcShop, vp},
+		},
+		{
+			name:        "exceptions disabled",
+			opts:        kubesource.Options{DisableExceptions: true},
+			wantOrigins: []string{nvpOther, nvpShop, vp},
+		},
+		{
+			name:        "ValidatingPolicies not served",
+			notServed:   "validatingpolicies",
+			wantOrigins: []string{nvpOther, nvpShop, kyvernoExc, celExcOther, celExcShop},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dc := newFake(objs()...)
+			if tt.notServed != "" {
+				dc.PrependReactor("list", tt.notServed, func(k8stesting.Action) (bool, runtime.Object, error) {
+					return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "policies.kyverno.io", Resource: tt.notServed}, "")
+				})
+			}
+			tt.opts.Client = dc
+			tt.opts.Debounce = 10 * time.Millisecond
+			src, err := kubesource.New(tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rec := newRecorder()
+			runSource(t, src, rec.update)
+			if diff := cmp.Diff(tt.wantOrigins, origins(rec.next(t))); diff != "" {
+				t.Errorf("origins mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestValidatingPolicyDocument checks the document of a ValidatingPolicy:
+// the fields a user writes, without status and the API server's fields.
+func TestValidatingPolicyDocument(t *testing.T) {
+	dc := newFake(object(t, validatingPolicy))
+	src, err := kubesource.New(kubesource.Options{Client: dc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	runSource(t, src, rec.update)
+	want := map[string]any{
+		"apiVersion": "policies.kyverno.io/v1",
+		"kind":       "ValidatingPolicy",
+		"metadata":   map[string]any{"name": "deny-team"},
+		"spec":       object(t, validatingPolicy).Object["spec"],
+	}
+	if diff := cmp.Diff(want, docs(t, rec.next(t))["kubernetes:ValidatingPolicy/deny-team"]); diff != "" {
+		t.Errorf("ValidatingPolicy document mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestValidatingPolicyOlderVersion checks that a cluster whose CRD does not
+// serve v1 (Kyverno before 1.17) is read at v1beta1.
+func TestValidatingPolicyOlderVersion(t *testing.T) {
+	old := object(t, validatingPolicy)
+	old.SetAPIVersion("policies.kyverno.io/v1beta1")
+	dc := newFake(old)
+	dc.PrependReactor("list", "validatingpolicies", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		if a.GetResource().Version != "v1" {
+			return false, nil, nil
+		}
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "policies.kyverno.io", Resource: "validatingpolicies"}, "")
+	})
+	src, err := kubesource.New(kubesource.Options{Client: dc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := newRecorder()
+	runSource(t, src, rec.update)
+	got := docs(t, rec.next(t))["kubernetes:ValidatingPolicy/deny-team"]["apiVersion"]
+	if got != "policies.kyverno.io/v1beta1" {
+		t.Errorf("ValidatingPolicy apiVersion = %v, want policies.kyverno.io/v1beta1", got)
+	}
+}
+
+// TestServerWithValidatingPolicies runs a decision server fed by the
+// source: a ValidatingPolicy created in the cluster fails a Pod without the
+// label team, a policies.kyverno.io PolicyException turns it into a skip,
+// and a deleted policy no longer applies.
+func TestServerWithValidatingPolicies(t *testing.T) {
+	dc := newFake()
+	src, err := kubesource.New(kubesource.Options{Client: dc, Debounce: 10 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Options{Sources: []server.PolicySource{src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lis, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Run(ctx, lis) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("server Run() = %v", err)
+		}
+	})
+	c, err := client.Dial(lis.Addr().String(), client.Options{WaitForReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+
+	pod := map[string]any{
+		"apiVersion": "v1", "kind": "Pod",
+		"metadata": map[string]any{"name": "web", "namespace": "shop", "labels": map[string]any{"app": "web"}},
+		"spec":     map[string]any{"containers": []any{map[string]any{"name": "c", "image": "nginx"}}},
+	}
+	eventually := func(want string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			resp, err := c.EvaluateResource(t.Context(), pod)
+			if err != nil {
+				t.Fatalf("EvaluateResource() = %v", err)
+			}
+			var got string
+			for _, r := range resp.GetResults() {
+				got += r.GetPolicy() + ":" + r.GetResult().String() + " "
+			}
+			if got == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("decision = %q, want %q (%v)", got, want, resp.GetResults())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	vp := dc.Resource(kubesource.ValidatingPolicies)
+	if _, err := vp.Create(t.Context(), object(t, validatingPolicy), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("deny-team:RESULT_FAIL ")
+
+	if _, err := dc.Resource(kubesource.CELPolicyExceptions).Namespace("shop").Create(t.Context(), object(t, celException), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("deny-team:RESULT_SKIP ")
+
+	if err := vp.Delete(t.Context(), "deny-team", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually("")
 }
