@@ -406,11 +406,18 @@ func TestReportsPolicyRemoved(t *testing.T) {
 		waitServing(t, server)
 		return p, server
 	}
-	// names lists the reports of reports get -A.
+	// names lists the reports of reports get -A: nil before the first
+	// report (no table), while polling.
 	names := func(out string) []string {
+		rows := table(out)
+		if len(rows) < 2 {
+			return nil
+		}
 		var n []string
-		for _, row := range table(out)[1:] {
-			n = append(n, strings.Fields(row)[1])
+		for _, row := range rows[1:] {
+			if f := strings.Fields(row); len(f) > 1 {
+				n = append(n, f[1])
+			}
 		}
 		return n
 	}
