@@ -31,19 +31,26 @@ var schemas = sync.OnceValue(func() map[string]*kyverno.Schema {
 // Each document is decoded by DecodePolicy; the problems of a document are
 // wrapped with the source, its index and its line.
 func Decode(source string, data []byte) ([]*Document, error) {
+	return decodeAll(source, data, IsPolicy, DecodePolicy)
+}
+
+// decodeAll decodes with dec every document of data whose apiVersion and
+// kind keep accepts, in order; the problems of a document are wrapped with
+// the source, its index and its line, and every document's are reported.
+func decodeAll[T any](source string, data []byte, keep func(apiVersion, kind string) bool, dec func(map[string]any) (T, error)) ([]T, error) {
 	objs, err := kyverno.SplitDocuments(source, data)
 	if err != nil {
 		return nil, err
 	}
-	var out []*Document
+	var out []T
 	var errs []error
 	for i, o := range objs {
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
-		if !IsPolicy(apiVersion, kind) {
+		if !keep(apiVersion, kind) {
 			continue
 		}
-		d, err := DecodePolicy(o.Value)
+		d, err := dec(o.Value)
 		if err != nil {
 			errs = append(errs, kyverno.NewDocumentError(source, i+1, o.Line, err))
 			continue
@@ -101,29 +108,7 @@ func DecodeException(m map[string]any) (*ExceptionDocument, error) {
 // DecodeExceptions reads every policies.kyverno.io PolicyException of data
 // (multi-document YAML or JSON); other documents are skipped.
 func DecodeExceptions(source string, data []byte) ([]*ExceptionDocument, error) {
-	objs, err := kyverno.SplitDocuments(source, data)
-	if err != nil {
-		return nil, err
-	}
-	var out []*ExceptionDocument
-	var errs []error
-	for i, o := range objs {
-		apiVersion, _ := o.Value["apiVersion"].(string)
-		kind, _ := o.Value["kind"].(string)
-		if !IsException(apiVersion, kind) {
-			continue
-		}
-		d, err := DecodeException(o.Value)
-		if err != nil {
-			errs = append(errs, kyverno.NewDocumentError(source, i+1, o.Line, err))
-			continue
-		}
-		out = append(out, d)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return decodeAll(source, data, IsException, DecodeException)
 }
 
 // decode checks m against the schema of its kind and version and returns
