@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net"
 	"os"
 	"path/filepath"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/servertest"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )
@@ -400,28 +400,7 @@ func TestServerWithKubernetesSource(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Sources: []server.PolicySource{src}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run() = %v", err)
-		}
-	})
-	c, err := client.Dial(lis.Addr().String(), client.Options{WaitForReady: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := servertest.Dial(t, servertest.Start(t, server.Options{Sources: []server.PolicySource{src}}), client.Options{WaitForReady: true})
 
 	pod := map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
@@ -740,28 +719,7 @@ func TestServerWithValidatingPolicies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Options{Sources: []server.PolicySource{src}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lis, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, lis) }()
-	t.Cleanup(func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("server Run() = %v", err)
-		}
-	})
-	c, err := client.Dial(lis.Addr().String(), client.Options{WaitForReady: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c := servertest.Dial(t, servertest.Start(t, server.Options{Sources: []server.PolicySource{src}}), client.Options{WaitForReady: true})
 
 	pod := map[string]any{
 		"apiVersion": "v1", "kind": "Pod",
