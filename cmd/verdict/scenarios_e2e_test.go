@@ -177,21 +177,6 @@ func TestE2EScenarios(t *testing.T) {
 		_, err := d.dyn.Resource(clusterPolicyGVR).Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{})
 		return err
 	}
-	waitServed := func(name string) {
-		t.Helper()
-		poll(t, 30*time.Second, "the server serves "+name, func() error {
-			ps, err := d.c.ListPolicies(ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range ps.GetPolicies() {
-				if p.GetName() == name && p.GetReady() {
-					return nil
-				}
-			}
-			return errf("policies %v", ps.GetPolicies())
-		})
-	}
 	// scan runs every shard of the manifests' CronJob once, as its pods do.
 	scan := func() {
 		t.Helper()
@@ -252,7 +237,7 @@ spec:
 		if err := createPolicy(envLabelPolicy); err != nil {
 			t.Fatalf("create ClusterPolicy require-env-label: %v", err)
 		}
-		waitServed("require-env-label")
+		waitServed(t, d, "require-env-label")
 		scan()
 		want := map[string]string{"ConfigMap/labelled": "pass", "ConfigMap/unlabelled": "fail"}
 		pollReport(t, d, "scen-bg", "cpol-require-env-label", want)
@@ -274,7 +259,7 @@ spec:
 		if err := createPolicy(defaultDenyPolicy); err != nil {
 			t.Fatalf("create ClusterPolicy default-deny: %v", err)
 		}
-		waitServed("default-deny")
+		waitServed(t, d, "default-deny")
 		scan()
 		netpols := d.dyn.Resource(schema.GroupVersionResource{Group: "networking.k8s.io", Version: "v1", Resource: "networkpolicies"})
 		list, err := netpols.Namespace("").List(ctx, metav1.ListOptions{LabelSelector: "kyverno.io/background-gen-rule=deny-all"})
@@ -303,6 +288,24 @@ spec:
 // pollReport waits until the report writer's report name in namespace
 // holds exactly want (resource kind/name → result), read with
 // verdict reports get -o json as a user would.
+// waitServed waits until the deployment's decision server serves the
+// policy name, ready.
+func waitServed(t *testing.T, d *devDeployment, name string) {
+	t.Helper()
+	poll(t, 30*time.Second, "the server serves "+name, func() error {
+		ps, err := d.c.ListPolicies(t.Context())
+		if err != nil {
+			return err
+		}
+		for _, p := range ps.GetPolicies() {
+			if p.GetName() == name && p.GetReady() {
+				return nil
+			}
+		}
+		return errf("policies %v", ps.GetPolicies())
+	})
+}
+
 func pollReport(t *testing.T, d *devDeployment, namespace, name string, want map[string]string) {
 	t.Helper()
 	poll(t, 30*time.Second, "report "+namespace+"/"+name, func() error {

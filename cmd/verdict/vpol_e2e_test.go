@@ -123,21 +123,6 @@ func TestE2EValidatingPolicy(t *testing.T) {
 		_, err := d.cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}}, metav1.CreateOptions{})
 		return err
 	}
-	waitServed := func(name string) {
-		t.Helper()
-		poll(t, 30*time.Second, "the server serves "+name, func() error {
-			ps, err := d.c.ListPolicies(ctx)
-			if err != nil {
-				return err
-			}
-			for _, p := range ps.GetPolicies() {
-				if p.GetName() == name && p.GetReady() {
-					return nil
-				}
-			}
-			return errf("policies %v", ps.GetPolicies())
-		})
-	}
 	pod := func(name string, labels map[string]string) *corev1.Pod {
 		return &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "vpol-e2e", Labels: labels},
@@ -198,7 +183,7 @@ func TestE2EValidatingPolicy(t *testing.T) {
 	t.Run("NamespacedValidatingPolicy in its namespace only", func(t *testing.T) {
 		newNamespace("vpol-other")
 		d.applyPolicies(t, ownerNamespacedPolicy)
-		waitServed("require-owner")
+		waitServed(t, d, "require-owner")
 		err := createConfigMap("vpol-e2e", "no-owner", nil)
 		for _, want := range []string{"require-owner", "the label owner is required"} {
 			if err == nil || !strings.Contains(err.Error(), want) {
@@ -218,7 +203,7 @@ func TestE2EValidatingPolicy(t *testing.T) {
 			}
 		}
 		d.applyPolicies(t, auditEnvPolicy)
-		waitServed("audit-env")
+		waitServed(t, d, "audit-env")
 		// Every shard of the manifests' scan CronJob, once, as its pods do.
 		for shard := 0; shard < 2; shard++ {
 			args, err := deploy.Args(d.overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(shard)})
