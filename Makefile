@@ -157,12 +157,14 @@ image:
 	else echo "make image: no docker daemon answers (docker info failed), image not built"; fi
 
 # The CRDs of deploy/crds, from Kyverno's published files (CRD_SCHEMAS,
-# and CRD_POLICY_SCHEMAS for the policies.kyverno.io kinds).
+# CRD_POLICY_SCHEMAS for the policies.kyverno.io kinds and
+# CRD_OPENREPORTS_SCHEMAS for the openreports.io ones).
 CRD_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas
 CRD_POLICY_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas-policies.kyverno.io
+CRD_OPENREPORTS_SCHEMAS ?= ../shared/kyverno-docs/crds/openreports.io
 
 crds:
-	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -policies-schemas $(CRD_POLICY_SCHEMAS) -out deploy/crds
+	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -policies-schemas $(CRD_POLICY_SCHEMAS) -openreports-schemas $(CRD_OPENREPORTS_SCHEMAS) -out deploy/crds
 
 clean:
 	rm -rf bin
