@@ -29,6 +29,16 @@ type Options struct {
 	Set         []string // --set
 }
 
+// Values merges the values files and --set values of opts, as helm does
+// (the chart's values.yaml not included).
+func Values(opts Options) (map[string]any, error) {
+	files := make([]string, len(opts.ValuesFiles))
+	for i, f := range opts.ValuesFiles {
+		files[i] = filepath.Join(ChartDir, f)
+	}
+	return (&values.Options{ValueFiles: files, Values: opts.Set}).MergeValues(nil)
+}
+
 // Render renders the chart as helm template does (release name verdict,
 // an install, no cluster to look up), checks the values against
 // values.schema.json, and returns its objects, ordered by template file
@@ -38,11 +48,7 @@ func Render(opts Options) ([]*unstructured.Unstructured, error) {
 	if err != nil {
 		return nil, fmt.Errorf("load chart: %w", err)
 	}
-	files := make([]string, len(opts.ValuesFiles))
-	for i, f := range opts.ValuesFiles {
-		files[i] = filepath.Join(ChartDir, f)
-	}
-	vals, err := (&values.Options{ValueFiles: files, Values: opts.Set}).MergeValues(nil)
+	vals, err := Values(opts)
 	if err != nil {
 		return nil, err
 	}

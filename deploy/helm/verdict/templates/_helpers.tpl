@@ -13,6 +13,18 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 
 {{/*
+The labels that never change between versions of the chart, for the
+fields that cannot change once created (a StatefulSet's
+volumeClaimTemplates).
+*/}}
+{{- define "verdict.staticLabels" -}}
+app.kubernetes.io/part-of: verdict
+{{- with .Values.commonLabels }}
+{{ toYaml . }}
+{{- end }}
+{{- end }}
+
+{{/*
 The selector labels of a component: (dict "component" "server").
 */}}
 {{- define "verdict.selectorLabels" -}}
