@@ -1,8 +1,11 @@
 package deploy
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"path"
 	"regexp"
 	"strings"
@@ -192,3 +195,49 @@ func chartObject(rendered *unstructured.Unstructured, common map[string]bool) (s
 
 // Namespace is the namespace of the base and the overlays.
 const Namespace = "verdict"
+
+// HelmEnv is the environment variable that names the helm binary of the
+// end-to-end tests (make e2e builds it into bin/tools and sets it).
+const HelmEnv = "VERDICT_HELM"
+
+// RenderChart renders the chart at chartDir with the helm binary helm, as
+// helm template verdict CHART -n namespace -f FILE... --set VALUE... does
+// (release name verdict, the binary's default Kubernetes version), and
+// returns its objects in helm's output order.
+func RenderChart(ctx context.Context, helm, chartDir, namespace string, valuesFiles, set []string) ([]*unstructured.Unstructured, error) {
+	args := []string{"template", "verdict", chartDir, "--namespace", namespace}
+	for _, f := range valuesFiles {
+		args = append(args, "--values", f)
+	}
+	for _, s := range set {
+		args = append(args, "--set", s)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, helm, args...)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return nil, fmt.Errorf("%s %s: %w: %s", helm, strings.Join(args, " "), err, stderr.String())
+	}
+	return SplitYAML(stdout.Bytes())
+}
+
+// SplitYAML parses a multi-document YAML stream into objects, leaving out
+// the documents without one (comments only, empty).
+func SplitYAML(b []byte) ([]*unstructured.Unstructured, error) {
+	var objs []*unstructured.Unstructured
+	for i, doc := range regexp.MustCompile(`(?m)^---[ \t]*$`).Split(string(b), -1) {
+		j, err := yaml.YAMLToJSON([]byte(doc))
+		if err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		if s := strings.TrimSpace(string(j)); s == "null" || s == "{}" {
+			continue
+		}
+		o := &unstructured.Unstructured{}
+		if err := o.UnmarshalJSON(j); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
+		objs = append(objs, o)
+	}
+	return objs, nil
+}
