@@ -358,3 +358,51 @@ func TestReportsStoreOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestSchedulingValues renders the scheduling values of every component:
+// they land in each pod spec, which still decodes strictly, and
+// commonLabels on every object.
+func TestSchedulingValues(t *testing.T) {
+	set := []string{"imagePullSecrets[0].name=registry", "image.pullPolicy=Always", "commonLabels.owner=platform"}
+	for _, c := range []string{"server", "webhook", "reports", "scanner"} {
+		set = append(set,
+			c+".nodeSelector.pool=policy",
+			c+".tolerations[0].key=dedicated",
+			c+".tolerations[0].operator=Exists",
+			c+".priorityClassName=system-cluster-critical",
+			c+".podAnnotations.note=x",
+			c+".podLabels.tier=policy",
+			c+".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].key=pool",
+			c+".affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator=Exists",
+			c+".extraArgs[0]=--log-level=debug",
+		)
+	}
+	objs, err := Render(Options{Set: set})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reportErrs(t, "scheduling", "CheckStrictDecode", deploy.CheckStrictDecode(objs))
+	ws, err := deploy.Workloads(objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 4 {
+		t.Fatalf("Workloads = %d, want 4", len(ws))
+	}
+	for _, w := range ws {
+		p, c := w.Pod, w.Container
+		id := w.Kind + " " + w.Name
+		if p.NodeSelector["pool"] != "policy" || len(p.Tolerations) != 1 || p.PriorityClassName != "system-cluster-critical" ||
+			len(p.ImagePullSecrets) != 1 || p.Affinity == nil || p.Affinity.NodeAffinity == nil || p.Affinity.PodAntiAffinity != nil {
+			t.Errorf("%s: pod spec %+v, want the scheduling values", id, p)
+		}
+		if c.ImagePullPolicy != "Always" || c.Args[len(c.Args)-1] != "--log-level=debug" {
+			t.Errorf("%s: imagePullPolicy %q, args %q, want Always and --log-level=debug last", id, c.ImagePullPolicy, c.Args)
+		}
+	}
+	for _, o := range objs {
+		if o.GetLabels()["owner"] != "platform" {
+			t.Errorf("%s %s: labels %v, want owner: platform", o.GetKind(), o.GetName(), o.GetLabels())
+		}
+	}
+}
