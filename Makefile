@@ -6,6 +6,8 @@
 #   make e2e          end-to-end tests with a real kube-apiserver and etcd (docs/e2e.md)
 #   make image        the container image (Dockerfile), when a docker daemon answers
 #   make crds         deploy/crds from Kyverno's published CRDs (hack/crdgen)
+#   make chart        the Helm chart's templates derived from deploy/base (hack/chartgen)
+#   make helm-lint    helm lint of deploy/helm/verdict with each values file
 
 GO          ?= go
 BIN         ?= bin/verdict
@@ -26,7 +28,7 @@ BUF         ?= $(PROTO_TOOLS)/buf
 # buf breaking compares the API with this git revision.
 BUF_AGAINST ?= HEAD~1
 
-.PHONY: image crds all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-hostile mergeschema e2e e2e-bins clean
+.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-hostile mergeschema e2e e2e-bins clean
 
 all: build
 
@@ -37,8 +39,14 @@ build:
 run: build
 	@$(BIN) run
 
-test:
+# The verdict module, then the Helm chart's tests (a module of its own,
+# deploy/helm, so that verdict does not depend on Helm): helm lint and the
+# chart rendered in process with each values file.
+test: helm-test
 	$(GO) test ./...
+
+helm-test:
+	cd deploy/helm && $(GO) test ./...
 
 conformance:
 	$(GO) run ./hack/conformance -corpus $(CORPUS) -baseline $(BASELINE)
@@ -97,8 +105,8 @@ $(E2E_BIN)/etcd: hack/e2e/etcd/go.mod hack/e2e/etcd/go.sum hack/e2e/etcd/main.go
 # a time: each test starts its own etcd and kube-apiserver.
 E2E_PKGS = $(shell grep -rl --include='*_test.go' '^//go:build e2e' --exclude-dir=hack . | xargs -n1 dirname | sort -u)
 
-e2e: e2e-bins
-	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
+e2e: e2e-bins $(HELM)
+	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) VERDICT_HELM=$(abspath $(HELM)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
 
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzSearch -fuzztime 30s ./engine/jmespath
@@ -156,13 +164,40 @@ image:
 	  docker build -t $(IMAGE):$(VERSION) --build-arg VERSION=$(VERSION) .; \
 	else echo "make image: no docker daemon answers (docker info failed), image not built"; fi
 
+# Helm, built from the Go module proxy at this version (the version of
+# deploy/helm/go.mod) with the Kubernetes version of its k8s.io modules as
+# its default, as Helm's own build sets it.
+HELM_VERSION ?= v3.21.4
+HELM_KUBE_MINOR ?= 36
+HELM        ?= bin/tools/helm-$(HELM_VERSION)/helm
+HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
+CHART       ?= deploy/helm/verdict
+
+helm: $(HELM)
+
+$(HELM):
+	GOBIN="$(abspath $(dir $(HELM)))" $(GO) install -ldflags "$(HELM_LDFLAGS)" helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+
+helm-lint: $(HELM)
+	$(HELM) lint --strict $(CHART)
+	$(HELM) lint --strict $(CHART) -f $(CHART)/values-ha.yaml
+	$(HELM) lint --strict $(CHART) -f $(CHART)/values-dev.yaml
+
+# The chart's CRDs, RBAC and NetworkPolicies from deploy/base.
+chart:
+	$(GO) run ./hack/chartgen
+
 # The CRDs of deploy/crds, from Kyverno's published files (CRD_SCHEMAS,
-# and CRD_POLICY_SCHEMAS for the policies.kyverno.io kinds).
+# CRD_POLICY_SCHEMAS for the policies.kyverno.io kinds and
+# CRD_OPENREPORTS_SCHEMAS for the openreports.io ones).
 CRD_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas
 CRD_POLICY_SCHEMAS ?= ../shared/kyverno-docs/crds/schemas-policies.kyverno.io
+CRD_OPENREPORTS_SCHEMAS ?= ../shared/kyverno-docs/crds/openreports.io
 
 crds:
-	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -policies-schemas $(CRD_POLICY_SCHEMAS) -out deploy/crds
+	$(GO) run ./hack/crdgen -schemas $(CRD_SCHEMAS) -policies-schemas $(CRD_POLICY_SCHEMAS) -openreports-schemas $(CRD_OPENREPORTS_SCHEMAS) -out deploy/crds
 
 clean:
 	rm -rf bin

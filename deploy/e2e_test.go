@@ -4,6 +4,8 @@ package deploy
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -23,12 +25,48 @@ import (
 	"github.com/verdict-policy/verdict/internal/e2e"
 )
 
+// chartInstalls are the chart's values files the dry run sends, by the
+// name the test logs them under (each as helm template renders it).
+var chartInstalls = []struct {
+	name  string
+	files []string
+}{
+	{"chart", nil},
+	{"chart -f values-ha.yaml", []string{"values-ha.yaml"}},
+	{"chart -f values-dev.yaml", []string{"values-dev.yaml"}},
+}
+
+// renderCharts renders chartInstalls with the helm binary of $VERDICT_HELM
+// (make e2e builds it); without it, it says so and returns none.
+func renderCharts(t *testing.T) map[string][]*unstructured.Unstructured {
+	t.Helper()
+	helm := os.Getenv(HelmEnv)
+	if helm == "" {
+		t.Logf("$%s is not set (make e2e builds helm and sets it): the chart is not rendered, only the kustomizations are sent", HelmEnv)
+		return map[string][]*unstructured.Unstructured{}
+	}
+	out := map[string][]*unstructured.Unstructured{}
+	for _, in := range chartInstalls {
+		var files []string
+		for _, f := range in.files {
+			files = append(files, filepath.Join(ChartDir, f))
+		}
+		objs, err := RenderChart(t.Context(), helm, ChartDir, Namespace, files, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[in.name] = objs
+	}
+	return out
+}
+
 // notServed are the API groups of objects the harness has no CRDs for
 // (cert-manager in overlays/ha); their objects are not sent.
 var notServed = map[string]bool{"cert-manager.io": true}
 
-// TestServerDryRun sends every rendered object of every kustomization to a
-// real kube-apiserver with server-side apply and dryRun=All, so that the
+// TestServerDryRun sends every rendered object of every kustomization, and
+// of the Helm chart with each of its values files, to a real
+// kube-apiserver with server-side apply and dryRun=All, so that the
 // API server's own validation, defaulting and admission (CRD schemas,
 // webhook configurations and their CEL matchConditions, RBAC
 // aggregation, Pod Security) judge them. Then it applies the CRDs for
@@ -52,13 +90,20 @@ func TestServerDryRun(t *testing.T) {
 	cached := memory.NewMemCacheClient(dc)
 	mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
 
-	all := map[string][]*unstructured.Unstructured{}
+	all := renderCharts(t)
+	installs := []string{}
+	for _, in := range chartInstalls {
+		if all[in.name] != nil {
+			installs = append(installs, in.name)
+		}
+	}
 	for _, k := range Kustomizations {
 		objs, err := Render(k)
 		if err != nil {
 			t.Fatal(err)
 		}
 		all[k] = objs
+		installs = append(installs, k)
 	}
 
 	// Namespaced objects need their namespace to exist even in a dry run:
@@ -87,16 +132,16 @@ func TestServerDryRun(t *testing.T) {
 		}
 		t.Logf("%s: %d objects accepted by the API server (dry run), %d of groups it does not serve skipped, %v", k, sent, skipped, time.Since(start).Round(time.Millisecond))
 	}
-	// The base, the overlays and the Job all dry-run before any CRD exists:
-	// a CRD's dry run checks its schema without serving it.
-	for _, k := range Kustomizations {
+	// The base, the overlays, the Job and the chart all dry-run before any
+	// CRD exists: a CRD's dry run checks its schema without serving it.
+	for _, k := range installs {
 		dryRun(k, all[k])
 	}
 
 	// Each workload's pod as the Job or ReplicaSet controller would create
 	// it: the PodSecurity admission of the namespace (enforce: restricted)
 	// judges it.
-	for _, k := range Kustomizations {
+	for _, k := range installs {
 		ws, err := Workloads(all[k])
 		if err != nil {
 			t.Fatal(err)

@@ -163,6 +163,17 @@ func Args(dir, component string, env map[string]string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	args, err := ComponentArgs(objs, component, env)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	}
+	return args, nil
+}
+
+// ComponentArgs is Args for rendered objects, such as a Helm chart's: the
+// arguments of the one container of component in objs, $(VAR) references
+// replaced from env.
+func ComponentArgs(objs []*unstructured.Unstructured, component string, env map[string]string) ([]string, error) {
 	ws, err := Workloads(objs)
 	if err != nil {
 		return nil, err
@@ -175,10 +186,10 @@ func Args(dir, component string, env map[string]string) ([]string, error) {
 	}
 	switch len(matches) {
 	case 0:
-		return nil, fmt.Errorf("%s: no container with %s=%s", dir, ComponentLabel, component)
+		return nil, fmt.Errorf("no container with %s=%s", ComponentLabel, component)
 	case 1:
 	default:
-		return nil, fmt.Errorf("%s: %d containers with %s=%s", dir, len(matches), ComponentLabel, component)
+		return nil, fmt.Errorf("%d containers with %s=%s", len(matches), ComponentLabel, component)
 	}
 	w := matches[0]
 	args := make([]string, len(w.Container.Args))

@@ -181,7 +181,10 @@ func (dc *devCluster) applyPolicies(t *testing.T, policies ...string) {
 // deployDev starts a cluster, applies the CRDs and namespaces of
 // overlays/dev and the given policies, starts the report writer, the
 // decision server and the webhook proxy with the manifests' flags, and
-// registers the manifests' validating webhooks at the proxy.
+// registers the manifests' validating webhooks at the proxy. The writer
+// runs without its --in-cluster (no kubeconfig): it keeps the final
+// reports in its store, which the scenarios read; startClusterReports runs
+// it in its cluster mode.
 func deployDev(t *testing.T, policies ...string) *devDeployment {
 	t.Helper()
 	dc := startDevCluster(t)

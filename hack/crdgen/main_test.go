@@ -15,15 +15,16 @@ func TestUpToDate(t *testing.T) {
 	const (
 		schemas       = "../../../shared/kyverno-docs/crds/schemas"
 		policySchemas = "../../../shared/kyverno-docs/crds/schemas-policies.kyverno.io"
+		openreports   = "../../../shared/kyverno-docs/crds/openreports.io"
 	)
-	for _, dir := range []string{schemas, policySchemas} {
+	for _, dir := range []string{schemas, policySchemas, openreports} {
 		if _, err := os.Stat(dir); err != nil {
 			t.Skipf("published CRD files not found (%v): the committed deploy/crds are not compared", err)
 		}
 	}
-	files, err := Generate(schemas, policySchemas)
+	files, err := Generate(schemas, policySchemas, openreports)
 	if err != nil {
-		t.Fatalf("Generate(%s, %s) = %v", schemas, policySchemas, err)
+		t.Fatalf("Generate(%s, %s, %s) = %v", schemas, policySchemas, openreports, err)
 	}
 	for name, want := range files {
 		got, err := os.ReadFile(filepath.Join("../../deploy/crds", name))
@@ -70,7 +71,7 @@ func TestConvertRejects(t *testing.T) {
 		{"no schema", "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\nmetadata: {name: x}\nspec: {versions: [{name: v1}]}\n"},
 	}
 	for _, tt := range tests {
-		if _, err := convert([]byte(tt.give)); err == nil {
+		if _, err := convert([]byte(tt.give), header); err == nil {
 			t.Errorf("convert(%s) = nil error, want an error", tt.name)
 		}
 	}
