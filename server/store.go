@@ -816,6 +816,10 @@ func (e *entry) info() *verdictv1.PolicyInfo {
 		for _, r := range e.policy.Rules {
 			pi.Rules = append(pi.Rules, r.Name)
 		}
+		if e.policy.VAP != nil {
+			// Its one result is named after it, as in Kyverno.
+			pi.Rules = []string{e.name}
+		}
 	}
 	for _, er := range e.errs {
 		pi.Errors = append(pi.Errors, &verdictv1.PolicyError{Code: string(er.Code), Path: er.Path, Message: er.Message})
