@@ -559,6 +559,7 @@ func TestServerRBAC(t *testing.T) {
 	for _, gvr := range []schema.GroupVersionResource{
 		kubesource.ClusterPolicies, kubesource.Policies, kubesource.PolicyExceptions,
 		kubesource.ValidatingPolicies, kubesource.NamespacedValidatingPolicies, kubesource.CELPolicyExceptions,
+		kubesource.ValidatingAdmissionPolicies, kubesource.ValidatingAdmissionPolicyBindings,
 	} {
 		if !granted[gvr.GroupResource()] {
 			t.Errorf("the server's ClusterRoles do not grant list and watch on %s", gvr.GroupResource())
