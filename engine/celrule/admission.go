@@ -90,11 +90,12 @@ func CompileAdmission(spec AdmissionSpec, path string) (*Rule, error) {
 	return r, nil
 }
 
-// WithNamespaceObject returns a copy of in whose namespaceObject is ns, as
-// given (nil: null). A ValidatingAdmissionPolicy sees the Namespace
-// Kyverno builds for it (engine/vap), which differs from validate.cel's.
-func (in *Input) WithNamespaceObject(ns map[string]any) *Input {
-	out := *in
-	out.namespace = ns
-	return &out
+// NewAdmissionInput is NewInput for a ValidatingAdmissionPolicy: object
+// without old object, namespaceObject ns as given (nil: null; such a
+// policy sees the Namespace Kyverno builds for it, engine/vap, which
+// differs from validate.cel's), no authorizer.
+func NewAdmissionInput(req Request, object, ns map[string]any) *Input {
+	in := newInput(req, object, nil, nil)
+	in.namespace = ns
+	return in
 }

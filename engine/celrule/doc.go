@@ -46,8 +46,8 @@
 // object with the policy's failure policy (Ignore: errors do not deny, a
 // match condition error does not match); its decisions tell errors from
 // denials, which Kyverno reports differently for these policies.
-// Input.WithNamespaceObject gives them the namespaceObject Kyverno builds
-// for them.
+// NewAdmissionInput gives them the namespaceObject Kyverno builds for
+// them.
 //
 // The package depends on cel-go and k8s.io/apiserver's CEL packages (which
 // bring klog and component-base's feature gates and metrics registry, read

@@ -138,7 +138,7 @@ func NewInput(r Request, opts Options) *Input {
 	return &Input{
 		opts:      opts,
 		match:     mr,
-		cel:       celrule.NewInput(cr, object, nil, nil, nil).WithNamespaceObject(nsObject),
+		cel:       celrule.NewAdmissionInput(cr, object, nsObject),
 		namespace: nsName,
 	}
 }
