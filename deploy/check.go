@@ -567,6 +567,7 @@ func CheckServerRBAC(objs []*unstructured.Unstructured) []error {
 	for _, gvr := range []schema.GroupVersionResource{
 		kubesource.ClusterPolicies, kubesource.Policies, kubesource.PolicyExceptions,
 		kubesource.ValidatingPolicies, kubesource.NamespacedValidatingPolicies, kubesource.CELPolicyExceptions,
+		kubesource.ValidatingAdmissionPolicies, kubesource.ValidatingAdmissionPolicyBindings,
 	} {
 		if !granted[gvr.GroupResource()] {
 			errs = append(errs, fmt.Errorf("the server's ClusterRoles do not grant list and watch on %s", gvr.GroupResource()))

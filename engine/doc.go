@@ -1,7 +1,7 @@
-// Package engine compiles Kyverno ClusterPolicies and Policies, and
+// Package engine compiles Kyverno ClusterPolicies and Policies,
 // ValidatingPolicies and NamespacedValidatingPolicies (policies.kyverno.io),
-// and evaluates them against Kubernetes resources, with the same results
-// as Kyverno.
+// and Kubernetes ValidatingAdmissionPolicies, and evaluates them against
+// Kubernetes resources, with the same results as Kyverno.
 //
 // The engine is a pure library: it does no I/O, reads no globals, and uses no
 // clock it is not given. Cluster data (ConfigMaps, API calls, global context
@@ -28,6 +28,12 @@
 //     policies.kyverno.io PolicyException: decoding, compilation (with
 //     autogen variants) and evaluation; policy.CompileValidating gives
 //     them the compiled form of the kyverno.io kinds
+//   - vap:       Kubernetes' ValidatingAdmissionPolicy and
+//     ValidatingAdmissionPolicyBinding as Kyverno's CLI and background
+//     scans evaluate them: decoding, compilation (celrule's Kubernetes
+//     environment, vpol's matcher) and evaluation with bindings and
+//     params; policy.CompileVAP gives them the compiled form of the
+//     other kinds
 //   - kyvernocel: Kyverno's CEL environment and libraries
 //     (github.com/kyverno/sdk) for the policies.kyverno.io kinds, their
 //     data sources supplied by the host (eval.Options.CELData)

@@ -43,6 +43,7 @@ const (
 	KindPolicy                     = "Policy"
 	KindValidatingPolicy           = "ValidatingPolicy"
 	KindNamespacedValidatingPolicy = "NamespacedValidatingPolicy"
+	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -51,7 +52,7 @@ type policyKind struct {
 	// policy "namespace/name".
 	namespaced bool
 	// reportPrefix starts the name of the final report of a policy (the
-	// per-policy layout): cpol-, pol-, vpol-, nvpol-.
+	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-.
 	reportPrefix string
 	// labelPrefix is Kyverno's label of the policy on reports
 	// (reportutils.PolicyLabelPrefix).
@@ -65,18 +66,21 @@ type policyKind struct {
 
 // policyKinds are the kinds of policies reports hold. Kyverno labels both
 // ValidatingPolicy kinds vpol.kyverno.io; the report names keep them apart.
+// The one result of a ValidatingAdmissionPolicy on a resource has the
+// policy's name as rule, as in Kyverno.
 var policyKinds = map[string]policyKind{
 	KindClusterPolicy:              {reportPrefix: "cpol-", labelPrefix: "cpol.kyverno.io/", source: "kyverno"},
 	KindPolicy:                     {namespaced: true, reportPrefix: "pol-", labelPrefix: "pol.kyverno.io/", source: "kyverno"},
 	KindValidatingPolicy:           {reportPrefix: "vpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindNamespacedValidatingPolicy: {namespaced: true, reportPrefix: "nvpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
+	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them
 // and when.
 type PolicyVersion struct {
-	// ClusterPolicy, Policy, ValidatingPolicy or
-	// NamespacedValidatingPolicy.
+	// ClusterPolicy, Policy, ValidatingPolicy,
+	// NamespacedValidatingPolicy or ValidatingAdmissionPolicy.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
@@ -87,9 +91,9 @@ type PolicyVersion struct {
 	Time time.Time `json:"time"`
 }
 
-// Key is the policy's name as reports write it: "name" for a ClusterPolicy
-// or ValidatingPolicy, "namespace/name" for a Policy or
-// NamespacedValidatingPolicy.
+// Key is the policy's name as reports write it: "name" for a ClusterPolicy,
+// ValidatingPolicy or ValidatingAdmissionPolicy, "namespace/name" for a
+// Policy or NamespacedValidatingPolicy.
 func (p PolicyVersion) Key() string { return policyKey(p.Kind, p.Namespace, p.Name) }
 
 func policyKey(kind, namespace, name string) string {
@@ -236,14 +240,14 @@ func (in *Intermediary) normalize() {
 }
 
 // PolicyOfReport returns the kind of the policy whose results the final
-// report name holds (by its prefix: cpol-, pol-, vpol-, nvpol-), and
+// report name holds (by its prefix: cpol-, pol-, vpol-, nvpol-, vap-), and
 // Kyverno's label prefix of that kind on the report. ok is false for a
 // name of another layout.
 func PolicyOfReport(name string) (kind, labelPrefix string, ok bool) {
 	for k, pk := range policyKinds {
 		if strings.HasPrefix(name, pk.reportPrefix) {
-			// nvpol- is not a prefix of another kind's prefix, nor vpol-
-			// of nvpol-; cpol- and pol- neither.
+			// No prefix is a prefix of another kind's: nvpol- and vpol-,
+			// cpol- and pol-, vap- are told apart.
 			return k, pk.labelPrefix, true
 		}
 	}

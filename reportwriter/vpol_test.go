@@ -86,6 +86,7 @@ func TestPolicyOfReport(t *testing.T) {
 		{"pol-a", "Policy", "pol.kyverno.io/", true},
 		{"vpol-a", "ValidatingPolicy", "vpol.kyverno.io/", true},
 		{"nvpol-a", "NamespacedValidatingPolicy", "vpol.kyverno.io/", true},
+		{"vap-a", "ValidatingAdmissionPolicy", "validatingadmissionpolicy.apiserver.io/", true},
 		{"other", "", "", false},
 	}
 	for _, tt := range tests {

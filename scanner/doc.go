@@ -28,12 +28,16 @@
 //
 // Background semantics are the server's: a request in MODE_BACKGROUND
 // skips policies with background: false (for a ValidatingPolicy,
-// evaluation.background.enabled: false) and rules that read userInfo,
-// roles or subjects, and never denies. LoadPolicies learns the kinds to
-// list from the match blocks of the kyverno.io kinds and from the
-// resourceRules of the ValidatingPolicies (their autogen variants
-// included; a resource selector is matched by plural resource name). The scanner supplies what a stored
-// resource gives: the object, its namespace and that namespace's labels.
+// evaluation.background.enabled: false; a Kubernetes
+// ValidatingAdmissionPolicy is scanned only when labelled
+// reports.kyverno.io/enabled: "true", as Kyverno's reports controller
+// does) and rules that read userInfo, roles or subjects, and never denies.
+// LoadPolicies learns the kinds to list from the match blocks of the
+// kyverno.io kinds and from the resourceRules of the ValidatingPolicies
+// (their autogen variants included) and ValidatingAdmissionPolicies (a
+// resource selector is matched by plural resource name). The scanner
+// supplies what a stored resource gives: the object, its namespace and
+// that namespace's labels.
 //
 // This package uses the client (never the server package), the engine
 // (to read policies) and client-go; it must not import server,

@@ -6,12 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -108,9 +110,9 @@ func (k Kind) Matches(apiVersion, kind string) bool {
 
 // PolicyRef is a policy of the server as the scanner sees it.
 type PolicyRef struct {
-	// Kind is ClusterPolicy, Policy, ValidatingPolicy or
-	// NamespacedValidatingPolicy; Namespace is empty for the cluster-wide
-	// kinds.
+	// Kind is ClusterPolicy, Policy, ValidatingPolicy,
+	// NamespacedValidatingPolicy or ValidatingAdmissionPolicy; Namespace
+	// is empty for the cluster-wide kinds.
 	Kind, Namespace, Name string
 	// Hash is the content hash of the version the server uses.
 	Hash string
@@ -242,9 +244,24 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 var scannedKinds = map[string]bool{
 	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
 	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
+	vap.KindPolicy: true,
 }
 
 func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
+	if kind == vap.KindPolicy {
+		docs, err := vap.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
+		}
+		p, err := policy.CompileVAP(docs[0])
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		return p, nil
+	}
 	if kind == vpol.KindValidatingPolicy || kind == vpol.KindNamespacedValidatingPolicy {
 		docs, err := vpol.Decode(key, doc)
 		if err != nil {
@@ -310,24 +327,29 @@ func (rk *ruleKinds) add(r *policy.Rule) {
 // not scanned. A JSON-mode policy has no resources to scan.
 func (rk *ruleKinds) addValidating(vp *vpol.Policy) {
 	for _, v := range vp.Variants() {
-		mc := v.MatchConstraints()
-		if mc == nil {
-			continue
-		}
-		for _, rule := range mc.ResourceRules {
-			for _, g := range rule.APIGroups {
-				for _, ver := range rule.APIVersions {
-					for _, res := range rule.Resources {
-						if strings.Contains(res, "/") {
-							continue
-						}
-						k := Kind{Group: g, Version: ver, Resource: res, GroupSet: true}
-						if res == "*" {
-							rk.wildcard = true
-						}
-						if !containsKind(rk.Kinds, k) {
-							rk.Kinds = append(rk.Kinds, k)
-						}
+		rk.addResourceRules(v.MatchConstraints())
+	}
+}
+
+// addResourceRules adds the resources of the resourceRules of mc (nil:
+// none); subresources are not scanned.
+func (rk *ruleKinds) addResourceRules(mc *admissionregistrationv1.MatchResources) {
+	if mc == nil {
+		return
+	}
+	for _, rule := range mc.ResourceRules {
+		for _, g := range rule.APIGroups {
+			for _, ver := range rule.APIVersions {
+				for _, res := range rule.Resources {
+					if strings.Contains(res, "/") {
+						continue
+					}
+					k := Kind{Group: g, Version: ver, Resource: res, GroupSet: true}
+					if res == "*" {
+						rk.wildcard = true
+					}
+					if !containsKind(rk.Kinds, k) {
+						rk.Kinds = append(rk.Kinds, k)
 					}
 				}
 			}
@@ -352,6 +374,16 @@ func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
 	if p.Validating != nil {
 		if p.Background {
 			bg.addValidating(p.Validating)
+		}
+		return bg, gen, mut
+	}
+	if p.VAP != nil {
+		// Background: labelled reports.kyverno.io/enabled (policy.CompileVAP).
+		// In a background scan a ValidatingAdmissionPolicy with bindings
+		// is matched against its own matchConstraints too: their
+		// resources are those it can report on.
+		if p.Background {
+			bg.addResourceRules(p.VAP.MatchConstraints())
 		}
 		return bg, gen, mut
 	}

@@ -22,11 +22,18 @@
 // Policies and PolicyExceptions, and the policies.kyverno.io
 // ValidatingPolicies, NamespacedValidatingPolicies and PolicyExceptions
 // (compiled by engine/policy.CompileValidating and engine/vpol, side by
-// side with the kyverno.io kinds); the other Kyverno kinds are listed with
-// an "unsupported" error. Requests, GetPolicy and reports name a policy by
-// namespace and name, so a ValidatingPolicy with the name of a
-// ClusterPolicy (or a NamespacedValidatingPolicy with that of a Policy) is
-// not served: it is a duplicate_policy source error. The Store is fed by PolicySources: FolderSource
+// side with the kyverno.io kinds), and Kubernetes' ValidatingAdmissionPolicies
+// and their bindings (engine/vap, policy.CompileVAP). Kubernetes enforces
+// ValidatingAdmissionPolicies itself: the server evaluates them in
+// background mode only (those labelled reports.kyverno.io/enabled:
+// "true"), with the bindings not labelled reports.kyverno.io/disabled, as
+// Kyverno's background scans do, so that they reach the reports and never
+// a decision. The other Kyverno kinds are listed with an "unsupported"
+// error. Requests, GetPolicy and reports name a policy by namespace and
+// name, so a ValidatingPolicy or ValidatingAdmissionPolicy with the name
+// of a ClusterPolicy (or a NamespacedValidatingPolicy with that of a
+// Policy) is not served: it is a duplicate_policy source error. The Store
+// is fed by PolicySources: FolderSource
 // polls a folder (reading only regular files: a named pipe or device there
 // is reported, never opened); a Kubernetes informer source satisfies the same
 // interface. A source reports complete snapshots; the Store compiles what

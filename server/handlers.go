@@ -54,7 +54,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	er.Exceptions, er.CELExceptions = set.exceptions, set.celExceptions
+	er.Exceptions, er.CELExceptions, er.VAPBindings = set.exceptions, set.celExceptions, set.vapBindings
 	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
@@ -85,8 +85,9 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 }
 
 // policiesFor returns the policies a request evaluates and the policy
-// set whose PolicyExceptions (of both groups) are in force (the server's,
-// for inline policies too).
+// set whose PolicyExceptions (of both groups) and
+// ValidatingAdmissionPolicyBindings are in force (the server's, for inline
+// policies too).
 func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, *policySet, error) {
 	set := s.store.current()
 	if in := req.GetInlinePolicies(); in != nil {

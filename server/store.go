@@ -16,6 +16,7 @@ import (
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -79,7 +80,9 @@ type entry struct {
 	policy       *policy.Policy
 	exception    *policy.Exception
 	celException *vpol.Exception
-	servedJSON   []byte
+	// binding is set for a ValidatingAdmissionPolicyBinding.
+	binding    *vap.Binding
+	servedJSON []byte
 }
 
 // key is how requests name a policy: "name" or "namespace/name".
@@ -97,7 +100,9 @@ func (e *entry) identity() string {
 }
 
 // ready reports whether a version of the entry is in use.
-func (e *entry) ready() bool { return e.policy != nil || e.exception != nil || e.celException != nil }
+func (e *entry) ready() bool {
+	return e.policy != nil || e.exception != nil || e.celException != nil || e.binding != nil
+}
 
 // policySet is an immutable view of every policy of every source.
 type policySet struct {
@@ -108,8 +113,12 @@ type policySet struct {
 	// celExceptions the policies.kyverno.io ones.
 	exceptions    []*policy.Exception
 	celExceptions []*vpol.Exception
-	// entries are every policy and exception, sorted by kind, namespace
-	// and name.
+	// vapBindings are the ValidatingAdmissionPolicyBindings in use that
+	// background scans read (not labelled reports.kyverno.io/disabled, as
+	// in Kyverno), sorted by name.
+	vapBindings []*vap.Binding
+	// entries are every policy, exception and binding, sorted by kind,
+	// namespace and name.
 	entries []*entry
 	// byKey holds the ClusterPolicies and Policies by key.
 	byKey        map[string]*entry
@@ -263,7 +272,7 @@ var otherPolicyKinds = map[string]bool{
 	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
 	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
 	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
-	"ValidatingAdmissionPolicy": true, "MutatingAdmissionPolicy": true,
+	"MutatingAdmissionPolicy": true,
 }
 
 // peek is the part of a document read before decoding it.
@@ -290,7 +299,10 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	exceptionKind := group == "kyverno.io" && pk.Kind == kindPolicyException
 	validatingKind := vpol.IsPolicy(pk.APIVersion, pk.Kind)
 	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
-	if !policyKind && !exceptionKind && !validatingKind && !celExceptionKind && !otherPolicyKinds[pk.Kind] {
+	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
+	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind
+	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
@@ -299,7 +311,7 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy) && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || vapKind || bindingKind {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -322,7 +334,7 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 		}
 		return old, nil
 	}
-	if !policyKind && !exceptionKind && !validatingKind && !celExceptionKind {
+	if !known {
 		e.errs = []*engine.Error{engine.Errorf(engine.CodeUnsupported, "kind", pk.Kind+" policies are not supported yet")}
 		return e, nil
 	}
@@ -332,10 +344,15 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 		e.exception, err = compileException(e.origin, d.JSON)
 	case celExceptionKind:
 		e.celException, err = compileCELException(e.origin, d.JSON)
+	case bindingKind:
+		e.binding, err = compileBinding(e.origin, d.JSON)
 	default:
 		compile := compileDocuments
-		if validatingKind {
+		switch {
+		case validatingKind:
 			compile = compileValidating
+		case vapKind:
+			compile = compileVAP
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -362,7 +379,7 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 		s.log.Info(verb, "policy", e.kind+" "+e.key(), "source", e.origin, "hash", shortHash(e.contentHash()))
 	case old != nil && old.ready():
 		e.errs = policyErrors(err)
-		e.policy, e.exception, e.celException, e.servedJSON = old.policy, old.exception, old.celException, old.servedJSON
+		e.policy, e.exception, e.celException, e.binding, e.servedJSON = old.policy, old.exception, old.celException, old.binding, old.servedJSON
 		s.log.Warn("policy does not compile; keeping the previous version", "policy", e.kind+" "+e.key(), "source", e.origin, "error", err)
 	default:
 		e.errs = policyErrors(err)
@@ -429,13 +446,49 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	return out, nil
 }
 
+// compileVAP decodes and compiles every ValidatingAdmissionPolicy of
+// data.
+func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := vap.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.CompileVAP(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// compileBinding decodes and compiles the one
+// ValidatingAdmissionPolicyBinding of data.
+func compileBinding(source string, data []byte) (*vap.Binding, error) {
+	docs, err := vap.DecodeBindings(source, data)
+	if err != nil {
+		return nil, err
+	}
+	if len(docs) != 1 {
+		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d bindings, want 1", len(docs)))
+	}
+	return vap.CompileBinding(docs[0])
+}
+
 // contentHash is the hash of the version in use: the engine's policy hash
-// for a policy, the document's SHA-256 for an exception.
+// for a policy, the document's SHA-256 for an exception or a binding.
 func (e *entry) contentHash() string {
 	switch {
 	case e.policy != nil:
 		return e.policy.Hash()
-	case e.exception != nil, e.celException != nil:
+	case e.exception != nil, e.celException != nil, e.binding != nil:
 		return sha256Hex(e.servedJSON)
 	}
 	return ""
@@ -523,7 +576,7 @@ func (s *Store) publish() {
 				set.sourceErrors = append(set.sourceErrors, sourceError(e.origin, CodeDuplicatePolicy, err))
 				continue
 			}
-			if e.kind != kindPolicyException {
+			if e.kind != kindPolicyException && e.kind != vap.KindBinding {
 				// Requests, GetPolicy and reports name a policy by
 				// namespace and name only: a ValidatingPolicy with the
 				// key of a ClusterPolicy (a NamespacedValidatingPolicy
@@ -556,6 +609,11 @@ func (s *Store) publish() {
 		}
 		if e.celException != nil {
 			set.celExceptions = append(set.celExceptions, e.celException)
+		}
+		if e.binding != nil {
+			if _, off := e.labels[policy.LabelReportsDisabled]; !off {
+				set.vapBindings = append(set.vapBindings, e.binding)
+			}
 		}
 	}
 	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
@@ -628,6 +686,12 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	}
 	if p.Validating != nil {
 		if p.Validating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+	}
+	if p.VAP != nil {
+		if p.VAP.FailurePolicyIgnore {
 			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 		}
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
@@ -751,6 +815,10 @@ func (e *entry) info() *verdictv1.PolicyInfo {
 		pi.Background = e.policy.Background
 		for _, r := range e.policy.Rules {
 			pi.Rules = append(pi.Rules, r.Name)
+		}
+		if e.policy.VAP != nil {
+			// Its one result is named after it, as in Kyverno.
+			pi.Rules = []string{e.name}
 		}
 	}
 	for _, er := range e.errs {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -23,7 +24,8 @@ const maxValidateDocuments = 256
 const CodeLimitExceeded engine.Code = "limit_exceeded"
 
 // ValidatePolicies compiles each document's policies and exceptions (of
-// kyverno.io and of policies.kyverno.io), as
+// kyverno.io and of policies.kyverno.io) and ValidatingAdmissionPolicies
+// and their bindings, as
 // the store would, without serving them or caching them. Compiling is
 // work like an evaluation: the call takes one of the evaluation slots
 // (Options.MaxEvaluations) and waits in line for it until its deadline.
@@ -86,20 +88,22 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
 		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind)
-		if group != "kyverno.io" && !celKind {
+		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
+		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
-				Message: fmt.Sprintf("%s %s is not a kyverno.io or policies.kyverno.io policy", apiVersion, kind)})
+				Message: fmt.Sprintf("%s %s is not a kyverno.io, policies.kyverno.io or ValidatingAdmissionPolicy kind", apiVersion, kind)})
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && !vapKind {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
-		// The rules of a ValidatingPolicy are its validations.
+		// The rules of a ValidatingPolicy or ValidatingAdmissionPolicy
+		// are its validations.
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
-		if vpol.IsPolicy(apiVersion, kind) {
+		if vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) {
 			rulesField = "spec.validations"
 		}
 		if rules, _ := spec[strings.TrimPrefix(rulesField, "spec.")].([]any); len(rules) > limits.rules {
@@ -119,6 +123,14 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			}
 		case vpol.IsException(apiVersion, kind):
 			if _, err := compileCELException(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case vap.IsPolicy(apiVersion, kind):
+			if _, err := compileVAP(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case vap.IsBinding(apiVersion, kind):
+			if _, err := compileBinding(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case kind == kyverno.KindClusterPolicy || kind == kyverno.KindPolicy:

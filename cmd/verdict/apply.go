@@ -96,7 +96,7 @@ that code when there were only warnings.`,
 	f.StringVarP(&opts.UserInfoFile, "userinfo", "u", "", "user info file: roles, cluster roles and subjects of the request")
 	f.StringSliceVarP(&opts.ExceptionPaths, "exception", "e", nil, "PolicyException files")
 	f.StringSliceVar(&opts.ExceptionPaths, "exceptions", nil, "alias of --exception")
-	f.StringSliceVar(&opts.ParamPaths, "parameter-resource", nil, "files of params resources for validate.cel rules")
+	f.StringSliceVar(&opts.ParamPaths, "parameter-resource", nil, "files of params resources for validate.cel rules and ValidatingAdmissionPolicyBindings")
 	f.StringVar(&opts.ContextFile, "context-file", "", "cli.kyverno.io Context file: resources and image data for the CEL libraries of ValidatingPolicies")
 	f.BoolVar(&opts.AuditWarn, "audit-warn", false, "report failures of Audit rules as warnings")
 	f.BoolVarP(&policyReport, "policy-report", "p", false, "print the results as policy reports")

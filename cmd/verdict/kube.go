@@ -22,6 +22,7 @@ type kubeFlags struct {
 
 	exceptionNamespace string
 	noExceptions       bool
+	noVAPs             bool
 
 	// The cluster data of context entries, CEL, mutate targets and
 	// generate clones (kubelookup).
@@ -34,12 +35,13 @@ type kubeFlags struct {
 // registerKubeFlags adds the Kubernetes source flags to fs.
 func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 	k := &kubeFlags{}
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster of this kubeconfig file, watched")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster of this kubeconfig file, watched (and its ValidatingAdmissionPolicies, for background reports)")
 	fs.StringVar(&k.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
-	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster the server runs in (its service account)")
+	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster the server runs in (its service account), and its ValidatingAdmissionPolicies, for background reports")
 	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read Policies and NamespacedValidatingPolicies of this namespace only (default: all)")
 	fs.StringVar(&k.exceptionNamespace, "exception-namespace", "", "with --kubeconfig or --in-cluster, apply the PolicyExceptions (kyverno.io and policies.kyverno.io) of this namespace only (default: all)")
 	fs.BoolVar(&k.noExceptions, "disable-policy-exceptions", false, "with --kubeconfig or --in-cluster, ignore the cluster's PolicyExceptions (kyverno.io and policies.kyverno.io)")
+	fs.BoolVar(&k.noVAPs, "disable-validating-admission-policies", false, "with --kubeconfig or --in-cluster, ignore the cluster's ValidatingAdmissionPolicies and bindings (otherwise background scans report on those labelled reports.kyverno.io/enabled=true, as Kyverno's --validatingAdmissionPolicyReports)")
 	fs.BoolVar(&k.noLookup, "disable-cluster-lookup", false, "with --kubeconfig or --in-cluster, do not read cluster data for policies (configMap and apiCall context entries, CEL namespaceObject and params, mutate targets, generate clones fail as without a cluster)")
 	fs.DurationVar(&k.lookupCacheTTL, "cluster-cache-ttl", kubelookup.DefaultCacheTTL, "how long a ConfigMap or Namespace read from the cluster is reused (ConfigMaps labelled cache.kyverno.io/enabled are watched instead)")
 	fs.DurationVar(&k.apiCallTimeout, "api-call-timeout", kubelookup.DefaultAPICallTimeout, "deadline of each apiCall context entry (urlPath and service)")
@@ -70,8 +72,8 @@ func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
 // when they ask for none.
 func (k *kubeFlags) source(log *slog.Logger) (server.PolicySource, error) {
 	if k == nil || (k.kubeconfig == "" && !k.inCluster) {
-		if k != nil && (k.kubeContext != "" || k.namespace != "" || k.exceptionNamespace != "" || k.noExceptions) {
-			return nil, fmt.Errorf("--context, --policy-namespace, --exception-namespace and --disable-policy-exceptions need --kubeconfig or --in-cluster")
+		if k != nil && (k.kubeContext != "" || k.namespace != "" || k.exceptionNamespace != "" || k.noExceptions || k.noVAPs) {
+			return nil, fmt.Errorf("--context, --policy-namespace, --exception-namespace, --disable-policy-exceptions and --disable-validating-admission-policies need --kubeconfig or --in-cluster")
 		}
 		return nil, nil
 	}
@@ -83,6 +85,7 @@ func (k *kubeFlags) source(log *slog.Logger) (server.PolicySource, error) {
 		Client:             dc,
 		Namespace:          k.namespace,
 		DisableExceptions:  k.noExceptions,
+		DisableVAPs:        k.noVAPs,
 		ExceptionNamespace: k.exceptionNamespace,
 		Logger:             log,
 	})

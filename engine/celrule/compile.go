@@ -101,29 +101,73 @@ func Compile(spec Spec, path string) (*Rule, error) {
 		errs = append(errs, perrs...)
 		r.Params = p
 	}
-	envs, err := newRuleEnvs(r.Params != nil)
-	if err != nil {
-		return nil, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err}
+	parts := ruleParts{message: spec.Message}
+	for _, v := range c.Variables {
+		parts.variables = append(parts.variables, namedExpr{v.Name, v.Expression})
 	}
-	r.varsType = envs.variables
-
-	// Variables first: each one extends the type of `variables`, so later
-	// expressions (later variables included) see the earlier ones' types.
+	for _, p := range spec.Preconditions {
+		parts.conditions = append(parts.conditions, namedExpr{p.Name, p.Expression})
+	}
+	for _, e := range c.Expressions {
+		parts.validations = append(parts.validations, Validation{Expression: e.Expression, Message: e.Message, MessageExpression: e.MessageExpression})
+	}
+	for _, a := range c.AuditAnnotations {
+		parts.annotations = append(parts.annotations, a.ValueExpression)
+	}
 	for i, v := range c.Variables {
 		if v.Name == "" {
 			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, fmt.Sprintf("%s.variables[%d].name", path, i), "a variable needs a name"))
 		}
-		cv := &variable{name: v.Name, compiled: compileExpr(envs.full, v.Expression)}
-		envs.variables.Fields[v.Name] = apiservercel.NewDeclField(v.Name, declTypeOf(cv.outType), true, nil, nil)
+	}
+	if err := r.compileParts(parts, r.Params != nil, true); err != nil {
+		return nil, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err}
+	}
+	if err := errs.Err(); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// namedExpr is a named expression: a variable or a match condition.
+type namedExpr struct{ name, expression string }
+
+// ruleParts are the expressions a Rule is compiled from, whatever their
+// source: validate.cel or a ValidatingAdmissionPolicy.
+type ruleParts struct {
+	conditions  []namedExpr
+	variables   []namedExpr
+	validations []Validation
+	annotations []string
+	// message is the message of the validations that have none.
+	message string
+}
+
+// compileParts compiles every expression into r, as Kubernetes'
+// composited compiler does: variables first, each extending the type of
+// `variables` (so later expressions, later variables included, see the
+// earlier ones' types), then the conditions, validations (bool),
+// messageExpressions (string, without authorizer) and audit annotations
+// (string or null). An expression that does not compile keeps its error
+// in r (compiled.err). authorizer declares authorizer for everything but
+// messageExpressions.
+func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
+	envs, err := newRuleEnvs(hasParams, authorizer)
+	if err != nil {
+		return err
+	}
+	r.varsType = envs.variables
+	for _, v := range parts.variables {
+		cv := &variable{name: v.name, compiled: compileExpr(envs.full, v.expression)}
+		envs.variables.Fields[v.name] = apiservercel.NewDeclField(v.name, declTypeOf(cv.outType), true, nil, nil)
 		r.variables = append(r.variables, cv)
 	}
-	for _, p := range spec.Preconditions {
-		r.preconditions = append(r.preconditions, &precondition{name: p.Name, compiled: compileExpr(envs.full, p.Expression, cel.BoolType)})
+	for _, p := range parts.conditions {
+		r.preconditions = append(r.preconditions, &precondition{name: p.name, compiled: compileExpr(envs.full, p.expression, cel.BoolType)})
 	}
-	for _, e := range c.Expressions {
+	for _, e := range parts.validations {
 		v := &validation{expression: e.Expression, message: e.Message, compiled: compileExpr(envs.full, e.Expression, cel.BoolType)}
 		if v.message == "" {
-			v.message = spec.Message
+			v.message = parts.message
 		}
 		if e.MessageExpression != "" {
 			m := compileExpr(envs.message, e.MessageExpression, cel.StringType)
@@ -137,14 +181,11 @@ func Compile(spec Spec, path string) (*Rule, error) {
 	if len(r.variables) == 0 {
 		r.noVariables = lazy.NewMapValue(r.varsType.CelType())
 	}
-	for _, a := range c.AuditAnnotations {
-		m := compileExpr(envs.full, a.ValueExpression, cel.StringType, cel.NullType)
+	for _, a := range parts.annotations {
+		m := compileExpr(envs.full, a, cel.StringType, cel.NullType)
 		r.annotations = append(r.annotations, &m)
 	}
-	if err := errs.Err(); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return nil
 }
 
 // check is Kyverno's validation of validate.cel (pkg/policy/validate):

@@ -36,6 +36,19 @@
 // Values are used as they are given: numbers of a resource decoded as
 // float64 (as Kyverno's CLI has them) are doubles in CEL, int64 are ints.
 //
+// # ValidatingAdmissionPolicies
+//
+// CompileAdmission (admission.go) compiles the expressions of a
+// Kubernetes ValidatingAdmissionPolicy (engine/vap) into the same Rule:
+// authorizer is not declared, params is when the policy has a paramKind,
+// and an expression that does not compile is a compile error with its
+// field path. Rule.Validate is Kubernetes' validator for one params
+// object with the policy's failure policy (Ignore: errors do not deny, a
+// match condition error does not match); its decisions tell errors from
+// denials, which Kyverno reports differently for these policies.
+// NewAdmissionInput gives them the namespaceObject Kyverno builds for
+// them.
+//
 // The package depends on cel-go and k8s.io/apiserver's CEL packages (which
 // bring klog and component-base's feature gates and metrics registry, read
 // only), engine, engine/kyverno and engine/match. It must not import

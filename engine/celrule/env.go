@@ -66,8 +66,9 @@ var admissionEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
 type envKey struct{ params, authorizer bool }
 
 // ruleEnvs are the environments of one rule: full for preconditions,
-// variables, validations and audit annotations (with authorizer), message
-// for messageExpressions (without it), as Kyverno compiles them. Both
+// variables, validations and audit annotations (with authorizer for
+// validate.cel, without for a ValidatingAdmissionPolicy), message for
+// messageExpressions (without it), as Kyverno compiles them. Both
 // declare `variables` with the rule's own type, whose fields are added as
 // the rule's variables compile.
 type ruleEnvs struct {
@@ -75,13 +76,13 @@ type ruleEnvs struct {
 	variables     *apiservercel.DeclType
 }
 
-func newRuleEnvs(hasParams bool) (*ruleEnvs, error) {
+func newRuleEnvs(hasParams, authorizer bool) (*ruleEnvs, error) {
 	envs, err := admissionEnvs()
 	if err != nil {
 		return nil, err
 	}
 	out := &ruleEnvs{variables: apiservercel.NewObjectType(variablesTypeName, map[string]*apiservercel.DeclField{})}
-	if out.full, err = withVariables(envs[envKey{hasParams, true}], out.variables); err != nil {
+	if out.full, err = withVariables(envs[envKey{hasParams, authorizer}], out.variables); err != nil {
 		return nil, err
 	}
 	if out.message, err = withVariables(envs[envKey{hasParams, false}], out.variables); err != nil {

@@ -61,35 +61,49 @@ func (r *Rule) Evaluate(ctx context.Context, in *Input, params []map[string]any)
 		params = []map[string]any{nil}
 	}
 	for _, p := range params {
-		decisions, matched := r.validate(ctx, in, p)
+		decisions, matched := r.Validate(ctx, in, p, false)
 		if !matched {
 			return Outcome{Status: Skip, Message: MessagePreconditionsNotMet}
 		}
 		for _, d := range decisions {
-			if d.deny {
-				return Outcome{Status: Fail, Message: d.message}
+			if d.Deny {
+				return Outcome{Status: Fail, Message: d.Message}
 			}
 		}
 	}
 	return Outcome{Status: Pass}
 }
 
-// decision is one of Kubernetes' PolicyDecisions, as far as Kyverno reads
-// them: with the Fail failure policy an error denies too.
-type decision struct {
-	deny    bool
-	message string
+// Decision is one of Kubernetes' PolicyDecisions, as far as Kyverno reads
+// them.
+type Decision struct {
+	// Deny is Kubernetes' ActionDeny: the validation is false, or it
+	// errored with the Fail failure policy.
+	Deny bool
+	// Error is Kubernetes' EvalError: the expression (or a phase, or the
+	// match conditions) errored; Deny says what the failure policy made
+	// of it.
+	Error   bool
+	Message string
 }
 
-// validate is Kubernetes' validator.Validate for one params object
-// (k8s.io/apiserver/pkg/admission/plugin/policy/validating). matched is
-// false when the celPreconditions do not hold.
-func (r *Rule) validate(ctx context.Context, in *Input, param map[string]any) ([]decision, bool) {
-	denyErr := func(err error) []decision { return []decision{{deny: true, message: err.Error()}} }
+// Validate is Kubernetes' validator.Validate for one params object (nil:
+// none; a list of params is {"items": [...]}), as Kyverno runs it
+// (k8s.io/apiserver/pkg/admission/plugin/policy/validating): the decision
+// of each validation, in order, or a single error decision when the match
+// conditions or a whole phase (a spent cost budget) errored. ignore is the
+// Ignore failure policy: errors then do not deny, and a match condition
+// that errors, with none false, makes the rule not match. matched is false
+// when the match conditions (celPreconditions) do not hold.
+func (r *Rule) Validate(ctx context.Context, in *Input, param map[string]any, ignore bool) (decisions []Decision, matched bool) {
+	denyErr := func(err error) []Decision { return []Decision{{Deny: !ignore, Error: true, Message: err.Error()}} }
 
 	if len(r.preconditions) > 0 {
 		matches, err := r.match(ctx, in, param)
 		if err != nil {
+			if ignore {
+				return nil, false
+			}
 			return denyErr(err), true
 		}
 		if !matches {
@@ -113,17 +127,17 @@ func (r *Rule) validate(ctx context.Context, in *Input, param map[string]any) ([
 	}
 	budgetErr := errors.Is(msgErr, errInternal) || errors.Is(msgErr, errOutOfBudget)
 
-	decisions := make([]decision, len(results))
+	decisions = make([]Decision, len(results))
 	for i, res := range results {
 		v := r.validations[i]
 		d := &decisions[i]
 		switch {
 		case res.err != nil:
-			d.deny, d.message = true, res.err.Error()
+			d.Deny, d.Error, d.Message = !ignore, true, res.err.Error()
 		case budgetErr:
-			d.deny, d.message = true, fmt.Sprintf("failed messageExpression: %s", msgErr)
+			d.Deny, d.Error, d.Message = !ignore, true, fmt.Sprintf("failed messageExpression: %s", msgErr)
 		case res.val != types.True:
-			d.deny = true
+			d.Deny = true
 			var message string
 			if i < len(messages) && messages[i].err == nil && messages[i].val != nil {
 				if s, ok := messages[i].val.Value().(string); ok {
@@ -139,7 +153,7 @@ func (r *Rule) validate(ctx context.Context, in *Input, param map[string]any) ([
 			if message == "" {
 				message = "failed expression: " + strings.TrimSpace(v.expression)
 			}
-			d.message = message
+			d.Message = message
 		}
 	}
 

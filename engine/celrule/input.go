@@ -46,6 +46,14 @@ type Input struct {
 // cluster-scoped requests). authz answers authorizer checks; nil makes
 // every check an error, as in Kyverno's CLI.
 func NewInput(req Request, object, oldObject, namespace map[string]any, authz authorizer.Authorizer) *Input {
+	in := newInput(req, object, oldObject, authz)
+	if ns := in.resource.namespace; ns != "" {
+		in.namespace = NamespaceObject(ns, namespace)
+	}
+	return in
+}
+
+func newInput(req Request, object, oldObject map[string]any, authz authorizer.Authorizer) *Input {
 	ns := req.Namespace
 	if req.Group == "" && req.Version == "v1" && req.Kind == "Namespace" {
 		ns = ""
@@ -69,9 +77,6 @@ func NewInput(req Request, object, oldObject, namespace map[string]any, authz au
 	}
 	if in.authz == nil {
 		in.authz = noAuthorizer{}
-	}
-	if ns != "" {
-		in.namespace = NamespaceObject(ns, namespace)
 	}
 	return in
 }

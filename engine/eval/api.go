@@ -8,6 +8,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -97,6 +98,12 @@ type Request struct {
 	// CELExceptions are the policies.kyverno.io PolicyExceptions in force
 	// (compiled with vpol.CompileException).
 	CELExceptions []*vpol.Exception
+
+	// VAPBindings are the ValidatingAdmissionPolicyBindings in force
+	// (compiled with vap.CompileBinding): a ValidatingAdmissionPolicy is
+	// evaluated once per binding that names it and matches, in this order
+	// (vap.go).
+	VAPBindings []*vap.Binding
 }
 
 // RuleKey names a rule of a policy.
@@ -246,6 +253,13 @@ type Options struct {
 	// ValidatingPolicies. Default: none (those calls are errors that name
 	// the missing source).
 	CELData kyvernocel.Sources
+
+	// KyvernoCLI evaluates as Kyverno's CLI does where it differs from
+	// Kyverno's controllers: ValidatingAdmissionPolicies with bindings
+	// are matched by their bindings only, get their params as the CLI
+	// does and a namespaceObject of name and labels (vap.Options.CLI).
+	// Default false: as Kyverno's background scans.
+	KyvernoCLI bool
 
 	// MaxSteps bounds the work of one Evaluate call, in steps (see
 	// engine.Budget): one per rule, foreach element, JMESPath query,

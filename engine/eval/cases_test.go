@@ -48,6 +48,9 @@ type testCase struct {
 	// The request and data of policies.kyverno.io kinds (see vpolCase in
 	// vpol_cases_test.go).
 	vpolCase
+	// KyvernoCLI evaluates as Kyverno's CLI (eval.Options.KyvernoCLI;
+	// ValidatingAdmissionPolicies, see vap_cases_test.go).
+	KyvernoCLI bool `json:"kyvernoCLI,omitempty"`
 }
 
 type caseRequest struct {
@@ -88,6 +91,9 @@ type mapLookup struct {
 	configMaps map[string]map[string]any
 	params     []map[string]any
 	cluster    []map[string]any // outputs_test.go
+	// cli serves the params of ValidatingAdmissionPolicyBindings as
+	// Kyverno's CLI finds them (vap_cases_test.go).
+	cli bool
 }
 
 func (m mapLookup) ConfigMap(_ context.Context, namespace, name string) (map[string]any, error) {
@@ -131,12 +137,16 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, er
 		return nil, nil, err
 	}
 	eng := eval.New(eval.Options{
-		Lookup:  mapLookup{configMaps: tc.ConfigMaps, params: tc.Params, cluster: tc.Cluster},
-		Now:     func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
-		CELData: tc.vpolCase.sources(),
+		Lookup:     mapLookup{configMaps: tc.ConfigMaps, params: tc.Params, cluster: tc.Cluster, cli: tc.KyvernoCLI},
+		Now:        func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) },
+		CELData:    tc.vpolCase.sources(),
+		KyvernoCLI: tc.KyvernoCLI,
 	})
 	req := &eval.Request{Object: tc.Resource, Exceptions: exceptions}
 	if err := tc.vpolCase.request(tc.Note, req); err != nil {
+		return nil, nil, err
+	}
+	if req.VAPBindings, err = caseBindings(tc); err != nil { // vap_cases_test.go
 		return nil, nil, err
 	}
 	if r := tc.Request; r != nil {

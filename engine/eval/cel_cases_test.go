@@ -38,6 +38,9 @@ func (m mapLookup) Namespace(context.Context, string) (map[string]any, error) {
 // Params serves the case's params: by kind, namespace (paramRef's or the
 // request's) and name or selector.
 func (m mapLookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any, error) {
+	if m.cli && q.Binding != "" {
+		return m.cliBindingParams(q), nil // vap_cases_test.go
+	}
 	ns := q.Namespace
 	if ns == "" {
 		ns = q.RequestNamespace

@@ -22,6 +22,16 @@
 // set when validationActions holds Deny, and a fail of a policy annotated
 // policies.kyverno.io/scored: "false" is a warn, as for the other kinds.
 //
+// Kubernetes ValidatingAdmissionPolicies (policy.Policy with VAP set) run
+// there too (vap.go), in background mode (or at admission when the host
+// sets Policy.Admission, as the CLI does), never Enforce: engine/vap
+// evaluates them once per binding of Request.VAPBindings, with the
+// bindings' params from Lookup.Params (ParamQuery.Binding set) and the
+// Namespace from Request.NamespaceObject or Lookup, as Kyverno's
+// background scans do, or as Kyverno's CLI does with
+// Options.KyvernoCLI; the result's rule is the policy's name, and its
+// binding the property "binding".
+//
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the
 // request's CEL view, built once per evaluation, and params from Lookup)

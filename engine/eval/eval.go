@@ -14,6 +14,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/variables"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -37,6 +38,8 @@ type Engine struct {
 	// celData and clock serve ValidatingPolicies (vpol.go).
 	celData kyvernocel.Sources
 	clock   func() time.Time
+	// kyvernoCLI is Options.KyvernoCLI (vap.go).
+	kyvernoCLI bool
 }
 
 // maxParsed bounds the cache of expressions parsed at evaluation.
@@ -53,6 +56,7 @@ func New(opts Options) *Engine {
 		e.images = noImageVerifier{}
 	}
 	e.celData, e.clock = opts.CELData, opts.Now
+	e.kyvernoCLI = opts.KyvernoCLI
 	e.maxSteps = opts.MaxSteps
 	if e.maxSteps == 0 {
 		e.maxSteps = DefaultMaxSteps
@@ -106,6 +110,10 @@ type evaluation struct {
 	// the object vpObject.
 	vpIn     *vpol.Input
 	vpObject map[string]any
+	// vapIn is the resource as ValidatingAdmissionPolicies see it
+	// (vapInput), for the object vapObject.
+	vapIn     *vap.Input
+	vapObject map[string]any
 	// free holds the root scopes of finished rules for the next ones
 	// (release): rules run one after another, so one or two are enough.
 	free []*scope

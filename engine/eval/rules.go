@@ -68,6 +68,9 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 	if p.Validating != nil {
 		return ev.validatingPolicy(p, out) // vpol.go
 	}
+	if p.VAP != nil {
+		return ev.admissionPolicy(p, out) // vap.go
+	}
 	applied := 0
 	for _, r := range p.Rules {
 		if ev.ctx.Err() != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -60,6 +61,16 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 				return nil, err
 			}
 			out = append(out, p)
+			continue
+		}
+		if vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind) {
+			p, err := caseVAP(tc, o) // vap_cases_test.go
+			if err != nil {
+				return nil, kyverno.NewDocumentError(tc.Note, i+1, o.Line, err)
+			}
+			if p != nil {
+				out = append(out, p)
+			}
 			continue
 		}
 		raw, err := json.Marshal(o.Value)

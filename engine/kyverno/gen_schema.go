@@ -17,6 +17,8 @@ import (
 	"reflect"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/engine/internal/crdschema"
 )
 
 // objectMeta is metav1.ObjectMeta. As in Kyverno's CLI, an unknown field
@@ -57,7 +59,7 @@ func main() {
 		kind := spec["names"].(map[string]any)["kind"].(string)
 		for _, v := range spec["versions"].([]any) {
 			vm := v.(map[string]any)
-			s := prune(vm["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any))
+			s := crdschema.Prune(vm["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any))
 			props := s["properties"].(map[string]any)
 			props["metadata"] = objectMeta
 			props["status"] = map[string]any{"preserve": true}
@@ -75,38 +77,6 @@ func main() {
 	if err := enc.Encode(out); err != nil {
 		fail(err)
 	}
-}
-
-func prune(s map[string]any) map[string]any {
-	out := map[string]any{}
-	if t, ok := s["type"]; ok {
-		out["type"] = t
-	}
-	if f, ok := s["format"]; ok && (f == "int32" || f == "int64") {
-		out["format"] = f
-	}
-	if s["x-kubernetes-preserve-unknown-fields"] == true {
-		out["preserve"] = true
-	}
-	if p, ok := s["properties"].(map[string]any); ok {
-		props := map[string]any{}
-		for k, v := range p {
-			props[k] = prune(v.(map[string]any))
-		}
-		out["properties"] = props
-	}
-	if it, ok := s["items"].(map[string]any); ok {
-		out["items"] = prune(it)
-	}
-	switch ap := s["additionalProperties"].(type) {
-	case map[string]any:
-		out["additionalProperties"] = prune(ap)
-	case bool:
-		if ap {
-			out["additionalProperties"] = map[string]any{"preserve": true}
-		}
-	}
-	return out
 }
 
 func fail(err error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/podsecurity"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/variables"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -75,13 +76,16 @@ type Policy struct {
 	// Validating is set for a ValidatingPolicy or NamespacedValidatingPolicy
 	// (CompileValidating, validating.go); Rules is then empty.
 	Validating *vpol.Policy
+	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (CompileVAP,
+	// admission.go); Rules is then empty.
+	VAP *vap.Policy
 }
 
 // Document returns the policy as written. Callers must not modify it.
 func (p *Policy) Document() *kyverno.Document { return p.doc }
 
-// Kind is ClusterPolicy, Policy, ValidatingPolicy or
-// NamespacedValidatingPolicy.
+// Kind is ClusterPolicy, Policy, ValidatingPolicy,
+// NamespacedValidatingPolicy or ValidatingAdmissionPolicy.
 func (p *Policy) Kind() string { return p.kind }
 
 // Name is metadata.name.

@@ -23,6 +23,9 @@
 // form: a *Policy without Rules whose Validating field evaluation runs,
 // with Background, Admission, Action, Scored, Category and Severity from
 // the policy, so that hosts hold and evaluate both generations alike.
+// CompileVAP (admission.go) does the same for a Kubernetes
+// ValidatingAdmissionPolicy compiled by engine/vap (field VAP), which
+// evaluation runs in background mode only unless the host sets Admission.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

@@ -159,7 +159,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 		user = u
 	}
-	pols, err := l.policies(opts.PolicyPaths)
+	docs, err := l.policies(opts.PolicyPaths)
+	if err != nil {
+		return nil, err
+	}
+	pols, bindings, err := splitBindings(docs) // vaps.go
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +172,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		now = opts.Now
 	}
 	res := &ApplyResult{AuditWarn: opts.AuditWarn, now: now()}
-	s := &suiteRun{vars: vars, user: user, entries: map[string]string{}, byName: map[string]*Policy{}}
+	s := &suiteRun{vars: vars, user: user, entries: map[string]string{}, byName: map[string]*Policy{}, vapBindings: bindings}
 	for _, p := range pols {
 		switch {
 		case p.Compiled != nil:
@@ -215,7 +219,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources()})
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 
 	if err := out.start(res); err != nil {
 		return nil, err
@@ -232,6 +236,10 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			// failures, --audit-warn or not.
 			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
+				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.VAP != nil {
+					res.Counts.addVAP(rr)
+					continue
+				}
 				res.Counts.add(rr, auditWarn)
 			}
 		}
@@ -370,6 +378,20 @@ func (c *Counts) add(rr eval.RuleResult, auditWarn bool) {
 		c.Error++
 	case eval.StatusSkip:
 		c.Skip++
+	}
+}
+
+// addVAP counts a result of a ValidatingAdmissionPolicy as Kyverno's CLI
+// does (addValidatingAdmissionResponse): pass, fail (an unscored one too)
+// and error; a skip is not counted.
+func (c *Counts) addVAP(rr eval.RuleResult) {
+	switch rr.Status {
+	case eval.StatusPass:
+		c.Pass++
+	case eval.StatusFail, eval.StatusWarn:
+		c.Fail++
+	case eval.StatusError:
+		c.Error++
 	}
 }
 

@@ -217,6 +217,11 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 		res.Message = msg
 	}
 	background, admission := p.Compiled.Background, p.Compiled.Admission
+	if p.Compiled.VAP != nil {
+		// Kyverno's report results of ValidatingAdmissionPolicies.
+		res.Source = "ValidatingAdmissionPolicy"
+		background = true
+	}
 	switch {
 	case background:
 		props["process"] = "background scan"

@@ -47,6 +47,17 @@
 // variant of the policy matched is excluded or not found as Kyverno's CLI
 // decides (Variant.DropsUnmatched).
 //
+// ValidatingAdmissionPolicies and their bindings load from the policy
+// files too (vaps.go) and run as Kyverno's CLI runs them
+// (eval.Options.KyvernoCLI): the bindings of every policy file of a test
+// or apply, params found among the paramResources as Kyverno's CLI finds
+// them (matchesSelector), namespaceObject of the values' name and labels.
+// Their expected rule is ignored, a resource no binding matches is
+// excluded, apply counts their pass, fail and error (not skip) and writes
+// them with source ValidatingAdmissionPolicy; a test with kyverno.io
+// PolicyExceptions and ValidatingAdmissionPolicies is an error, as in
+// Kyverno's CLI.
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.

@@ -53,11 +53,16 @@ func (l *lookup) Namespace(_ context.Context, name string) (map[string]any, erro
 	return nil, fmt.Errorf("namespace %s: no cluster in the CLI: %w", name, eval.ErrUndefined)
 }
 
-// Params implements eval.Lookup from the test's paramResources, as the
-// fake cluster of Kyverno's CLI answers them: it knows no params kind to
+// Params implements eval.Lookup from the test's paramResources. For a
+// ValidatingAdmissionPolicyBinding, as Kyverno's CLI finds them (vaps.go);
+// for a validate.cel rule, as the fake cluster of Kyverno's CLI answers
+// them: it knows no params kind to
 // be namespaced, so paramRef.namespace is an error, a name finds only an
 // object without namespace, and a selector selects in every namespace.
 func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any, error) {
+	if q.Binding != "" {
+		return l.bindingParams(q), nil // vaps.go
+	}
 	if q.Namespace != "" {
 		return nil, errors.New("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
 	}

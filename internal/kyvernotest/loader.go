@@ -13,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/internal/safefile"
 )
@@ -50,15 +51,17 @@ type Policy struct {
 	// the policy (it has mutate, validate or verifyImages rules): a
 	// response without rule results means the resource was excluded.
 	responds bool
-	// ruleless is true for the kinds without rules (ValidatingPolicy):
-	// kyverno test ignores the expected result's rule for them.
+	// ruleless is true for the kinds without rules (ValidatingPolicy,
+	// ValidatingAdmissionPolicy): kyverno test ignores the expected
+	// result's rule for them.
 	ruleless bool
+	// binding is set for a ValidatingAdmissionPolicyBinding (vaps.go).
+	binding *vap.Binding
 }
 
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
 // does not evaluate yet.
 var otherPolicyKinds = map[string]bool{
-	"ValidatingAdmissionPolicy":       true,
 	"MutatingAdmissionPolicy":         true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
@@ -186,8 +189,10 @@ func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
 	return out, nil
 }
 
-// policyOf decodes and compiles one document of a policy file. Documents
-// that are not policies (bindings, exceptions, anything else) give nil.
+// policyOf decodes and compiles one document of a policy file (a
+// ValidatingAdmissionPolicyBinding too, which callers separate with
+// splitBindings). Documents that are not policies (exceptions, anything
+// else) give nil.
 func policyOf(path string, o kyverno.Object) *Policy {
 	p := &Policy{Path: path, Line: o.Line, Raw: o.Value}
 	p.APIVersion, _ = o.Value["apiVersion"].(string)
@@ -200,6 +205,10 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	case group == "kyverno.io" && (p.Kind == "ClusterPolicy" || p.Kind == "Policy"):
 	case vpol.IsPolicy(p.APIVersion, p.Kind):
 		return validatingPolicyOf(p, o) // vpolicies.go
+	case vap.IsPolicy(p.APIVersion, p.Kind):
+		return admissionPolicyOf(p, o) // vaps.go
+	case vap.IsBinding(p.APIVersion, p.Kind):
+		return bindingOf(p, o) // vaps.go
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p

@@ -12,6 +12,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -266,6 +267,9 @@ type suiteRun struct {
 	namespaces    map[string]map[string]any
 	// targets are the test's targetResources (mutations.go).
 	targets []*Resource
+	// vapBindings are the ValidatingAdmissionPolicyBindings of its
+	// policy files (vaps.go).
+	vapBindings []*vap.Binding
 }
 
 // resourceRun is a resource with the responses of its evaluations, per
@@ -301,10 +305,15 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 		return out
 	}
 	s := &suiteRun{r: r, dir: dir}
-	pols, err := r.load.policies(fulls(t.Policies))
+	docs, err := r.load.policies(fulls(t.Policies))
 	if err != nil {
 		return s, err
 	}
+	pols, bindings, err := splitBindings(docs) // vaps.go
+	if err != nil {
+		return s, err
+	}
+	s.vapBindings = bindings
 	s.entries = map[string]string{}
 	s.byName = map[string]*Policy{}
 	s.apiMocks = len(t.APICallResponses) > 0
@@ -349,11 +358,14 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if s.exceptions, err = r.load.exceptions(fulls(t.Exceptions)); err != nil {
 		return s, err
 	}
+	if len(s.exceptions) > 0 && hasVAP(pols) {
+		return s, errVAPExceptions
+	}
 	cel, err := r.celPrepare(s, t, spec, full) // vpolicies.go
 	if err != nil {
 		return s, err
 	}
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources()})
+	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 	return s, nil
 }
 
@@ -447,6 +459,7 @@ func (s *suiteRun) request(res *Resource, policyName, op string) *eval.Request {
 		Exceptions:      s.exceptions,
 		CELExceptions:   s.celExceptions,
 		NamespaceObject: s.namespaces[res.Namespace],
+		VAPBindings:     s.vapBindings,
 	}
 	for rule, vals := range s.vars.ruleValues(policyName) {
 		s.cliContext(vals)

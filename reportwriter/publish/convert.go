@@ -69,6 +69,7 @@ type PolicyLister func(ctx context.Context, req *verdictv1.ListPoliciesRequest) 
 var reportKinds = map[string]bool{
 	reportwriter.KindClusterPolicy: true, reportwriter.KindPolicy: true,
 	reportwriter.KindValidatingPolicy: true, reportwriter.KindNamespacedValidatingPolicy: true,
+	reportwriter.KindValidatingAdmissionPolicy: true,
 }
 
 // PolicySet reads the policies in use from a decision server and returns

@@ -2,9 +2,12 @@
 // server: a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
 // the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
-// and PolicyExceptions of a cluster, read through client-go dynamic
-// informers, so `verdict serve --kubeconfig` (or --in-cluster) serves the
-// policies and exceptions Kyverno users apply with kubectl.
+// and PolicyExceptions, and the ValidatingAdmissionPolicies and
+// ValidatingAdmissionPolicyBindings (admissionregistration.k8s.io/v1) of a
+// cluster, read through client-go dynamic informers, so `verdict serve
+// --kubeconfig` (or --in-cluster) serves the policies and exceptions
+// Kyverno users apply with kubectl, and reports on the
+// ValidatingAdmissionPolicies as Kyverno's reports controller does.
 //
 // Read Source and Options first; NewClient builds the dynamic client from a
 // kubeconfig file or the pod's service account. Run lists every resource
@@ -18,10 +21,10 @@
 // annotations, spec); the fields the API server maintains are left out, so
 // a status update neither changes a policy's content hash nor makes the
 // server compile it again. The server's Store decodes (engine/kyverno,
-// engine/vpol) and compiles the documents and keeps the last good version
+// engine/vpol, engine/vap) and compiles the documents and keeps the last good version
 // of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno and vpol models (for kind names) and client-go. Only cmd/verdict
+// kyverno, vpol and vap models (for kind names) and client-go. Only cmd/verdict
 // imports it; the server package does not, so it builds without client-go.
 package kubesource

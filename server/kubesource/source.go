@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -38,6 +39,12 @@ var (
 	ValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "validatingpolicies"}
 	NamespacedValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedvalidatingpolicies"}
 	CELPolicyExceptions          = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "policyexceptions"}
+
+	// Kubernetes' ValidatingAdmissionPolicies and their bindings, which
+	// Kyverno's background scans report on (the API server enforces
+	// them).
+	ValidatingAdmissionPolicies       = schema.GroupVersionResource{Group: vap.Group, Version: "v1", Resource: "validatingadmissionpolicies"}
+	ValidatingAdmissionPolicyBindings = schema.GroupVersionResource{Group: vap.Group, Version: "v1", Resource: "validatingadmissionpolicybindings"}
 )
 
 // celVersions are the versions of the policies.kyverno.io resources the
@@ -68,6 +75,12 @@ type Options struct {
 	// namespace only (Kyverno's --exceptionNamespace). Default: every
 	// namespace.
 	ExceptionNamespace string
+	// DisableVAPs ignores the cluster's ValidatingAdmissionPolicies and
+	// ValidatingAdmissionPolicyBindings (Kyverno's
+	// --validatingAdmissionPolicyReports=false). Default: they are read
+	// (at v1, when the cluster serves it), so that background scans report
+	// on the policies labelled reports.kyverno.io/enabled: "true".
+	DisableVAPs bool
 	// Debounce is how long the source waits after a change for more
 	// changes before it reports one snapshot for all of them (a kubectl
 	// apply of a folder of policies). Default 200ms.
@@ -87,9 +100,11 @@ func (o Options) withDefaults() Options {
 }
 
 // Source is a server.PolicySource that holds the kyverno.io/v1
-// ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
-// the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
-// and PolicyExceptions of a cluster, through informers.
+// ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, the
+// policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
+// and PolicyExceptions, and the admissionregistration.k8s.io/v1
+// ValidatingAdmissionPolicies and their bindings of a cluster, through
+// informers.
 type Source struct {
 	opts Options
 }
@@ -128,6 +143,12 @@ func (s *Source) resources() []watched {
 		watched{gvr: ValidatingPolicies, kind: vpol.KindValidatingPolicy, optional: true, versions: celVersions},
 		watched{gvr: NamespacedValidatingPolicies, kind: vpol.KindNamespacedValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 	)
+	if !s.opts.DisableVAPs {
+		out = append(out,
+			watched{gvr: ValidatingAdmissionPolicies, kind: vap.KindPolicy, optional: true},
+			watched{gvr: ValidatingAdmissionPolicyBindings, kind: vap.KindBinding, optional: true},
+		)
+	}
 	if !s.opts.DisableExceptions {
 		out = append(out,
 			watched{gvr: PolicyExceptions, kind: kyverno.KindPolicyException, namespace: s.opts.ExceptionNamespace, optional: true},
@@ -163,8 +184,9 @@ func (s *Source) served(ctx context.Context, w watched) (watched, error) {
 // Run implements server.PolicySource. It first lists every resource once,
 // and fails when the cluster does not serve ClusterPolicies or Policies
 // (Kyverno's CRDs are not installed) or refuses to list a resource (RBAC);
-// PolicyExceptions and the policies.kyverno.io kinds that are not served
-// are left out, with a warning (a cluster with Kyverno's CRDs before 1.14
+// PolicyExceptions, the policies.kyverno.io kinds and
+// ValidatingAdmissionPolicies that are not served are left out, with a
+// warning (a cluster with Kyverno's CRDs before 1.14
 // has none of the latter). Then
 // it starts the informers, reports the first snapshot once all are
 // synced, and a new snapshot after every change (create, update, delete),

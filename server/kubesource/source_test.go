@@ -32,6 +32,9 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 		kubesource.ClusterPolicies:  "ClusterPolicyList",
 		kubesource.Policies:         "PolicyList",
 		kubesource.PolicyExceptions: "PolicyExceptionList",
+
+		kubesource.ValidatingAdmissionPolicies:       "ValidatingAdmissionPolicyList",
+		kubesource.ValidatingAdmissionPolicyBindings: "ValidatingAdmissionPolicyBindingList",
 	}
 	for _, v := range []string{"v1", "v1beta1", "v1alpha1"} {
 		for gvr, list := range map[schema.GroupVersionResource]string{

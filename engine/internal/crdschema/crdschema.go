@@ -1,0 +1,69 @@
+// Package crdschema turns OpenAPI v3 schemas into the schema format of
+// engine/kyverno's strict decoder (kyverno.ParseSchemas, CheckSchema):
+// only the structure (types, integer formats, properties, items,
+// additionalProperties, x-kubernetes-preserve-unknown-fields) is kept.
+//
+// The schema generators of the engine (engine/kyverno/gen_schema.go,
+// engine/vpol/gen_schema.go, engine/vap/gen_schema.go; `go run` programs,
+// not built with the engine) share it. It imports nothing of this module.
+package crdschema
+
+// ObjectMeta is the schema of metav1.ObjectMeta, in the pruned format. As
+// in Kyverno's CLI, an unknown field there is an error too.
+var ObjectMeta = map[string]any{
+	"type": "object",
+	"properties": map[string]any{
+		"name":                       map[string]any{"type": "string"},
+		"generateName":               map[string]any{"type": "string"},
+		"namespace":                  map[string]any{"type": "string"},
+		"selfLink":                   map[string]any{"type": "string"},
+		"uid":                        map[string]any{"type": "string"},
+		"resourceVersion":            map[string]any{"type": "string"},
+		"generation":                 map[string]any{"type": "integer", "format": "int64"},
+		"creationTimestamp":          map[string]any{"type": "string"},
+		"deletionTimestamp":          map[string]any{"type": "string"},
+		"deletionGracePeriodSeconds": map[string]any{"type": "integer", "format": "int64"},
+		"labels":                     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+		"annotations":                map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+		"ownerReferences":            map[string]any{"type": "array", "items": map[string]any{"preserve": true}},
+		"finalizers":                 map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+		"managedFields":              map[string]any{"type": "array", "items": map[string]any{"preserve": true}},
+	},
+}
+
+// Prune returns the structure of an OpenAPI v3 schema: its type, an
+// int32 or int64 format, properties, items, additionalProperties (true is
+// a value of any kind) and x-kubernetes-preserve-unknown-fields (as
+// "preserve"), recursively. Everything else (descriptions, enums,
+// validations) is dropped.
+func Prune(s map[string]any) map[string]any {
+	out := map[string]any{}
+	if t, ok := s["type"]; ok {
+		out["type"] = t
+	}
+	if f, ok := s["format"]; ok && (f == "int32" || f == "int64") {
+		out["format"] = f
+	}
+	if s["x-kubernetes-preserve-unknown-fields"] == true {
+		out["preserve"] = true
+	}
+	if p, ok := s["properties"].(map[string]any); ok {
+		props := map[string]any{}
+		for k, v := range p {
+			props[k] = Prune(v.(map[string]any))
+		}
+		out["properties"] = props
+	}
+	if it, ok := s["items"].(map[string]any); ok {
+		out["items"] = Prune(it)
+	}
+	switch ap := s["additionalProperties"].(type) {
+	case map[string]any:
+		out["additionalProperties"] = Prune(ap)
+	case bool:
+		if ap {
+			out["additionalProperties"] = map[string]any{"preserve": true}
+		}
+	}
+	return out
+}
