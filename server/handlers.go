@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -50,11 +52,11 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	policies, set, err := s.policiesFor(ctx, req)
+	policies, exceptions, celExceptions, err := s.policiesFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	er.Exceptions, er.CELExceptions = set.exceptions, set.celExceptions
+	er.Exceptions, er.CELExceptions = exceptions, celExceptions
 	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
@@ -84,22 +86,32 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	return resp, nil
 }
 
-// policiesFor returns the policies a request evaluates and the policy
-// set whose PolicyExceptions (of both groups) are in force (the server's,
-// for inline policies too).
-func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, *policySet, error) {
+// policiesFor returns the policies a request evaluates and the
+// PolicyExceptions (of both groups) in force: the server's, and for
+// inline policies those sent with them too.
+func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, []*policy.Exception, []*vpol.Exception, error) {
 	set := s.store.current()
 	if in := req.GetInlinePolicies(); in != nil {
-		ps, err := s.store.inline(ctx, in.GetDocuments())
-		return ps, set, err
+		got, err := s.store.inline(ctx, in.GetDocuments())
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		exceptions, celExceptions := set.exceptions, set.celExceptions
+		if len(got.exceptions) > 0 {
+			exceptions = slices.Concat(exceptions, got.exceptions)
+		}
+		if len(got.celExceptions) > 0 {
+			celExceptions = slices.Concat(celExceptions, got.celExceptions)
+		}
+		return got.policies, exceptions, celExceptions, nil
 	}
 	select {
 	case <-s.store.Ready():
 	default:
-		return nil, nil, errNotReady
+		return nil, nil, nil, errNotReady
 	}
 	ps, err := set.selectPolicies(req.GetPolicySelector())
-	return ps, set, err
+	return ps, set.exceptions, set.celExceptions, err
 }
 
 // EvaluateStream implements verdictv1.DecisionServiceServer: it answers

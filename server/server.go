@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -110,8 +111,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store = newStore(opts.Sources,
-		newCompileCache(opts.CacheSize, 0, m),
-		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, m),
+		newCompileCache(opts.CacheSize, 0, nil, m),
+		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, newSharedMemory(policy.Shared), m),
 		requestLimits{bytes: opts.MaxRequestPolicyBytes, rules: opts.MaxRequestPolicyRules},
 		opts.Logger, m)
 	s.pub = newPublisher(opts.ResultSink, opts.ResultBuffer, m, opts.Logger)

@@ -276,3 +276,17 @@ func nowMacro(eh cel.MacroExprFactory, target celast.Expr, _ []celast.Expr) (cel
 	}
 	return eh.NewIdent(varNow), nil
 }
+
+// SharedEnvs returns the environments kept for the whole process (one per
+// namespace of the policies compiled so far, at most maxSharedEnvs).
+// Compiled policies reference them without owning them: a host that
+// measures the memory of compiled policies leaves them out.
+func SharedEnvs() []*cel.Env {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	out := make([]*cel.Env, 0, len(sharedEnvs))
+	for _, e := range sharedEnvs {
+		out = append(out, e)
+	}
+	return out
+}
