@@ -51,7 +51,11 @@
 // another call's compilation stops at its deadline; the labels of
 // verdict_policy_results_total that come from requests (resource kind and
 // namespace, inline policy and rule names) make at most MetricsMaxSeries
-// series, the rest counted under OverflowLabel (metrics.go).
+// series, the rest counted under OverflowLabel (metrics.go); the calls
+// of one evaluation to the CEL libraries' data sources are at most
+// MaxCELDataCalls, and http.* is refused to inline and namespaced
+// policies unless CELHTTPInlinePolicies / CELHTTPNamespacedPolicies
+// (celguard.go).
 //
 // The decision follows Kyverno's webhook: a failed rule whose action is
 // Enforce denies the request with Kyverno's "resource ... was blocked due

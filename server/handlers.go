@@ -52,6 +52,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
+	ctx = withEvalState(ctx, req.GetInlinePolicies() != nil)
 	policies, exceptions, celExceptions, err := s.policiesFor(ctx, req)
 	if err != nil {
 		return nil, err

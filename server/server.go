@@ -82,6 +82,7 @@ func New(opts Options) (*Server, error) {
 		names[src.Name()] = true
 	}
 	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier, MaxSteps: opts.MaxEvaluationSteps, CELData: opts.CELData}
+	guard := celGuard{maxCalls: opts.MaxCELDataCalls, httpInline: opts.CELHTTPInlinePolicies, httpNsPol: opts.CELHTTPNamespacedPolicies}
 	var sl *slots
 	if opts.MaxEvaluations > 0 {
 		if sl, err = newSlots(opts.MaxEvaluations, opts.Registry); err != nil {
@@ -95,6 +96,8 @@ func New(opts Options) (*Server, error) {
 		}
 		engineOpts.CELData = slotCELData(opts.CELData)
 	}
+	// The guards refuse before a call waits (and gives up its slot).
+	engineOpts.CELData = guard.sources(engineOpts.CELData)
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,

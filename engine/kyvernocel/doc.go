@@ -18,7 +18,10 @@
 // GlobalContext), with the evaluation's context.Context: a compiled policy
 // is shared by evaluations with different hosts, and the engine does no
 // I/O of its own. time.now() reads the Activation's clock (a macro
-// rewrites it), not the process's.
+// rewrites it), not the process's. The calls of a policy's expressions
+// carry the policy in their context (Activation.SetPolicy,
+// CallingPolicy), so that a host can answer by policy (the decision
+// server refuses http.* in namespaced policies, as Kyverno does).
 //
 // # Limits
 //

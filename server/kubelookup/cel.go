@@ -18,9 +18,8 @@ import (
 // cluster answers, for ValidatingPolicies: resource.Get and resource.List
 // through the dynamic client (a list holds at most MaxListObjects
 // objects, as for context entries). resource.Post is refused: the decision
-// server never writes to a cluster. http, image.GetMetadata and
-// globalContext have no source yet: their calls fail with
-// kyvernocel.ErrNoDataSource.
+// server never writes to a cluster. http and image.GetMetadata are
+// server/celdata's.
 func (l *Lookup) CELSources() kyvernocel.Sources {
 	return kyvernocel.Sources{Resources: celResources{l}}
 }

@@ -21,8 +21,9 @@
 //   - CELSources (cel.go, server.Options.CELData): resource.Get and
 //     resource.List of ValidatingPolicies through the dynamic client by
 //     group, version and resource (lists bounded by MaxListObjects);
-//     resource.Post is refused (the server never writes to a cluster);
-//     http, image.GetMetadata and globalContext have no source yet.
+//     resource.Post is refused (the server never writes to a cluster).
+//     http and image.GetMetadata are answered by server/celdata, which
+//     needs no cluster.
 //
 // Data that does not exist is an error wrapping eval.ErrNotFound (and
 // kyvernocel.ErrNotFound for the CEL sources). This package imports the
