@@ -2,6 +2,7 @@ package server
 
 import (
 	"io"
+	"log"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -9,6 +10,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+	"github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -150,6 +155,62 @@ func TestValidatingPolicyHTTP(t *testing.T) {
 				t.Fatalf("Evaluate: %v", err)
 			}
 			if diff := cmp.Diff(tt.want, dataOutcomes(got, refusedNamespaced, refusedInline, overLimit, timedOut)); diff != "" {
+				t.Errorf("Evaluate(%s) (-want +got):\n%s\nresults: %v", tt.name, diff, got.GetResults())
+			}
+		})
+	}
+}
+
+// TestValidatingPolicyImageData: image.GetMetadata of a ValidatingPolicy
+// reads the image's registry through Options.CELData (celdata.Images, on
+// an in-process registry), and counts against MaxCELDataCalls.
+func TestValidatingPolicyImageData(t *testing.T) {
+	reg := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(reg.Close)
+	host := strings.TrimPrefix(reg.URL, "http://")
+	img, err := random.Image(256, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := name.ParseReference(host + "/team/app:v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(ref, img); err != nil {
+		t.Fatalf("push %s: %v", ref, err)
+	}
+	images, err := celdata.NewImages(celdata.ImageOptions{Block: []string{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const overLimit = "the server allows 1 (--max-cel-data-calls)"
+	tagged := "image.GetMetadata(object.spec.containers[0].image).tag == 'v1'"
+	tests := []struct {
+		name  string
+		opts  Options
+		image string
+		expr  string
+		want  []dataOutcome
+	}{
+		{"the tag of the image", Options{}, host + "/team/app:v1", tagged, []dataOutcome{{"image-data", verdictv1.Result_RESULT_PASS, ""}}},
+		{"an image the registry does not have", Options{}, host + "/team/missing:v1", tagged, []dataOutcome{{"image-data", verdictv1.Result_RESULT_ERROR, ""}}},
+		{"one call, at the limit", Options{MaxCELDataCalls: 1}, host + "/team/app:v1", tagged, []dataOutcome{{"image-data", verdictv1.Result_RESULT_PASS, ""}}},
+		{"two calls, over the limit", Options{MaxCELDataCalls: 1}, host + "/team/app:v1",
+			tagged + " && image.GetMetadata(object.spec.containers[0].image).digest != ''",
+			[]dataOutcome{{"image-data", verdictv1.Result_RESULT_ERROR, overLimit}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			opts := tt.opts
+			opts.CELData = kyvernocel.Sources{ImageData: images}
+			_, src := policyFolder(t, map[string]string{"p.yaml": httpPolicy("ValidatingPolicy", "image-data", tt.expr)})
+			opts.Sources = []PolicySource{src}
+			ts := startServer(t, opts)
+			got, err := ts.client(t).Evaluate(t.Context(), &verdictv1.EvaluateRequest{Object: pod(t, "p", "default", tt.image, nil)})
+			if err != nil {
+				t.Fatalf("Evaluate: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, dataOutcomes(got, overLimit)); diff != "" {
 				t.Errorf("Evaluate(%s) (-want +got):\n%s\nresults: %v", tt.name, diff, got.GetResults())
 			}
 		})

@@ -285,7 +285,7 @@ func TestServeLimitFlags(t *testing.T) {
 	}
 }
 
-// TestServeCELHTTPFlags: --cel-http-allow and --cel-http-block reach the
+// TestServeCELHTTPFlags: --cel-http-allow and --cel-data-block reach the
 // HTTP source of the server's CEL data (a bad entry is an error naming
 // the flags), and without --cel-http-allow every call is refused.
 func TestServeCELHTTPFlags(t *testing.T) {
@@ -297,7 +297,7 @@ func TestServeCELHTTPFlags(t *testing.T) {
 		{"defaults", nil, false},
 		{"allowed prefixes", []string{"--cel-http-allow=https://api.example.com,https://hooks.example.com/v1/"}, false},
 		{"an allowed prefix without a scheme", []string{"--cel-http-allow=api.example.com"}, true},
-		{"a blocked range that does not parse", []string{"--cel-http-block=10.0.0.0/40"}, true},
+		{"a blocked range that does not parse", []string{"--cel-data-block=10.0.0.0/40"}, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -312,7 +312,7 @@ func TestServeCELHTTPFlags(t *testing.T) {
 				t.Fatalf("options(%q) error = %v, want error %v", tt.give, err, tt.wantErr)
 			}
 			if err != nil {
-				if !strings.Contains(err.Error(), "--cel-http-allow") {
+				if !strings.Contains(err.Error(), "--cel-data-block") {
 					t.Errorf("options(%q) error = %v, want it to name the flags", tt.give, err)
 				}
 				return

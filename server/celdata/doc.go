@@ -23,6 +23,16 @@
 // request (calls per evaluation, no calls from inline or namespaced
 // policies unless allowed): see server.Options.
 //
+// # Images
+//
+// Images reads an image's registry with Kyverno's image data loader
+// (github.com/kyverno/sdk/extensions/imagedataloader), through a transport
+// that dials none of the blocked addresses (an image reference, and so the
+// registry contacted, is chosen by whoever writes the object) and fails a
+// response larger than ImageOptions.MaxResponseBytes; the requests of one
+// image are bounded by ImageOptions.Timeout, and the data is kept
+// CacheTTL in an LRU of CacheSize images (one read for concurrent calls).
+//
 // This package imports the engine's kyvernocel API, net/http and
 // go-containerregistry; it does not import server, and only cmd/verdict
 // imports it.
