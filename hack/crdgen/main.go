@@ -1,6 +1,7 @@
 // Command crdgen writes the CustomResourceDefinitions Verdict reads and
 // writes into deploy/crds, from Kyverno's published CRD files (kyverno.io
-// ClusterPolicy, Policy and PolicyException; wgpolicyk8s.io PolicyReport
+// ClusterPolicy, Policy, PolicyException and GlobalContextEntry;
+// wgpolicyk8s.io PolicyReport
 // and ClusterPolicyReport; from the policies.kyverno.io folder,
 // ValidatingPolicy, NamespacedValidatingPolicy and PolicyException), so
 // that the manifests have one source.
@@ -42,6 +43,7 @@ var sources = []struct {
 	{"kyverno.io_clusterpolicies.yaml", "kyverno.io_clusterpolicies.yaml", false},
 	{"kyverno.io_policies.yaml", "kyverno.io_policies.yaml", false},
 	{"kyverno.io_policyexceptions.yaml", "kyverno.io_policyexceptions.yaml", false},
+	{"kyverno.io_globalcontextentries.yaml", "kyverno.io_globalcontextentries.yaml", false},
 	{"policies.kyverno.io_validatingpolicies.yaml", "policies.kyverno.io_validatingpolicies.yaml", true},
 	{"policies.kyverno.io_namespacedvalidatingpolicies.yaml", "policies.kyverno.io_namespacedvalidatingpolicies.yaml", true},
 	{"policies.kyverno.io_policyexceptions.yaml", "policies.kyverno.io_policyexceptions.yaml", true},
