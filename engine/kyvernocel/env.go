@@ -109,7 +109,7 @@ func NewEnv(namespace string) (*Env, error) {
 // maxSharedEnvs bounds the environments kept by namespace (one per
 // namespace of a NamespacedValidatingPolicy, and one for cluster-scoped
 // policies); past it, environments are built for each policy.
-const maxSharedEnvs = 1024
+const maxSharedEnvs = 64
 
 var (
 	sharedMu   sync.Mutex
