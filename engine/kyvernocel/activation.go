@@ -27,8 +27,7 @@ type Activation struct {
 	libs       *Libraries
 	// policy is the policy evaluated (SetPolicy); own are the library
 	// values whose calls carry it in their context, made on first use.
-	policy PolicyRef
-	named  bool
+	policy *PolicyRef
 	own    *contexts
 }
 
@@ -78,20 +77,21 @@ func CallingPolicy(ctx context.Context) (PolicyRef, bool) {
 }
 
 // SetPolicy names the policy evaluated with a: the calls its expressions
-// make to the data sources carry it in their context (CallingPolicy).
-func (a *Activation) SetPolicy(p PolicyRef) {
-	a.policy, a.named, a.own = p, true, nil
+// make to the data sources carry it in their context (CallingPolicy). p
+// must not change afterwards (a compiled policy holds its own).
+func (a *Activation) SetPolicy(p *PolicyRef) {
+	a.policy, a.own = p, nil
 }
 
 // contexts returns the library values of a: those of its Libraries, or
 // for a named policy, values whose calls carry it (made once, on the
 // first library the expressions read).
 func (a *Activation) contexts() *contexts {
-	if !a.named {
+	if a.policy == nil {
 		return a.libs.c
 	}
 	if a.own == nil {
-		a.own = newContexts(context.WithValue(a.libs.ctx, policyKey{}, a.policy), a.libs.sources)
+		a.own = newContexts(context.WithValue(a.libs.ctx, policyKey{}, *a.policy), a.libs.sources)
 	}
 	return a.own
 }

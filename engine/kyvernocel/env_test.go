@@ -204,7 +204,7 @@ func TestCallingPolicy(t *testing.T) {
 	for _, tt := range tests {
 		act := libs.NewActivation(time.Now())
 		if tt.give != nil {
-			act.SetPolicy(*tt.give)
+			act.SetPolicy(tt.give)
 		}
 		out, _, err := prog.ContextEval(t.Context(), act)
 		if err != nil {
