@@ -67,7 +67,7 @@ func kindCounts(objs []*unstructured.Unstructured) map[string]int {
 // TestRenderKinds checks what each kustomization installs.
 func TestRenderKinds(t *testing.T) {
 	common := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 8, "ServiceAccount": 4,
+		"Namespace": 1, "CustomResourceDefinition": 9, "ServiceAccount": 4,
 		"ClusterRole": 8, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 1,
 		"Deployment": 2, "StatefulSet": 1, "Service": 3, "CronJob": 1, "NetworkPolicy": 4,
 		"ValidatingWebhookConfiguration": 2, "MutatingWebhookConfiguration": 1,
@@ -218,7 +218,7 @@ func TestCRDs(t *testing.T) {
 		}
 	}
 	want := []string{
-		"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io",
+		"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "globalcontextentries.kyverno.io",
 		"namespacedvalidatingpolicies.policies.kyverno.io", "policies.kyverno.io",
 		"policyexceptions.kyverno.io", "policyexceptions.policies.kyverno.io",
 		"policyreports.wgpolicyk8s.io", "validatingpolicies.policies.kyverno.io",
