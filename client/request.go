@@ -146,6 +146,20 @@ func InlinePolicies(documents ...[]byte) RequestOption {
 	}
 }
 
+// Resource sets the group, version and plural name of the request's
+// resource (AdmissionRequest.resource), which the resourceRules of
+// ValidatingPolicies match; without it the server guesses the plural from
+// the kind.
+func Resource(group, version, resource string) RequestOption {
+	return func(r *verdictv1.EvaluateRequest) error {
+		if version == "" || resource == "" {
+			return fmt.Errorf("Resource(%q, %q, %q): version and resource are required", group, version, resource)
+		}
+		r.Resource = &verdictv1.GroupVersionResource{Group: group, Version: version, Resource: resource}
+		return nil
+	}
+}
+
 // Variable sets a variable of the evaluation scope (a dotted name such as
 // "request.operation", or the name of a context entry, which is then not
 // loaded) to value, encoded as JSON.

@@ -44,7 +44,7 @@ const Image = "ghcr.io/verdict-policy/verdict:v0.1.0"
 
 // CRDNames are the CustomResourceDefinitions an install brings.
 var CRDNames = []string{
-	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io",
+	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io", "globalcontextentries.kyverno.io",
 	"namespacedvalidatingpolicies.policies.kyverno.io", "policies.kyverno.io",
 	"policyexceptions.kyverno.io", "policyexceptions.policies.kyverno.io",
 	"policyreports.wgpolicyk8s.io", "reports.openreports.io", "validatingpolicies.policies.kyverno.io",

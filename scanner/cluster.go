@@ -155,15 +155,18 @@ func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error 
 	if err != nil {
 		return err
 	}
+	var gvr schema.GroupVersionResource // of the resources listed
 	visit := func(u *unstructured.Unstructured) error {
 		r := resourceOf(u.Object)
 		if !shard.Owns(r.Namespace) {
 			return nil
 		}
 		r.NamespaceLabels = nsLabels[r.Namespace]
+		r.GVR = gvr
 		return v.Visit(r)
 	}
 	for _, ar := range res {
+		gvr = ar.gvr
 		rc := s.c.opts.Client.Resource(ar.gvr)
 		v.Kind(ar.kind)
 		switch {

@@ -37,7 +37,10 @@
 // (their autogen variants included) and ValidatingAdmissionPolicies (a
 // resource selector is matched by plural resource name). The scanner
 // supplies what a stored resource gives: the object, its namespace and
-// that namespace's labels.
+// that namespace's labels, and for a resource listed from a cluster the
+// API resource it was listed from (Resource.GVR: the resourceRules of
+// ValidatingPolicies match the plural the cluster serves; for files the
+// server guesses it from the kind).
 //
 // This package uses the client (never the server package), the engine
 // (to read policies) and client-go; it must not import server,

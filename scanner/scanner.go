@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -40,6 +41,11 @@ type Resource struct {
 	// NamespaceLabels are the labels of the resource's namespace, for
 	// namespaceSelector.
 	NamespaceLabels map[string]string
+	// GVR is the API resource the resource was listed from (empty for
+	// files): requests carry it, so that the server matches the
+	// resourceRules of ValidatingPolicies against the plural the cluster
+	// serves instead of one guessed from the kind.
+	GVR schema.GroupVersionResource
 	// JSON is Object encoded, when the source has it (a FileSource
 	// encodes each resource once, not once per scan). Optional.
 	JSON []byte
@@ -470,7 +476,11 @@ func replayRequest(r *Resource, policies []*PolicyRef) (*verdictv1.EvaluateReque
 	for i, p := range policies {
 		names[i] = p.Key()
 	}
-	req, err := client.NewRequest(r.body(), client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...))
+	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...)}
+	if r.GVR.Resource != "" {
+		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
+	}
+	req, err := client.NewRequest(r.body(), opts...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", describeResource(r), err)
 	}
@@ -489,6 +499,9 @@ func (run *scanRun) request(r *Resource) (*verdictv1.EvaluateRequest, error) {
 	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels)}
 	if len(run.so.Policies) > 0 {
 		opts = append(opts, client.Policies(run.so.Policies...))
+	}
+	if r.GVR.Resource != "" {
+		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
 	}
 	req, err := client.NewRequest(r.body(), opts...)
 	if err != nil {

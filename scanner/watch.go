@@ -340,12 +340,14 @@ func (w *watcher) object(obj any) (*Resource, bool) {
 	return resourceOf(u.Object), true
 }
 
-func (w *watcher) handlers() cache.ResourceEventHandler {
+// handlers are the event handlers of the informer of gvr.
+func (w *watcher) handlers(gvr schema.GroupVersionResource) cache.ResourceEventHandler {
 	changed := func(typ string, obj any) {
 		r, ok := w.object(obj)
 		if !ok {
 			return
 		}
+		r.GVR = gvr
 		r.hash = contentHash(r.Object)
 		w.enqueue(typ, &change{r: r, since: time.Now()})
 	}
@@ -477,7 +479,7 @@ func (w *watcher) follow(ctx context.Context, set *PolicySet) error {
 				return fmt.Errorf("watch %s: %w", gvr, err)
 			}
 		}
-		if _, err := inf.AddEventHandler(w.handlers()); err != nil {
+		if _, err := inf.AddEventHandler(w.handlers(gvr)); err != nil {
 			return fmt.Errorf("watch %s: %w", gvr, err)
 		}
 		ictx, cancel := context.WithCancel(ctx)
@@ -682,6 +684,7 @@ func (s *cacheSource) List(_ context.Context, _ Shard, v Visitor) error {
 		for _, r := range rs {
 			r.hash = contentHash(r.Object)
 			r.NamespaceLabels = w.namespaceLabels(r.Namespace)
+			r.GVR = k.res.gvr
 			if err := v.Visit(r); err != nil {
 				return err
 			}

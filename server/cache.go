@@ -9,6 +9,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // cacheKey names one version of a policy document: its identity
@@ -21,17 +22,21 @@ type cacheKey struct {
 
 func (k cacheKey) String() string { return k.identity + "@" + k.hash }
 
-// compiled is a cached compilation: the policies of a document, or why it
-// did not compile. Errors are cached too, so a bad inline policy sent again
-// and again is not compiled again and again.
+// compiled is a cached compilation: the policies of a document (and the
+// PolicyExceptions of an inline document), or why it did not compile.
+// Errors are cached too, so a bad inline policy sent again and again is
+// not compiled again and again.
 type compiled struct {
-	policies []*policy.Policy
-	err      error
+	policies      []*policy.Policy
+	exceptions    []*policy.Exception
+	celExceptions []*vpol.Exception
+	err           error
 	// rules is the number of rules of the document as written (before
 	// autogen).
 	rules int
-	// bytes is the memory the compilation holds (memSize), measured only
-	// by a cache with a byte budget.
+	// bytes is the memory the compilation holds (memSize, without the
+	// memory it shares with the process: sharedMemory), measured only by a
+	// cache with a byte budget.
 	bytes int64
 }
 
@@ -46,6 +51,9 @@ type compileCache struct {
 	lru     *lru.Cache[cacheKey, *compiled]
 	metrics *metrics
 	budget  int64
+	// shared is the memory that entries do not own (the engine's CEL
+	// environments), left out of their size.
+	shared *sharedMemory
 
 	mu      sync.Mutex // serialises adds (and so evictions) and flights
 	bytes   int64      // bytes of the entries; guarded by mu
@@ -62,8 +70,8 @@ type flight struct {
 // panicked (the panic itself goes to the call that compiled).
 var errCompilePanicked = errors.New("the compilation of this document failed (internal error)")
 
-func newCompileCache(size int, budget int64, m *metrics) *compileCache {
-	c := &compileCache{metrics: m, budget: budget, flights: map[cacheKey]*flight{}}
+func newCompileCache(size int, budget int64, shared *sharedMemory, m *metrics) *compileCache {
+	c := &compileCache{metrics: m, budget: budget, shared: shared, flights: map[cacheKey]*flight{}}
 	// lru.NewWithEvict fails only for a size below 1, which Options
 	// defaults rule out. The LRU evicts only in add, under c.mu.
 	c.lru, _ = lru.NewWithEvict(size, func(_ cacheKey, v *compiled) {
@@ -134,7 +142,7 @@ func (c *compileCache) get(ctx context.Context, key cacheKey, build func() *comp
 // replaces a compilation larger than the budget.
 func (c *compileCache) add(key cacheKey, v *compiled) *compiled {
 	if c.budget > 0 {
-		v.bytes = memSize(v)
+		v.bytes = c.shared.size(v)
 		if v.bytes > c.budget {
 			v = &compiled{rules: v.rules, err: &limitError{description: fmt.Sprintf(
 				"the compiled policies take %d bytes, more than the %d bytes the server keeps for compiled inline policies",

@@ -53,6 +53,9 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 	if k := req.GetKind(); k != nil {
 		out.Group, out.Version, out.Kind = k.GetGroup(), k.GetVersion(), k.GetKind()
 	}
+	if r := req.GetResource(); r != nil {
+		out.ResourceGroup, out.ResourceVersion, out.Resource = r.GetGroup(), r.GetVersion(), r.GetResource()
+	}
 	if u := req.GetUserInfo(); u != nil {
 		out.UserInfo = eval.UserInfo{Username: u.GetUsername(), UID: u.GetUid(), Groups: u.GetGroups()}
 		if len(u.GetExtra()) > 0 {

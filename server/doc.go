@@ -41,20 +41,28 @@
 // content hash (cache.go; singleflight on a miss), keeps the last good
 // version of a policy whose new version does not compile, and lists the
 // errors (ListPolicies, the logs, verdict_policies{state="invalid"} and
-// verdict_policy_source_errors). Inline policies sent with a request go
-// through a second cache, keyed by the hash of their bytes.
+// verdict_policy_source_errors). Inline policies sent with a request (the
+// kinds above, in any mix, PolicyExceptions included: they apply with the
+// server's; inline.go) go through a second cache, keyed by the hash of
+// their bytes.
 //
 // What a client sends is bounded before it costs memory (Options):
 // MaxRequestPolicyBytes and MaxRequestPolicyRules limit the inline
 // policies or ValidatePolicies documents one request has compiled,
-// checked before compiling; the inline cache keeps at most
-// InlineCacheBytes of compiled policies, measured by memSize (size.go);
+// checked before compiling (a ValidatingPolicy's validations are its
+// rules); the inline cache keeps at most InlineCacheBytes of compiled
+// policies, measured by memSize without the CEL environments the engine
+// shares between policies (sharedMemory, size.go);
 // compiling for a request happens within one of the MaxEvaluations slots
 // (slots.go), ValidatePolicies included, and a call waiting there or for
 // another call's compilation stops at its deadline; the labels of
 // verdict_policy_results_total that come from requests (resource kind and
 // namespace, inline policy and rule names) make at most MetricsMaxSeries
-// series, the rest counted under OverflowLabel (metrics.go).
+// series, the rest counted under OverflowLabel (metrics.go); the calls
+// of one evaluation to the CEL libraries' data sources are at most
+// MaxCELDataCalls, and http.* is refused to inline and namespaced
+// policies unless CELHTTPInlinePolicies / CELHTTPNamespacedPolicies
+// (celguard.go).
 //
 // The decision follows Kyverno's webhook: a failed rule whose action is
 // Enforce denies the request with Kyverno's "resource ... was blocked due

@@ -292,6 +292,12 @@ spec:
 			wantViolations: []violation{{"kind", "invalid_argument"}},
 		},
 		{
+			name:           "resource without version",
+			give:           &verdictv1.EvaluateRequest{Object: pod(t, "p", "default", "nginx", nil), Resource: &verdictv1.GroupVersionResource{Resource: "pods"}},
+			wantCode:       codes.InvalidArgument,
+			wantViolations: []violation{{"resource", "invalid_argument"}},
+		},
+		{
 			name: "variable is not JSON",
 			give: &verdictv1.EvaluateRequest{
 				Object:    pod(t, "p", "default", "nginx", nil),

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
+	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -50,11 +53,12 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	policies, set, err := s.policiesFor(ctx, req)
+	ctx = withEvalState(ctx, req.GetInlinePolicies() != nil)
+	policies, force, err := s.policiesFor(ctx, req)
 	if err != nil {
 		return nil, err
 	}
-	er.Exceptions, er.CELExceptions, er.VAPBindings = set.exceptions, set.celExceptions, set.vapBindings
+	er.Exceptions, er.CELExceptions, er.VAPBindings = force.exceptions, force.celExceptions, force.vapBindings
 	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
@@ -84,23 +88,40 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	return resp, nil
 }
 
-// policiesFor returns the policies a request evaluates and the policy
-// set whose PolicyExceptions (of both groups) and
-// ValidatingAdmissionPolicyBindings are in force (the server's, for inline
-// policies too).
-func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, *policySet, error) {
+// inForce are the PolicyExceptions (of both groups) and the
+// ValidatingAdmissionPolicyBindings in force for one request.
+type inForce struct {
+	exceptions    []*policy.Exception
+	celExceptions []*vpol.Exception
+	vapBindings   []*vap.Binding
+}
+
+// policiesFor returns the policies a request evaluates and what is in
+// force for them: the server's exceptions and bindings, and for inline
+// policies the exceptions sent with them too.
+func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest) ([]*policy.Policy, inForce, error) {
 	set := s.store.current()
+	force := inForce{exceptions: set.exceptions, celExceptions: set.celExceptions, vapBindings: set.vapBindings}
 	if in := req.GetInlinePolicies(); in != nil {
-		ps, err := s.store.inline(ctx, in.GetDocuments())
-		return ps, set, err
+		got, err := s.store.inline(ctx, in.GetDocuments())
+		if err != nil {
+			return nil, inForce{}, err
+		}
+		if len(got.exceptions) > 0 {
+			force.exceptions = slices.Concat(force.exceptions, got.exceptions)
+		}
+		if len(got.celExceptions) > 0 {
+			force.celExceptions = slices.Concat(force.celExceptions, got.celExceptions)
+		}
+		return got.policies, force, nil
 	}
 	select {
 	case <-s.store.Ready():
 	default:
-		return nil, nil, errNotReady
+		return nil, inForce{}, errNotReady
 	}
 	ps, err := set.selectPolicies(req.GetPolicySelector())
-	return ps, set, err
+	return ps, force, err
 }
 
 // EvaluateStream implements verdictv1.DecisionServiceServer: it answers

@@ -218,7 +218,7 @@ func TestCompileCacheWaiters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := newCompileCache(8, 0, m)
+	c := newCompileCache(8, 0, nil, m)
 	key := cacheKey{identity: "inline", hash: "h"}
 	building, finish := make(chan struct{}), make(chan struct{})
 	want := &compiled{policies: []*policy.Policy{}}

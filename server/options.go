@@ -2,11 +2,12 @@ package server
 
 import (
 	"crypto/tls"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"runtime"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -29,6 +30,7 @@ const (
 	DefaultMaxRequestPolicyBytes = 512 << 10
 	DefaultMaxRequestPolicyRules = 256
 	DefaultInlineCacheBytes      = 128 << 20
+	DefaultMaxCELDataCalls       = 32
 )
 
 // Options configure a Server. The zero value is usable: every field has a
@@ -144,9 +146,26 @@ type Options struct {
 
 	// CELData are the data sources of Kyverno's CEL libraries (resource,
 	// http, image.GetMetadata, globalContext) for ValidatingPolicies
-	// (kubelookup.Lookup.CELSources in a cluster). Default: none; those
-	// calls are errors of the expression.
+	// (kubelookup.Lookup.CELSources in a cluster, server/celdata for
+	// http and image data). Default: none; those calls are errors of the
+	// expression.
 	CELData kyvernocel.Sources
+	// MaxCELDataCalls bounds the calls one evaluation makes to the
+	// sources of CELData that leave the process (resource.*, http.*,
+	// image.GetMetadata; globalContext.Get reads memory and is not
+	// counted): past it, each call fails with an error naming the limit.
+	// Default DefaultMaxCELDataCalls (32).
+	MaxCELDataCalls int
+	// CELHTTPInlinePolicies lets inline policies call http.*. Default
+	// false: whoever may call Evaluate could otherwise make the server
+	// send requests wherever CELData.HTTP allows, with every inline
+	// policy.
+	CELHTTPInlinePolicies bool
+	// CELHTTPNamespacedPolicies lets NamespacedValidatingPolicies call
+	// http.*. Default false, as Kyverno's
+	// --allowHTTPInNamespacedPolicies: a namespace's users would
+	// otherwise make the server send requests.
+	CELHTTPNamespacedPolicies bool
 
 	// TracerProvider, when set, traces every call (OpenTelemetry, through
 	// otelgrpc: the caller's trace context is continued) with a child
@@ -234,6 +253,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = DefaultShutdownTimeout
+	}
+	if o.MaxCELDataCalls <= 0 {
+		o.MaxCELDataCalls = DefaultMaxCELDataCalls
 	}
 	return o
 }

@@ -28,6 +28,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -81,6 +82,7 @@ func New(opts Options) (*Server, error) {
 		names[src.Name()] = true
 	}
 	engineOpts := eval.Options{Lookup: opts.Lookup, ImageVerifier: opts.ImageVerifier, MaxSteps: opts.MaxEvaluationSteps, CELData: opts.CELData}
+	guard := celGuard{maxCalls: opts.MaxCELDataCalls, httpInline: opts.CELHTTPInlinePolicies, httpNsPol: opts.CELHTTPNamespacedPolicies}
 	var sl *slots
 	if opts.MaxEvaluations > 0 {
 		if sl, err = newSlots(opts.MaxEvaluations, opts.Registry); err != nil {
@@ -94,6 +96,8 @@ func New(opts Options) (*Server, error) {
 		}
 		engineOpts.CELData = slotCELData(opts.CELData)
 	}
+	// The guards refuse before a call waits (and gives up its slot).
+	engineOpts.CELData = guard.sources(engineOpts.CELData)
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,
@@ -110,8 +114,8 @@ func New(opts Options) (*Server, error) {
 		}
 	}
 	s.store = newStore(opts.Sources,
-		newCompileCache(opts.CacheSize, 0, m),
-		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, m),
+		newCompileCache(opts.CacheSize, 0, nil, m),
+		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, newSharedMemory(policy.Shared), m),
 		requestLimits{bytes: opts.MaxRequestPolicyBytes, rules: opts.MaxRequestPolicyRules},
 		opts.Logger, m)
 	s.pub = newPublisher(opts.ResultSink, opts.ResultBuffer, m, opts.Logger)

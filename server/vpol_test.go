@@ -432,3 +432,45 @@ func TestValidatePoliciesValidationsLimit(t *testing.T) {
 		}
 	}
 }
+
+// TestValidatingPolicyRequestResource: the request's resource is what the
+// resourceRules of a ValidatingPolicy match and what CEL sees as
+// request.resource; without it the server guesses the plural from the kind
+// ("octopuses"), which is not this CRD's.
+func TestValidatingPolicyRequestResource(t *testing.T) {
+	policy := `apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: octopus-arms
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [sea.example.com], apiVersions: [v1], operations: [CREATE], resources: [octopi]}
+  validations:
+  - expression: "request.resource.resource == 'octopi' && object.spec.arms == 8"
+    message: an octopus has 8 arms
+`
+	_, src := policyFolder(t, map[string]string{"policy.yaml": policy})
+	ts := startServer(t, Options{Sources: []PolicySource{src}})
+	c := ts.client(t)
+	obj := []byte(`{"apiVersion":"sea.example.com/v1","kind":"Octopus","metadata":{"name":"o","namespace":"sea"},"spec":{"arms":7}}`)
+	tests := []struct {
+		name     string
+		resource *verdictv1.GroupVersionResource
+		want     []result
+	}{
+		{"with the resource", &verdictv1.GroupVersionResource{Group: "sea.example.com", Version: "v1", Resource: "octopi"},
+			[]result{{"octopus-arms", "", verdictv1.Result_RESULT_FAIL, true}}},
+		{"without it", nil, nil},
+	}
+	for _, tt := range tests {
+		got, err := c.Evaluate(t.Context(), &verdictv1.EvaluateRequest{Object: obj, Resource: tt.resource})
+		if err != nil {
+			t.Fatalf("Evaluate(%s): %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, resultsOf(got)); diff != "" {
+			t.Errorf("Evaluate(Octopus %s) results (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}

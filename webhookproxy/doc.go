@@ -24,7 +24,9 @@
 // fail as Options.FailOpen says.
 //
 // Read first: Handler (New, Options, the routes), RequestFromAdmission and
-// ResponseFromDecision (the translation both ways), decodeReview (the
+// ResponseFromDecision (the translation both ways: the request's kind,
+// resource and subresource go to the server as the API server sent them,
+// the kind of a subresource of a built-in resource as its parent's), decodeReview (the
 // one-pass AdmissionReview decoder), Decider (what the handler calls;
 // client.Client satisfies it), NamespaceLabels (labels for
 // namespaceSelector: NamespaceCache is the informer-backed one,

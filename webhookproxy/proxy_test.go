@@ -21,6 +21,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/internal/servertest"
@@ -159,13 +161,21 @@ func startProxy(tb testing.TB, d webhookproxy.Decider, opts webhookproxy.Options
 
 // review is the AdmissionReview of a request of kind on object.
 func review(uid, op, kind, namespace, object string) string {
+	gvk := schema.GroupVersionKind{Version: "v1", Kind: kind}
+	gvr, _ := meta.UnsafeGuessKindToResource(gvk)
+	return reviewOf(uid, op, gvk, gvr, namespace, object)
+}
+
+// reviewOf is review of a resource gvr whose kind is gvk.
+func reviewOf(uid, op string, gvk schema.GroupVersionKind, gvr schema.GroupVersionResource, namespace, object string) string {
 	obj, old := object, "null"
 	if op == "DELETE" {
 		obj, old = "null", object
 	}
 	return fmt.Sprintf(`{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":%q,
-"kind":{"group":"","version":"v1","kind":%q},"resource":{"group":"","version":"v1","resource":"x"},
-"operation":%q,"namespace":%q,"userInfo":{"username":"alice"},"object":%s,"oldObject":%s}}`, uid, kind, op, namespace, obj, old)
+"kind":{"group":%q,"version":%q,"kind":%q},"resource":{"group":%q,"version":%q,"resource":%q},
+"operation":%q,"namespace":%q,"userInfo":{"username":"alice"},"object":%s,"oldObject":%s}}`,
+		uid, gvk.Group, gvk.Version, gvk.Kind, gvr.Group, gvr.Version, gvr.Resource, op, namespace, obj, old)
 }
 
 // post sends body to path and returns the status code and the decoded

@@ -116,6 +116,9 @@ func RequestFromAdmission(ar *admissionv1.AdmissionRequest, labels map[string]st
 			}
 		}
 	}
+	if r := ar.Resource; r.Resource != "" && r.Version != "" {
+		req.Resource = &verdictv1.GroupVersionResource{Group: r.Group, Version: r.Version, Resource: r.Resource}
+	}
 	u := ar.UserInfo
 	if u.Username != "" || u.UID != "" || len(u.Groups) > 0 || len(u.Extra) > 0 {
 		req.UserInfo = &verdictv1.UserInfo{Username: u.Username, Uid: u.UID, Groups: u.Groups}

@@ -86,7 +86,8 @@ func TestRequestFromAdmission(t *testing.T) {
 		want: &verdictv1.EvaluateRequest{
 			Object: []byte(`{"kind":"PodExecOptions","apiVersion":"v1","command":["sh"]}`), Operation: verdictv1.Operation_OPERATION_CONNECT,
 			Namespace: "shop", Subresource: "exec", Mode: verdictv1.Mode_MODE_ADMISSION,
-			Kind: &verdictv1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Kind:     &verdictv1.GroupVersionKind{Version: "v1", Kind: "Pod"},
+			Resource: &verdictv1.GroupVersionResource{Version: "v1", Resource: "pods"},
 		},
 	}, {
 		name: "unknown subresource parent keeps the request kind",
@@ -99,7 +100,22 @@ func TestRequestFromAdmission(t *testing.T) {
 		want: &verdictv1.EvaluateRequest{
 			Object: []byte(`{"kind":"Widget","apiVersion":"example.com/v1"}`), Operation: verdictv1.Operation_OPERATION_UPDATE,
 			Subresource: "status", Mode: verdictv1.Mode_MODE_ADMISSION,
-			Kind: &verdictv1.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+			Kind:     &verdictv1.GroupVersionKind{Group: "example.com", Version: "v1", Kind: "Widget"},
+			Resource: &verdictv1.GroupVersionResource{Group: "example.com", Version: "v1", Resource: "widgets"},
+		},
+	}, {
+		name: "the resource is the request's, not guessed from the kind",
+		give: &admissionv1.AdmissionRequest{
+			UID: "u6", Kind: metav1.GroupVersionKind{Group: "sea.example.com", Version: "v1", Kind: "Octopus"},
+			Resource:  metav1.GroupVersionResource{Group: "sea.example.com", Version: "v1", Resource: "octopi"},
+			Operation: admissionv1.Create, Namespace: "shop",
+			Object: runtime.RawExtension{Raw: []byte(`{"kind":"Octopus","apiVersion":"sea.example.com/v1"}`)},
+		},
+		want: &verdictv1.EvaluateRequest{
+			Object: []byte(`{"kind":"Octopus","apiVersion":"sea.example.com/v1"}`), Operation: verdictv1.Operation_OPERATION_CREATE,
+			Namespace: "shop", Mode: verdictv1.Mode_MODE_ADMISSION,
+			Kind:     &verdictv1.GroupVersionKind{Group: "sea.example.com", Version: "v1", Kind: "Octopus"},
+			Resource: &verdictv1.GroupVersionResource{Group: "sea.example.com", Version: "v1", Resource: "octopi"},
 		},
 	}}
 	for _, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
@@ -122,6 +123,78 @@ func TestPolicyValidateValidatingPolicy(t *testing.T) {
 			msg, _ := st["message"].(string)
 			if resp["allowed"] != tt.wantAllowed || !strings.HasPrefix(msg, tt.wantMessage) {
 				t.Errorf("POST /policyvalidate (%s) = allowed %v, message %q; want %v, a message starting %q", tt.name, resp["allowed"], msg, tt.wantAllowed, tt.wantMessage)
+			}
+		})
+	}
+}
+
+// TestProxyValidatingPolicyResource: the proxy sends the AdmissionRequest's
+// resource, which the resourceRules of a ValidatingPolicy match: the
+// plural guessed from the kind ("octopuses", "persons") is not the plural
+// of these CRDs.
+func TestProxyValidatingPolicyResource(t *testing.T) {
+	crdPolicy := func(name, resource, expression, message string) string {
+		return `apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata:
+  name: ` + name + `
+spec:
+  validationActions: [Deny]
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [sea.example.com], apiVersions: [v1], operations: [CREATE], resources: [` + resource + `]}
+  validations:
+  - expression: "` + expression + `"
+    message: ` + message + `
+`
+	}
+	c := startDecisionServer(t,
+		crdPolicy("octopus-arms", "octopi", "object.spec.arms == 8", "an octopus has 8 arms"),
+		crdPolicy("people-named", "people", "request.resource.resource == 'people' && has(object.spec.name)", "a person has a name"))
+	p := startProxy(t, c, webhookproxy.Options{}, nil, nil)
+	octopus := schema.GroupVersionKind{Group: "sea.example.com", Version: "v1", Kind: "Octopus"}
+	octopi := schema.GroupVersionResource{Group: "sea.example.com", Version: "v1", Resource: "octopi"}
+	person := schema.GroupVersionKind{Group: "sea.example.com", Version: "v1", Kind: "Person"}
+	people := schema.GroupVersionResource{Group: "sea.example.com", Version: "v1", Resource: "people"}
+	tests := []struct {
+		name        string
+		gvk         schema.GroupVersionKind
+		gvr         schema.GroupVersionResource
+		give        string
+		wantMessage string // "" when allowed
+	}{
+		{
+			name:        "an Octopus with 7 arms",
+			gvk:         octopus,
+			gvr:         octopi,
+			give:        `{"apiVersion":"sea.example.com/v1","kind":"Octopus","metadata":{"name":"o","namespace":"shop"},"spec":{"arms":7}}`,
+			wantMessage: "Policy octopus-arms failed: an octopus has 8 arms",
+		},
+		{
+			name: "an Octopus with 8 arms",
+			gvk:  octopus,
+			gvr:  octopi,
+			give: `{"apiVersion":"sea.example.com/v1","kind":"Octopus","metadata":{"name":"o","namespace":"shop"},"spec":{"arms":8}}`,
+		},
+		{
+			name:        "a Person without a name",
+			gvk:         person,
+			gvr:         people,
+			give:        `{"apiVersion":"sea.example.com/v1","kind":"Person","metadata":{"name":"p","namespace":"shop"},"spec":{}}`,
+			wantMessage: "Policy people-named failed: a person has a name",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, body, raw := p.post(t, "/validate", reviewOf("u", "CREATE", tt.gvk, tt.gvr, "shop", tt.give))
+			if code != http.StatusOK {
+				t.Fatalf("POST /validate = %d %s, want 200", code, raw)
+			}
+			resp := responseOf(body)
+			st, _ := resp["status"].(map[string]any)
+			msg, _ := st["message"].(string)
+			if allowed := tt.wantMessage == ""; resp["allowed"] != allowed || msg != tt.wantMessage {
+				t.Errorf("POST /validate (%s) = allowed %v, message %q; want %v, %q", tt.name, resp["allowed"], msg, allowed, tt.wantMessage)
 			}
 		})
 	}

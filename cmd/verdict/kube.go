@@ -30,6 +30,11 @@ type kubeFlags struct {
 	lookupCacheTTL  time.Duration
 	apiCallTimeout  time.Duration
 	apiCallMaxBytes int64
+
+	// The GlobalContextEntries (kubelookup).
+	noGlobalContext      bool
+	maxGlobalContext     int
+	globalContextRefresh time.Duration
 }
 
 // registerKubeFlags adds the Kubernetes source flags to fs.
@@ -46,6 +51,9 @@ func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 	fs.DurationVar(&k.lookupCacheTTL, "cluster-cache-ttl", kubelookup.DefaultCacheTTL, "how long a ConfigMap or Namespace read from the cluster is reused (ConfigMaps labelled cache.kyverno.io/enabled are watched instead)")
 	fs.DurationVar(&k.apiCallTimeout, "api-call-timeout", kubelookup.DefaultAPICallTimeout, "deadline of each apiCall context entry (urlPath and service)")
 	fs.Int64Var(&k.apiCallMaxBytes, "api-call-max-response-bytes", kubelookup.DefaultMaxResponseBytes, "largest apiCall response read; a larger one fails the context entry")
+	fs.BoolVar(&k.noGlobalContext, "disable-global-context", false, "with --kubeconfig or --in-cluster, do not watch the cluster's GlobalContextEntries (globalContext.Get and globalReference context entries fail)")
+	fs.IntVar(&k.maxGlobalContext, "max-global-context-entries", kubelookup.DefaultMaxGlobalContextEntries, "GlobalContextEntries kept; those past it are errors for the policies that read them")
+	fs.DurationVar(&k.globalContextRefresh, "global-context-min-refresh", kubelookup.DefaultGlobalContextMinRefresh, "shortest refreshInterval of an apiCall GlobalContextEntry (a shorter one is raised to it)")
 	return k
 }
 
@@ -65,6 +73,10 @@ func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
 		APICallTimeout:   k.apiCallTimeout,
 		MaxResponseBytes: k.apiCallMaxBytes,
 		Logger:           log,
+
+		DisableGlobalContext:    k.noGlobalContext,
+		MaxGlobalContextEntries: k.maxGlobalContext,
+		GlobalContextMinRefresh: k.globalContextRefresh,
 	})
 }
 

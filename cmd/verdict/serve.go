@@ -53,6 +53,7 @@ type serveFlags struct {
 	gcPercent int
 
 	verifyImages bool
+	celData      celDataFlags
 	trace        traceFlags
 
 	kube *kubeFlags // serve only: the Kubernetes policy source
@@ -90,6 +91,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	registerGCFlag(fs, &f.gcPercent)
 	f.trace.register(fs)
 	fs.BoolVar(&f.verifyImages, "verify-images", true, "check image signatures of verifyImages rules against their registries (Docker config credentials); false: those rules report an error")
+	f.celData.register(fs)
 }
 
 // options turns the flags into server options.
@@ -144,6 +146,9 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	} else if l != nil {
 		opts.Lookup = l
 		opts.CELData = l.CELSources()
+	}
+	if err := f.celData.apply(&opts); err != nil {
+		return server.Options{}, err
 	}
 	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
 		cfg, err := server.TLSConfig(f.tlsCert, f.tlsKey, f.clientCA)

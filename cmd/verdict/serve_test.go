@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -22,6 +23,7 @@ import (
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
+	"github.com/verdict-policy/verdict/server/celdata"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -239,14 +241,19 @@ func TestServeLimitFlags(t *testing.T) {
 			MaxRequestPolicyBytes: server.DefaultMaxRequestPolicyBytes,
 			MaxRequestPolicyRules: server.DefaultMaxRequestPolicyRules,
 			MetricsMaxSeries:      server.DefaultMetricsMaxSeries,
+			MaxCELDataCalls:       server.DefaultMaxCELDataCalls,
 		}},
 		{"set", []string{"--inline-cache-bytes=1000", "--max-request-policy-bytes=2000", "--max-request-policy-rules=3",
-			"--metrics-max-series=4", "--metrics-namespaces-include=a,b", "--metrics-namespaces-exclude=c"}, server.Options{
-			InlineCacheBytes:      1000,
-			MaxRequestPolicyBytes: 2000,
-			MaxRequestPolicyRules: 3,
-			MetricsMaxSeries:      4,
-			MetricsNamespaces:     server.NamespaceFilter{Include: []string{"a", "b"}, Exclude: []string{"c"}},
+			"--metrics-max-series=4", "--metrics-namespaces-include=a,b", "--metrics-namespaces-exclude=c",
+			"--max-cel-data-calls=5", "--cel-http-inline-policies", "--cel-http-namespaced-policies"}, server.Options{
+			InlineCacheBytes:          1000,
+			MaxRequestPolicyBytes:     2000,
+			MaxRequestPolicyRules:     3,
+			MetricsMaxSeries:          4,
+			MetricsNamespaces:         server.NamespaceFilter{Include: []string{"a", "b"}, Exclude: []string{"c"}},
+			MaxCELDataCalls:           5,
+			CELHTTPInlinePolicies:     true,
+			CELHTTPNamespacedPolicies: true,
 		}},
 	}
 	for _, tt := range tests {
@@ -262,14 +269,59 @@ func TestServeLimitFlags(t *testing.T) {
 				t.Fatalf("options(%q): %v", tt.give, err)
 			}
 			got := server.Options{
-				InlineCacheBytes:      opts.InlineCacheBytes,
-				MaxRequestPolicyBytes: opts.MaxRequestPolicyBytes,
-				MaxRequestPolicyRules: opts.MaxRequestPolicyRules,
-				MetricsMaxSeries:      opts.MetricsMaxSeries,
-				MetricsNamespaces:     opts.MetricsNamespaces,
+				InlineCacheBytes:          opts.InlineCacheBytes,
+				MaxRequestPolicyBytes:     opts.MaxRequestPolicyBytes,
+				MaxRequestPolicyRules:     opts.MaxRequestPolicyRules,
+				MetricsMaxSeries:          opts.MetricsMaxSeries,
+				MetricsNamespaces:         opts.MetricsNamespaces,
+				MaxCELDataCalls:           opts.MaxCELDataCalls,
+				CELHTTPInlinePolicies:     opts.CELHTTPInlinePolicies,
+				CELHTTPNamespacedPolicies: opts.CELHTTPNamespacedPolicies,
 			}
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(server.Options{})); diff != "" {
 				t.Errorf("options(%q) limits (-want +got):\n%s", tt.give, diff)
+			}
+		})
+	}
+}
+
+// TestServeCELHTTPFlags: --cel-http-allow and --cel-data-block reach the
+// HTTP source of the server's CEL data (a bad entry is an error naming
+// the flags), and without --cel-http-allow every call is refused.
+func TestServeCELHTTPFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    []string
+		wantErr bool
+	}{
+		{"defaults", nil, false},
+		{"allowed prefixes", []string{"--cel-http-allow=https://api.example.com,https://hooks.example.com/v1/"}, false},
+		{"an allowed prefix without a scheme", []string{"--cel-http-allow=api.example.com"}, true},
+		{"a blocked range that does not parse", []string{"--cel-data-block=10.0.0.0/40"}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var f serveFlags
+			fs := pflag.NewFlagSet("serve", pflag.ContinueOnError)
+			f.register(fs, "", "127.0.0.1:0", "")
+			if err := fs.Parse(tt.give); err != nil {
+				t.Fatal(err)
+			}
+			opts, err := f.options(io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("options(%q) error = %v, want error %v", tt.give, err, tt.wantErr)
+			}
+			if err != nil {
+				if !strings.Contains(err.Error(), "--cel-data-block") {
+					t.Errorf("options(%q) error = %v, want it to name the flags", tt.give, err)
+				}
+				return
+			}
+			if opts.CELData.HTTP == nil {
+				t.Fatalf("options(%q): no HTTP source", tt.give)
+			}
+			if _, err := opts.CELData.HTTP.Get(t.Context(), "https://elsewhere.example.com/", nil); !errors.Is(err, celdata.ErrRefused) {
+				t.Errorf("options(%q): Get(a URL not allowed) = %v, want ErrRefused", tt.give, err)
 			}
 		})
 	}

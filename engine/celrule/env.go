@@ -3,6 +3,7 @@ package celrule
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/google/cel-go/cel"
 	"github.com/verdict-policy/verdict/engine/internal/celtypes"
@@ -60,8 +61,12 @@ var admissionEnvs = sync.OnceValues(func() (map[envKey]*cel.Env, error) {
 			out[envKey{params, authz}] = env
 		}
 	}
+	admissionBuilt.Store(true)
 	return out, nil
 })
+
+// admissionBuilt is set once admissionEnvs are built.
+var admissionBuilt atomic.Bool
 
 type envKey struct{ params, authorizer bool }
 
@@ -136,4 +141,24 @@ func extendAdmission(base *environment.EnvSet, hasParams, hasAuthorizer bool) (*
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
 	return env, nil
+}
+
+// SharedEnvs returns the environments built once for the whole process
+// (the admission environments every rule extends), or nil before the
+// first rule with CEL is compiled. Compiled rules reference them without owning
+// them: a host that measures the memory of compiled policies leaves them
+// out.
+func SharedEnvs() []*cel.Env {
+	if !admissionBuilt.Load() {
+		return nil
+	}
+	envs, err := admissionEnvs()
+	if err != nil {
+		return nil
+	}
+	out := make([]*cel.Env, 0, len(envs))
+	for _, e := range envs {
+		out = append(out, e)
+	}
+	return out
 }

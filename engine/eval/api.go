@@ -88,9 +88,12 @@ type Request struct {
 	// The fields below serve ValidatingPolicies (vpol.go).
 
 	// Resource is the plural resource name of the request ("pods"), for
-	// matchConstraints. Default: guessed from the kind, as Kyverno's CLI
-	// does.
+	// matchConstraints and request.resource. Default: guessed from the
+	// kind, as Kyverno's CLI does.
 	Resource string
+	// ResourceGroup and ResourceVersion are the group and version of
+	// Resource (AdmissionRequest.resource), when set. Default: the kind's.
+	ResourceGroup, ResourceVersion string
 	// NamespaceObject is the Namespace of the request, when the host has
 	// it (the CLI's values file). Default: Lookup.Namespace; without one,
 	// namespaceObject is null.

@@ -57,11 +57,13 @@ func (ev *evaluation) vpolInput() *vpol.Input {
 	req := ev.req
 	r := vpol.Request{
 		Group: res.Group, Version: res.Version, Kind: res.Kind,
-		Resource:    req.Resource,
-		Subresource: req.Subresource,
-		Name:        res.Name,
-		Namespace:   res.Namespace,
-		Operation:   ev.operation,
+		Resource:        req.Resource,
+		ResourceGroup:   req.ResourceGroup,
+		ResourceVersion: req.ResourceVersion,
+		Subresource:     req.Subresource,
+		Name:            res.Name,
+		Namespace:       res.Namespace,
+		Operation:       ev.operation,
 		UserInfo: vpol.UserInfo{
 			Username: req.UserInfo.Username,
 			UID:      req.UserInfo.UID,

@@ -27,6 +27,12 @@ type vpolCase struct {
 	// ResourcePlural is the request's resource ("pods"); default: guessed
 	// from the kind.
 	ResourcePlural string `json:"resourcePlural,omitempty"`
+	// ResourceGroup and ResourceVersion are the group and version of
+	// ResourcePlural (AdmissionRequest.resource); default: the kind's.
+	ResourceGroup   string `json:"resourceGroup,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+	// Subresource is the request's subresource ("scale").
+	Subresource string `json:"subresource,omitempty"`
 	// CELResources serve resource.Get and resource.List (by the resource
 	// guessed from their kind, namespace and name).
 	CELResources []map[string]any `json:"celResources,omitempty"`
@@ -96,6 +102,8 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 func (c vpolCase) request(note string, req *eval.Request) error {
 	req.NamespaceObject = c.NamespaceObject
 	req.Resource = c.ResourcePlural
+	req.ResourceGroup, req.ResourceVersion = c.ResourceGroup, c.ResourceVersion
+	req.Subresource = c.Subresource
 	if c.CELExceptions == "" {
 		return nil
 	}

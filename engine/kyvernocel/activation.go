@@ -24,7 +24,11 @@ type Activation struct {
 
 	exceptions any // nil: `exceptions` is undefined (SetExceptions)
 	now        types.Timestamp
-	libs       *contexts
+	libs       *Libraries
+	// policy is the policy evaluated (SetPolicy); own are the library
+	// values whose calls carry it in their context, made on first use.
+	policy *PolicyRef
+	own    *contexts
 }
 
 // NewActivation returns an activation whose libraries read sources with
@@ -36,17 +40,60 @@ func NewActivation(ctx context.Context, sources Sources, now time.Time) *Activat
 // Libraries are the values of the library variables for the evaluations
 // of one request: build them once and share them between its
 // activations.
-type Libraries struct{ c *contexts }
+type Libraries struct {
+	ctx     context.Context
+	sources Sources
+	c       *contexts
+}
 
 // NewLibraries returns the libraries of sources, read with ctx.
 func NewLibraries(ctx context.Context, sources Sources) *Libraries {
-	return &Libraries{c: newContexts(ctx, sources)}
+	return &Libraries{ctx: ctx, sources: sources, c: newContexts(ctx, sources)}
 }
 
 // NewActivation returns an activation with these libraries, whose
 // time.now() is now.
 func (l *Libraries) NewActivation(now time.Time) *Activation {
-	return &Activation{libs: l.c, now: types.Timestamp{Time: now}}
+	return &Activation{libs: l, now: types.Timestamp{Time: now}}
+}
+
+// PolicyRef names the policy whose expression calls a data source.
+type PolicyRef struct {
+	// Kind is ValidatingPolicy or NamespacedValidatingPolicy.
+	Kind string
+	// Namespace is the policy's namespace ("" for a cluster-wide one).
+	Namespace, Name string
+}
+
+type policyKey struct{}
+
+// CallingPolicy returns the policy whose expression makes a data source
+// call with ctx, when the engine named it (Activation.SetPolicy): a host
+// can refuse calls by policy (Kyverno refuses http.* in namespaced
+// policies unless told otherwise).
+func CallingPolicy(ctx context.Context) (PolicyRef, bool) {
+	p, ok := ctx.Value(policyKey{}).(PolicyRef)
+	return p, ok
+}
+
+// SetPolicy names the policy evaluated with a: the calls its expressions
+// make to the data sources carry it in their context (CallingPolicy). p
+// must not change afterwards (a compiled policy holds its own).
+func (a *Activation) SetPolicy(p *PolicyRef) {
+	a.policy, a.own = p, nil
+}
+
+// contexts returns the library values of a: those of its Libraries, or
+// for a named policy, values whose calls carry it (made once, on the
+// first library the expressions read).
+func (a *Activation) contexts() *contexts {
+	if a.policy == nil {
+		return a.libs.c
+	}
+	if a.own == nil {
+		a.own = newContexts(context.WithValue(a.libs.ctx, policyKey{}, *a.policy), a.libs.sources)
+	}
+	return a.own
 }
 
 // NewVariables returns an empty `variables` map, to Append the policy's
@@ -89,13 +136,13 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case varNow:
 		return a.now, true
 	case varResource:
-		return a.libs.resource, true
+		return a.contexts().resource, true
 	case varHTTP:
-		return a.libs.http, true
+		return a.contexts().http, true
 	case varImageData:
-		return a.libs.image, true
+		return a.contexts().image, true
 	case varGlobalContext:
-		return a.libs.globalContext, true
+		return a.contexts().globalContext, true
 	}
 	return nil, false
 }

@@ -18,14 +18,19 @@
 // GlobalContext), with the evaluation's context.Context: a compiled policy
 // is shared by evaluations with different hosts, and the engine does no
 // I/O of its own. time.now() reads the Activation's clock (a macro
-// rewrites it), not the process's.
+// rewrites it), not the process's. The calls of a policy's expressions
+// carry the policy in their context (Activation.SetPolicy,
+// CallingPolicy), so that a host can answer by policy (the decision
+// server refuses http.* in namespaced policies, as Kyverno does).
 //
 // # Limits
 //
 // Every program has Kubernetes' per-expression cost limit (CostLimit,
 // 1,000,000), from the base environment, as in Kyverno. The environments
 // shared by the policies of a namespace are kept for at most
-// maxSharedEnvs (1024) namespaces; past it, each policy builds its own.
+// maxSharedEnvs (64) namespaces (about 240 KB each, kept for the
+// process's lifetime, and anyone who may send inline policies chooses the
+// namespaces); past it, each policy builds its own, which it then holds.
 //
 // The package depends on cel-go, k8s.io/apiserver's CEL packages,
 // apimachinery and the sdk's libraries (which import no client-go); it

@@ -109,7 +109,7 @@ func NewEnv(namespace string) (*Env, error) {
 // maxSharedEnvs bounds the environments kept by namespace (one per
 // namespace of a NamespacedValidatingPolicy, and one for cluster-scoped
 // policies); past it, environments are built for each policy.
-const maxSharedEnvs = 1024
+const maxSharedEnvs = 64
 
 var (
 	sharedMu   sync.Mutex
@@ -275,4 +275,18 @@ func nowMacro(eh cel.MacroExprFactory, target celast.Expr, _ []celast.Expr) (cel
 		return nil, nil
 	}
 	return eh.NewIdent(varNow), nil
+}
+
+// SharedEnvs returns the environments kept for the whole process (one per
+// namespace of the policies compiled so far, at most maxSharedEnvs).
+// Compiled policies reference them without owning them: a host that
+// measures the memory of compiled policies leaves them out.
+func SharedEnvs() []*cel.Env {
+	sharedMu.Lock()
+	defer sharedMu.Unlock()
+	out := make([]*cel.Env, 0, len(sharedEnvs))
+	for _, e := range sharedEnvs {
+		out = append(out, e)
+	}
+	return out
 }

@@ -161,3 +161,57 @@ func TestCostLimit(t *testing.T) {
 		})
 	}
 }
+
+// callerHTTP answers http.Get with the policy CallingPolicy finds in the
+// call's context.
+type callerHTTP struct{}
+
+func (callerHTTP) Get(ctx context.Context, _ string, _ map[string]string) (any, error) {
+	p, ok := kyvernocel.CallingPolicy(ctx)
+	if !ok {
+		return map[string]any{"caller": "none"}, nil
+	}
+	return map[string]any{"caller": p.Kind + "/" + p.Namespace + "/" + p.Name}, nil
+}
+
+func (callerHTTP) Post(ctx context.Context, url string, _ any, headers map[string]string) (any, error) {
+	return callerHTTP{}.Get(ctx, url, headers)
+}
+
+func (callerHTTP) Client(string) (kyvernocel.HTTP, error) { return callerHTTP{}, nil }
+
+// TestCallingPolicy: the calls of a policy's expressions to a data source
+// carry the policy SetPolicy named (so the host can decide by policy);
+// without it, none.
+func TestCallingPolicy(t *testing.T) {
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	prog, _, err := env.Compile("http.Get('https://example.com').caller")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		give *kyvernocel.PolicyRef
+		want string
+	}{
+		{"named", &kyvernocel.PolicyRef{Kind: "NamespacedValidatingPolicy", Namespace: "team-a", Name: "p"}, "NamespacedValidatingPolicy/team-a/p"},
+		{"not named", nil, "none"},
+	}
+	libs := kyvernocel.NewLibraries(t.Context(), kyvernocel.Sources{HTTP: callerHTTP{}})
+	for _, tt := range tests {
+		act := libs.NewActivation(time.Now())
+		if tt.give != nil {
+			act.SetPolicy(tt.give)
+		}
+		out, _, err := prog.ContextEval(t.Context(), act)
+		if err != nil {
+			t.Fatalf("Eval(%s): %v", tt.name, err)
+		}
+		if got := out.Value(); got != tt.want {
+			t.Errorf("Eval(%s) = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}

@@ -27,6 +27,8 @@ const (
 type Policy struct {
 	doc  *Document
 	hash string
+	// ref names the policy to the data sources its expressions call.
+	ref kyvernocel.PolicyRef
 
 	// Mode is spec.evaluation.mode: ModeKubernetes (default) or ModeJSON.
 	Mode string
@@ -143,6 +145,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 		Background: spec.BackgroundEnabled(),
 	}
 	p.hash = hashOf(doc)
+	p.ref = kyvernocel.PolicyRef{Kind: doc.Kind, Namespace: p.Namespace(), Name: doc.Metadata.Name}
 	if doc.Metadata.Name == "" {
 		c.errorf(engine.CodeInvalidPolicy, "metadata.name", "a policy needs a name")
 	}

@@ -99,6 +99,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *Input, exceptions []*Exceptio
 // evaluate is Kyverno's evaluateWithData for one variant.
 func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Exception) Result {
 	act := in.libraries(ctx).NewActivation(in.req.Now)
+	act.SetPolicy(&p.ref)
 	if p.Mode == ModeJSON {
 		act.Object = in.json
 	} else {

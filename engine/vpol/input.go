@@ -22,6 +22,10 @@ type Request struct {
 	// Resource is the plural resource name ("pods"). Empty: guessed from
 	// the kind, as Kyverno's CLI maps kinds without a cluster.
 	Resource string
+	// ResourceGroup and ResourceVersion are the group and version of
+	// Resource, when they differ from the kind's (deployments/scale is an
+	// autoscaling/v1 Scale). Empty: the kind's. Only read with Resource.
+	ResourceGroup, ResourceVersion string
 	// Subresource of the request ("status"), "" for the resource itself.
 	Subresource string
 	// Name and Namespace of the request. Empty: from the object's
@@ -61,7 +65,8 @@ type UserInfo = celtypes.UserInfo
 type Input struct {
 	req Request
 
-	group, version, kind, resource string
+	group, version, kind           string
+	resGroup, resVersion, resource string
 	name, namespace, generateName  string
 	operation                      string
 	objectLabels, oldObjectLabels  map[string]string
@@ -106,7 +111,10 @@ func NewInput(r Request) *Input {
 			in.version = apiVersion
 		}
 	}
-	in.resource = r.Resource
+	in.resGroup, in.resVersion, in.resource = in.group, in.version, r.Resource
+	if in.resource != "" && r.ResourceVersion != "" {
+		in.resGroup, in.resVersion = r.ResourceGroup, r.ResourceVersion
+	}
 	if in.resource == "" && in.kind != "" {
 		gvr, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: in.group, Version: in.version, Kind: in.kind})
 		in.resource = gvr.Resource
@@ -167,7 +175,7 @@ func NewInput(r Request) *Input {
 func (in *Input) requestObject(object, oldObject any) map[string]any {
 	r := in.req
 	kind := map[string]any{"group": in.group, "version": in.version, "kind": in.kind}
-	resource := map[string]any{"group": in.group, "version": in.version, "resource": in.resource}
+	resource := map[string]any{"group": in.resGroup, "version": in.resVersion, "resource": in.resource}
 	u := r.UserInfo.Object()
 	out := map[string]any{
 		"uid":             "",

@@ -129,7 +129,7 @@ func rulesMatch(rules []admissionregistrationv1.NamedRuleWithOperations, in *Inp
 }
 
 func ruleMatches(r *admissionregistrationv1.RuleWithOperations, in *Input) bool {
-	isNamespace := in.group == "" && in.version == "v1" && in.resource == "namespaces"
+	isNamespace := in.resGroup == "" && in.resVersion == "v1" && in.resource == "namespaces"
 	if r.Scope != nil {
 		switch *r.Scope {
 		case admissionregistrationv1.AllScopes:
@@ -152,7 +152,7 @@ func ruleMatches(r *admissionregistrationv1.RuleWithOperations, in *Input) bool 
 			break
 		}
 	}
-	if !opMatch || !exactOrWildcard(r.APIGroups, in.group) || !exactOrWildcard(r.APIVersions, in.version) {
+	if !opMatch || !exactOrWildcard(r.APIGroups, in.resGroup) || !exactOrWildcard(r.APIVersions, in.resVersion) {
 		return false
 	}
 	for _, res := range r.Resources {

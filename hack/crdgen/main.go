@@ -1,6 +1,7 @@
 // Command crdgen writes the CustomResourceDefinitions Verdict reads and
 // writes into deploy/crds, from Kyverno's published CRD files (kyverno.io
-// ClusterPolicy, Policy and PolicyException; wgpolicyk8s.io PolicyReport
+// ClusterPolicy, Policy, PolicyException and GlobalContextEntry;
+// wgpolicyk8s.io PolicyReport
 // and ClusterPolicyReport; from the policies.kyverno.io folder,
 // ValidatingPolicy, NamespacedValidatingPolicy and PolicyException), and
 // from openreports.io's published files (Report and ClusterReport, which
@@ -51,6 +52,7 @@ var sources = []struct {
 	{"kyverno.io_clusterpolicies.yaml", "kyverno.io_clusterpolicies.yaml", kyvernoFolder},
 	{"kyverno.io_policies.yaml", "kyverno.io_policies.yaml", kyvernoFolder},
 	{"kyverno.io_policyexceptions.yaml", "kyverno.io_policyexceptions.yaml", kyvernoFolder},
+	{"kyverno.io_globalcontextentries.yaml", "kyverno.io_globalcontextentries.yaml", kyvernoFolder},
 	{"policies.kyverno.io_validatingpolicies.yaml", "policies.kyverno.io_validatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_namespacedvalidatingpolicies.yaml", "policies.kyverno.io_namespacedvalidatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_policyexceptions.yaml", "policies.kyverno.io_policyexceptions.yaml", policiesFolder},

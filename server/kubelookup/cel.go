@@ -18,11 +18,15 @@ import (
 // cluster answers, for ValidatingPolicies: resource.Get and resource.List
 // through the dynamic client (a list holds at most MaxListObjects
 // objects, as for context entries). resource.Post is refused: the decision
-// server never writes to a cluster. http, image.GetMetadata and
-// globalContext have no source yet: their calls fail with
-// kyvernocel.ErrNoDataSource.
+// server never writes to a cluster. globalContext.Get reads the
+// GlobalContextEntries the Lookup keeps (globalcontext.go). http and
+// image.GetMetadata are server/celdata's.
 func (l *Lookup) CELSources() kyvernocel.Sources {
-	return kyvernocel.Sources{Resources: celResources{l}}
+	src := kyvernocel.Sources{Resources: celResources{l}}
+	if l.gctx != nil {
+		src.GlobalContext = l.gctx
+	}
+	return src
 }
 
 // celResources implements kyvernocel.Resources with the Lookup's clients.

@@ -16,16 +16,25 @@
 //   - Namespace (cached like ConfigMaps), Resource, Resources and Params:
 //     the dynamic client, with kinds mapped through cached discovery
 //     refreshed on a miss (at most once per DiscoveryInterval).
-//   - GlobalContext and ImageData are not read: errors wrapping
-//     eval.ErrNotFound that say so.
+//   - GlobalContext (globalcontext.go): the kyverno.io GlobalContextEntries,
+//     watched by Start (unless DisableGlobalContext): a kubernetesResource
+//     entry from an informer of at most MaxListObjects objects, an apiCall
+//     entry refreshed every refreshInterval (at least
+//     GlobalContextMinRefresh) with its retries, projections by the
+//     engine's JMESPath; at most MaxGlobalContextEntries entries. They
+//     serve the globalReference context entry and CEL globalContext.Get.
+//   - ImageData is not read: an error wrapping eval.ErrNotFound that
+//     says so.
 //   - CELSources (cel.go, server.Options.CELData): resource.Get and
 //     resource.List of ValidatingPolicies through the dynamic client by
 //     group, version and resource (lists bounded by MaxListObjects);
 //     resource.Post is refused (the server never writes to a cluster);
-//     http, image.GetMetadata and globalContext have no source yet.
+//     globalContext.Get reads the GlobalContextEntries above. http and
+//     image.GetMetadata are answered by server/celdata, which needs no
+//     cluster.
 //
 // Data that does not exist is an error wrapping eval.ErrNotFound (and
 // kyvernocel.ErrNotFound for the CEL sources). This package imports the
-// engine's eval and kyvernocel APIs and client-go; it does not import
+// engine's eval, jmespath and kyvernocel APIs and client-go; it does not import
 // server, and only cmd/verdict imports it.
 package kubelookup

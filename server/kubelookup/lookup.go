@@ -69,6 +69,20 @@ type Options struct {
 	// ServiceClients bounds the HTTP clients kept for service calls, one
 	// per CA bundle. Default 32.
 	ServiceClients int
+	// DisableGlobalContext: GlobalContextEntries are not read (Start does
+	// not watch them); globalContext.Get and globalReference context
+	// entries fail. Default false.
+	DisableGlobalContext bool
+	// MaxGlobalContextEntries bounds the GlobalContextEntries held; one
+	// past it is an error for the policies that read it. Default 256. A
+	// kubernetesResource entry holds at most MaxListObjects objects (past
+	// it, it stops and is an error), an apiCall entry one response of at
+	// most MaxResponseBytes.
+	MaxGlobalContextEntries int
+	// GlobalContextMinRefresh is the shortest refreshInterval of an
+	// apiCall GlobalContextEntry; a shorter one is raised to it. Default
+	// 10s.
+	GlobalContextMinRefresh time.Duration
 	// Logger receives informer and discovery errors. Default: discard.
 	Logger *slog.Logger
 
@@ -101,6 +115,12 @@ func (o Options) withDefaults() Options {
 	if o.ServiceClients <= 0 {
 		o.ServiceClients = DefaultServiceClients
 	}
+	if o.MaxGlobalContextEntries <= 0 {
+		o.MaxGlobalContextEntries = DefaultMaxGlobalContextEntries
+	}
+	if o.GlobalContextMinRefresh <= 0 {
+		o.GlobalContextMinRefresh = DefaultGlobalContextMinRefresh
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -126,6 +146,8 @@ type Lookup struct {
 
 	mapper   *kindMapper
 	services *serviceClients
+	// gctx holds the GlobalContextEntries (nil when disabled).
+	gctx *globalContext
 }
 
 var _ eval.Lookup = (*Lookup)(nil)
@@ -152,6 +174,9 @@ func New(opts Options) (*Lookup, error) {
 	}
 	// Register the lister before Start, so the factory starts it.
 	l.informer.Core().V1().ConfigMaps().Informer()
+	if !opts.DisableGlobalContext {
+		l.gctx = newGlobalContext(l)
+	}
 	return l, nil
 }
 
@@ -178,9 +203,14 @@ func NewForConfig(cfg *rest.Config, opts Options) (*Lookup, error) {
 
 // Start runs the informer of the ConfigMaps labelled CacheLabel until ctx
 // ends, and returns at once; until it has synced, those ConfigMaps are
-// read with GETs. Calls after the first do nothing.
+// read with GETs. It also watches the GlobalContextEntries (unless
+// DisableGlobalContext) and keeps their data (globalcontext.go). Calls
+// after the first do nothing.
 func (l *Lookup) Start(ctx context.Context) {
 	l.startOnce.Do(func() {
+		if l.gctx != nil {
+			go l.gctx.run(ctx)
+		}
 		inf := l.informer.Core().V1().ConfigMaps().Informer()
 		_ = inf.SetWatchErrorHandlerWithContext(func(ctx context.Context, _ *cache.Reflector, err error) {
 			l.opts.Logger.WarnContext(ctx, "ConfigMap cache watch failed; retrying (ConfigMaps are read with GETs meanwhile)", "label", CacheLabel, "error", err)
@@ -189,10 +219,14 @@ func (l *Lookup) Start(ctx context.Context) {
 	})
 }
 
-// GlobalContext implements eval.Lookup: GlobalContextEntries are not read
-// from the cluster.
+// GlobalContext implements eval.Lookup (the globalReference context
+// entry): the data of the GlobalContextEntry name, or of one of its
+// projections ("entry.projection"), as Kyverno's loader reads them.
 func (l *Lookup) GlobalContext(_ context.Context, name string) (any, error) {
-	return nil, fmt.Errorf("global context entry %s: the decision server does not read GlobalContextEntries: %w", name, eval.ErrNotFound)
+	if l.gctx == nil {
+		return nil, fmt.Errorf("global context entry %s: the decision server does not read GlobalContextEntries (--disable-global-context): %w", name, eval.ErrNotFound)
+	}
+	return l.gctx.lookup(name)
 }
 
 // ImageData implements eval.Lookup: imageRegistry context entries are not

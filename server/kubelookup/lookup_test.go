@@ -415,8 +415,12 @@ func TestParams(t *testing.T) {
 
 func TestNotProvided(t *testing.T) {
 	l, _, _ := newTestLookup(t, &clock{}, nil)
-	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "does not read GlobalContextEntries") {
+	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "failed to fetch entry key=g") {
 		t.Errorf("GlobalContext(g) = %v, want an ErrNotFound that says why", err)
+	}
+	l.gctx = nil // DisableGlobalContext
+	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "does not read GlobalContextEntries") {
+		t.Errorf("GlobalContext(g) with DisableGlobalContext = %v, want an ErrNotFound that says why", err)
 	}
 	if _, err := l.ImageData(context.Background(), "nginx"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "imageRegistry") {
 		t.Errorf("ImageData(nginx) = %v, want an ErrNotFound that says why", err)

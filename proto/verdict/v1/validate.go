@@ -85,6 +85,9 @@ func (x *EvaluateRequest) validate(v *violations) {
 	if k := x.GetKind(); k != nil && (k.GetKind() == "" || k.GetVersion() == "") {
 		v.add("kind", "kind and version are required when kind is set")
 	}
+	if r := x.GetResource(); r != nil && (r.GetResource() == "" || r.GetVersion() == "") {
+		v.add("resource", "resource and version are required when resource is set")
+	}
 	switch p := x.GetPolicies().(type) {
 	case *EvaluateRequest_InlinePolicies:
 		docs := p.InlinePolicies.GetDocuments()

@@ -432,7 +432,16 @@ type EvaluateRequest struct {
 	// The webhook proxy sets it on its mutate paths: the validate paths see
 	// the same request afterwards, with the object the API server stores
 	// (its UID included), and report it.
-	SkipReport    bool `protobuf:"varint,16,opt,name=skip_report,json=skipReport,proto3" json:"skip_report,omitempty"`
+	SkipReport bool `protobuf:"varint,16,opt,name=skip_report,json=skipReport,proto3" json:"skip_report,omitempty"`
+	// The group, version and resource of the request (AdmissionRequest's
+	// resource; the resource a scanner listed), which the resourceRules of
+	// a ValidatingPolicy's matchConstraints match, and CEL sees as
+	// request.resource. Optional: unset, the resource is the plural guessed
+	// from the kind (as Kyverno's CLI does), which is wrong for kinds whose
+	// plural is irregular (a CRD's, Endpoints) and for subresources whose
+	// kind is of another group (deployments/scale is an autoscaling/v1
+	// Scale).
+	Resource      *GroupVersionResource `protobuf:"bytes,17,opt,name=resource,proto3" json:"resource,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -588,6 +597,13 @@ func (x *EvaluateRequest) GetSkipReport() bool {
 		return x.SkipReport
 	}
 	return false
+}
+
+func (x *EvaluateRequest) GetResource() *GroupVersionResource {
+	if x != nil {
+		return x.Resource
+	}
+	return nil
 }
 
 type isEvaluateRequest_Policies interface {
@@ -804,14 +820,79 @@ func (x *GroupVersionKind) GetKind() string {
 	return ""
 }
 
+// GroupVersionResource names a Kubernetes resource. group is empty for
+// the core group.
+type GroupVersionResource struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Group   string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// The plural resource name ("pods", "endpoints", "ingresses").
+	Resource      string `protobuf:"bytes,3,opt,name=resource,proto3" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GroupVersionResource) Reset() {
+	*x = GroupVersionResource{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GroupVersionResource) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GroupVersionResource) ProtoMessage() {}
+
+func (x *GroupVersionResource) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GroupVersionResource.ProtoReflect.Descriptor instead.
+func (*GroupVersionResource) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *GroupVersionResource) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *GroupVersionResource) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *GroupVersionResource) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
 // InlinePolicies are policies sent with a request.
 type InlinePolicies struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Each document is YAML or JSON and may hold several kyverno.io
-	// ClusterPolicies and Policies, separated by "---" or as a List.
-	// Documents that are not Kubernetes objects are ignored; other kinds, and
-	// policies that do not compile, fail the request with INVALID_ARGUMENT
-	// naming the field.
+	// ClusterPolicies, Policies and PolicyExceptions and policies.kyverno.io
+	// ValidatingPolicies, NamespacedValidatingPolicies and PolicyExceptions,
+	// separated by "---" or as a List. The PolicyExceptions apply to the
+	// inline policies, with the server's. Documents that are not Kubernetes
+	// objects are ignored; other kinds, and policies that do not compile,
+	// fail the request with INVALID_ARGUMENT naming the field.
 	Documents     [][]byte `protobuf:"bytes,1,rep,name=documents,proto3" json:"documents,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -819,7 +900,7 @@ type InlinePolicies struct {
 
 func (x *InlinePolicies) Reset() {
 	*x = InlinePolicies{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[4]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -831,7 +912,7 @@ func (x *InlinePolicies) String() string {
 func (*InlinePolicies) ProtoMessage() {}
 
 func (x *InlinePolicies) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[4]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -844,7 +925,7 @@ func (x *InlinePolicies) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InlinePolicies.ProtoReflect.Descriptor instead.
 func (*InlinePolicies) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{4}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *InlinePolicies) GetDocuments() [][]byte {
@@ -875,7 +956,7 @@ type PolicySelector struct {
 
 func (x *PolicySelector) Reset() {
 	*x = PolicySelector{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[5]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +968,7 @@ func (x *PolicySelector) String() string {
 func (*PolicySelector) ProtoMessage() {}
 
 func (x *PolicySelector) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[5]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +981,7 @@ func (x *PolicySelector) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicySelector.ProtoReflect.Descriptor instead.
 func (*PolicySelector) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{5}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *PolicySelector) GetNames() []string {
@@ -965,7 +1046,7 @@ type EvaluateResponse struct {
 
 func (x *EvaluateResponse) Reset() {
 	*x = EvaluateResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[6]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -977,7 +1058,7 @@ func (x *EvaluateResponse) String() string {
 func (*EvaluateResponse) ProtoMessage() {}
 
 func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[6]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -990,7 +1071,7 @@ func (x *EvaluateResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{6}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *EvaluateResponse) GetAllowed() bool {
@@ -1091,7 +1172,7 @@ type RuleResult struct {
 
 func (x *RuleResult) Reset() {
 	*x = RuleResult{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[7]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1103,7 +1184,7 @@ func (x *RuleResult) String() string {
 func (*RuleResult) ProtoMessage() {}
 
 func (x *RuleResult) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[7]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1116,7 +1197,7 @@ func (x *RuleResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RuleResult.ProtoReflect.Descriptor instead.
 func (*RuleResult) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{7}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *RuleResult) GetPolicy() string {
@@ -1218,7 +1299,7 @@ type GenerateIntent struct {
 
 func (x *GenerateIntent) Reset() {
 	*x = GenerateIntent{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[8]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1230,7 +1311,7 @@ func (x *GenerateIntent) String() string {
 func (*GenerateIntent) ProtoMessage() {}
 
 func (x *GenerateIntent) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[8]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1243,7 +1324,7 @@ func (x *GenerateIntent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GenerateIntent.ProtoReflect.Descriptor instead.
 func (*GenerateIntent) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{8}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *GenerateIntent) GetPolicy() string {
@@ -1309,7 +1390,7 @@ type GenerateFailure struct {
 
 func (x *GenerateFailure) Reset() {
 	*x = GenerateFailure{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[9]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1321,7 +1402,7 @@ func (x *GenerateFailure) String() string {
 func (*GenerateFailure) ProtoMessage() {}
 
 func (x *GenerateFailure) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[9]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1334,7 +1415,7 @@ func (x *GenerateFailure) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GenerateFailure.ProtoReflect.Descriptor instead.
 func (*GenerateFailure) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{9}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *GenerateFailure) GetPolicy() string {
@@ -1382,7 +1463,7 @@ type TargetPatch struct {
 
 func (x *TargetPatch) Reset() {
 	*x = TargetPatch{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[10]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1394,7 +1475,7 @@ func (x *TargetPatch) String() string {
 func (*TargetPatch) ProtoMessage() {}
 
 func (x *TargetPatch) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[10]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1407,7 +1488,7 @@ func (x *TargetPatch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TargetPatch.ProtoReflect.Descriptor instead.
 func (*TargetPatch) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{10}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *TargetPatch) GetPolicy() string {
@@ -1465,7 +1546,7 @@ type PolicyVersion struct {
 
 func (x *PolicyVersion) Reset() {
 	*x = PolicyVersion{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[11]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1477,7 +1558,7 @@ func (x *PolicyVersion) String() string {
 func (*PolicyVersion) ProtoMessage() {}
 
 func (x *PolicyVersion) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[11]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1490,7 +1571,7 @@ func (x *PolicyVersion) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyVersion.ProtoReflect.Descriptor instead.
 func (*PolicyVersion) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{11}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *PolicyVersion) GetKind() string {
@@ -1548,7 +1629,7 @@ type EvaluateStreamRequest struct {
 
 func (x *EvaluateStreamRequest) Reset() {
 	*x = EvaluateStreamRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[12]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1560,7 +1641,7 @@ func (x *EvaluateStreamRequest) String() string {
 func (*EvaluateStreamRequest) ProtoMessage() {}
 
 func (x *EvaluateStreamRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[12]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1573,7 +1654,7 @@ func (x *EvaluateStreamRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateStreamRequest.ProtoReflect.Descriptor instead.
 func (*EvaluateStreamRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{12}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *EvaluateStreamRequest) GetItems() []*EvaluateStreamItem {
@@ -1602,7 +1683,7 @@ type EvaluateStreamItem struct {
 
 func (x *EvaluateStreamItem) Reset() {
 	*x = EvaluateStreamItem{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[13]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1614,7 +1695,7 @@ func (x *EvaluateStreamItem) String() string {
 func (*EvaluateStreamItem) ProtoMessage() {}
 
 func (x *EvaluateStreamItem) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[13]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1627,7 +1708,7 @@ func (x *EvaluateStreamItem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateStreamItem.ProtoReflect.Descriptor instead.
 func (*EvaluateStreamItem) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{13}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *EvaluateStreamItem) GetId() string {
@@ -1658,7 +1739,7 @@ type EvaluateStreamResponse struct {
 
 func (x *EvaluateStreamResponse) Reset() {
 	*x = EvaluateStreamResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[14]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1670,7 +1751,7 @@ func (x *EvaluateStreamResponse) String() string {
 func (*EvaluateStreamResponse) ProtoMessage() {}
 
 func (x *EvaluateStreamResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[14]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1683,7 +1764,7 @@ func (x *EvaluateStreamResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateStreamResponse.ProtoReflect.Descriptor instead.
 func (*EvaluateStreamResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{14}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *EvaluateStreamResponse) GetResults() []*EvaluateStreamResult {
@@ -1716,7 +1797,7 @@ type EvaluateStreamResult struct {
 
 func (x *EvaluateStreamResult) Reset() {
 	*x = EvaluateStreamResult{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[15]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1728,7 +1809,7 @@ func (x *EvaluateStreamResult) String() string {
 func (*EvaluateStreamResult) ProtoMessage() {}
 
 func (x *EvaluateStreamResult) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[15]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1741,7 +1822,7 @@ func (x *EvaluateStreamResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EvaluateStreamResult.ProtoReflect.Descriptor instead.
 func (*EvaluateStreamResult) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{15}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *EvaluateStreamResult) GetId() string {
@@ -1809,7 +1890,7 @@ type ItemError struct {
 
 func (x *ItemError) Reset() {
 	*x = ItemError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[16]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1821,7 +1902,7 @@ func (x *ItemError) String() string {
 func (*ItemError) ProtoMessage() {}
 
 func (x *ItemError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[16]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1834,7 +1915,7 @@ func (x *ItemError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ItemError.ProtoReflect.Descriptor instead.
 func (*ItemError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{16}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ItemError) GetCode() int32 {
@@ -1877,7 +1958,7 @@ type FieldViolation struct {
 
 func (x *FieldViolation) Reset() {
 	*x = FieldViolation{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[17]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1889,7 +1970,7 @@ func (x *FieldViolation) String() string {
 func (*FieldViolation) ProtoMessage() {}
 
 func (x *FieldViolation) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[17]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1902,7 +1983,7 @@ func (x *FieldViolation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FieldViolation.ProtoReflect.Descriptor instead.
 func (*FieldViolation) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{17}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *FieldViolation) GetField() string {
@@ -1935,7 +2016,7 @@ type ListPoliciesRequest struct {
 
 func (x *ListPoliciesRequest) Reset() {
 	*x = ListPoliciesRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[18]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1947,7 +2028,7 @@ func (x *ListPoliciesRequest) String() string {
 func (*ListPoliciesRequest) ProtoMessage() {}
 
 func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[18]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1960,7 +2041,7 @@ func (x *ListPoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ListPoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{18}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{19}
 }
 
 // ListPoliciesResponse lists the policies the server holds.
@@ -1978,7 +2059,7 @@ type ListPoliciesResponse struct {
 
 func (x *ListPoliciesResponse) Reset() {
 	*x = ListPoliciesResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[19]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1990,7 +2071,7 @@ func (x *ListPoliciesResponse) String() string {
 func (*ListPoliciesResponse) ProtoMessage() {}
 
 func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[19]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2003,7 +2084,7 @@ func (x *ListPoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ListPoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{19}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ListPoliciesResponse) GetPolicies() []*PolicyInfo {
@@ -2054,7 +2135,7 @@ type PolicyInfo struct {
 
 func (x *PolicyInfo) Reset() {
 	*x = PolicyInfo{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[20]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2066,7 +2147,7 @@ func (x *PolicyInfo) String() string {
 func (*PolicyInfo) ProtoMessage() {}
 
 func (x *PolicyInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[20]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2079,7 +2160,7 @@ func (x *PolicyInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyInfo.ProtoReflect.Descriptor instead.
 func (*PolicyInfo) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{20}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *PolicyInfo) GetKind() string {
@@ -2169,7 +2250,7 @@ type PolicyError struct {
 
 func (x *PolicyError) Reset() {
 	*x = PolicyError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2262,7 @@ func (x *PolicyError) String() string {
 func (*PolicyError) ProtoMessage() {}
 
 func (x *PolicyError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2275,7 @@ func (x *PolicyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyError.ProtoReflect.Descriptor instead.
 func (*PolicyError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{21}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *PolicyError) GetCode() string {
@@ -2231,7 +2312,7 @@ type SourceError struct {
 
 func (x *SourceError) Reset() {
 	*x = SourceError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2324,7 @@ func (x *SourceError) String() string {
 func (*SourceError) ProtoMessage() {}
 
 func (x *SourceError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2337,7 @@ func (x *SourceError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceError.ProtoReflect.Descriptor instead.
 func (*SourceError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *SourceError) GetSource() string {
@@ -2286,7 +2367,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2379,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2392,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetPolicyRequest) GetNamespace() string {
@@ -2341,7 +2422,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2434,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2447,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyInfo {
@@ -2394,7 +2475,7 @@ type ValidatePoliciesRequest struct {
 
 func (x *ValidatePoliciesRequest) Reset() {
 	*x = ValidatePoliciesRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2487,7 @@ func (x *ValidatePoliciesRequest) String() string {
 func (*ValidatePoliciesRequest) ProtoMessage() {}
 
 func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2500,7 @@ func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ValidatePoliciesRequest) GetDocuments() [][]byte {
@@ -2439,7 +2520,7 @@ type ValidatePoliciesResponse struct {
 
 func (x *ValidatePoliciesResponse) Reset() {
 	*x = ValidatePoliciesResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2532,7 @@ func (x *ValidatePoliciesResponse) String() string {
 func (*ValidatePoliciesResponse) ProtoMessage() {}
 
 func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2545,7 @@ func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ValidatePoliciesResponse) GetDocuments() []*PolicyValidation {
@@ -2489,7 +2570,7 @@ type PolicyValidation struct {
 
 func (x *PolicyValidation) Reset() {
 	*x = PolicyValidation{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2582,7 @@ func (x *PolicyValidation) String() string {
 func (*PolicyValidation) ProtoMessage() {}
 
 func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2595,7 @@ func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyValidation.ProtoReflect.Descriptor instead.
 func (*PolicyValidation) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *PolicyValidation) GetPolicies() []string {
@@ -2536,7 +2617,7 @@ var File_verdict_v1_verdict_proto protoreflect.FileDescriptor
 const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"\x18verdict/v1/verdict.proto\x12\n" +
-	"verdict.v1\"\x9b\a\n" +
+	"verdict.v1\"\xd9\a\n" +
 	"\x0fEvaluateRequest\x12\x16\n" +
 	"\x06object\x18\x01 \x01(\fR\x06object\x12\x1d\n" +
 	"\n" +
@@ -2556,7 +2637,8 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x11generate_existing\x18\x0e \x01(\bR\x10generateExisting\x12'\n" +
 	"\x0fmutate_existing\x18\x0f \x01(\bR\x0emutateExisting\x12\x1f\n" +
 	"\vskip_report\x18\x10 \x01(\bR\n" +
-	"skipReport\x1aB\n" +
+	"skipReport\x12<\n" +
+	"\bresource\x18\x11 \x01(\v2 .verdict.v1.GroupVersionResourceR\bresource\x1aB\n" +
 	"\x14NamespaceLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
 	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\x1a<\n" +
@@ -2582,7 +2664,11 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x10GroupVersionKind\x12\x14\n" +
 	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
-	"\x04kind\x18\x03 \x01(\tR\x04kind\".\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\"b\n" +
+	"\x14GroupVersionResource\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x1a\n" +
+	"\bresource\x18\x03 \x01(\tR\bresource\".\n" +
 	"\x0eInlinePolicies\x12\x1c\n" +
 	"\tdocuments\x18\x01 \x03(\fR\tdocuments\"\xe3\x01\n" +
 	"\x0ePolicySelector\x12\x14\n" +
@@ -2768,7 +2854,7 @@ func file_verdict_v1_verdict_proto_rawDescGZIP() []byte {
 }
 
 var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
 var file_verdict_v1_verdict_proto_goTypes = []any{
 	(Operation)(0),                   // 0: verdict.v1.Operation
 	(Mode)(0),                        // 1: verdict.v1.Mode
@@ -2780,89 +2866,91 @@ var file_verdict_v1_verdict_proto_goTypes = []any{
 	(*UserInfo)(nil),                 // 7: verdict.v1.UserInfo
 	(*ExtraValue)(nil),               // 8: verdict.v1.ExtraValue
 	(*GroupVersionKind)(nil),         // 9: verdict.v1.GroupVersionKind
-	(*InlinePolicies)(nil),           // 10: verdict.v1.InlinePolicies
-	(*PolicySelector)(nil),           // 11: verdict.v1.PolicySelector
-	(*EvaluateResponse)(nil),         // 12: verdict.v1.EvaluateResponse
-	(*RuleResult)(nil),               // 13: verdict.v1.RuleResult
-	(*GenerateIntent)(nil),           // 14: verdict.v1.GenerateIntent
-	(*GenerateFailure)(nil),          // 15: verdict.v1.GenerateFailure
-	(*TargetPatch)(nil),              // 16: verdict.v1.TargetPatch
-	(*PolicyVersion)(nil),            // 17: verdict.v1.PolicyVersion
-	(*EvaluateStreamRequest)(nil),    // 18: verdict.v1.EvaluateStreamRequest
-	(*EvaluateStreamItem)(nil),       // 19: verdict.v1.EvaluateStreamItem
-	(*EvaluateStreamResponse)(nil),   // 20: verdict.v1.EvaluateStreamResponse
-	(*EvaluateStreamResult)(nil),     // 21: verdict.v1.EvaluateStreamResult
-	(*ItemError)(nil),                // 22: verdict.v1.ItemError
-	(*FieldViolation)(nil),           // 23: verdict.v1.FieldViolation
-	(*ListPoliciesRequest)(nil),      // 24: verdict.v1.ListPoliciesRequest
-	(*ListPoliciesResponse)(nil),     // 25: verdict.v1.ListPoliciesResponse
-	(*PolicyInfo)(nil),               // 26: verdict.v1.PolicyInfo
-	(*PolicyError)(nil),              // 27: verdict.v1.PolicyError
-	(*SourceError)(nil),              // 28: verdict.v1.SourceError
-	(*GetPolicyRequest)(nil),         // 29: verdict.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),        // 30: verdict.v1.GetPolicyResponse
-	(*ValidatePoliciesRequest)(nil),  // 31: verdict.v1.ValidatePoliciesRequest
-	(*ValidatePoliciesResponse)(nil), // 32: verdict.v1.ValidatePoliciesResponse
-	(*PolicyValidation)(nil),         // 33: verdict.v1.PolicyValidation
-	nil,                              // 34: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	nil,                              // 35: verdict.v1.EvaluateRequest.VariablesEntry
-	nil,                              // 36: verdict.v1.UserInfo.ExtraEntry
-	nil,                              // 37: verdict.v1.PolicySelector.LabelsEntry
-	nil,                              // 38: verdict.v1.RuleResult.PropertiesEntry
-	nil,                              // 39: verdict.v1.PolicyInfo.LabelsEntry
+	(*GroupVersionResource)(nil),     // 10: verdict.v1.GroupVersionResource
+	(*InlinePolicies)(nil),           // 11: verdict.v1.InlinePolicies
+	(*PolicySelector)(nil),           // 12: verdict.v1.PolicySelector
+	(*EvaluateResponse)(nil),         // 13: verdict.v1.EvaluateResponse
+	(*RuleResult)(nil),               // 14: verdict.v1.RuleResult
+	(*GenerateIntent)(nil),           // 15: verdict.v1.GenerateIntent
+	(*GenerateFailure)(nil),          // 16: verdict.v1.GenerateFailure
+	(*TargetPatch)(nil),              // 17: verdict.v1.TargetPatch
+	(*PolicyVersion)(nil),            // 18: verdict.v1.PolicyVersion
+	(*EvaluateStreamRequest)(nil),    // 19: verdict.v1.EvaluateStreamRequest
+	(*EvaluateStreamItem)(nil),       // 20: verdict.v1.EvaluateStreamItem
+	(*EvaluateStreamResponse)(nil),   // 21: verdict.v1.EvaluateStreamResponse
+	(*EvaluateStreamResult)(nil),     // 22: verdict.v1.EvaluateStreamResult
+	(*ItemError)(nil),                // 23: verdict.v1.ItemError
+	(*FieldViolation)(nil),           // 24: verdict.v1.FieldViolation
+	(*ListPoliciesRequest)(nil),      // 25: verdict.v1.ListPoliciesRequest
+	(*ListPoliciesResponse)(nil),     // 26: verdict.v1.ListPoliciesResponse
+	(*PolicyInfo)(nil),               // 27: verdict.v1.PolicyInfo
+	(*PolicyError)(nil),              // 28: verdict.v1.PolicyError
+	(*SourceError)(nil),              // 29: verdict.v1.SourceError
+	(*GetPolicyRequest)(nil),         // 30: verdict.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),        // 31: verdict.v1.GetPolicyResponse
+	(*ValidatePoliciesRequest)(nil),  // 32: verdict.v1.ValidatePoliciesRequest
+	(*ValidatePoliciesResponse)(nil), // 33: verdict.v1.ValidatePoliciesResponse
+	(*PolicyValidation)(nil),         // 34: verdict.v1.PolicyValidation
+	nil,                              // 35: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	nil,                              // 36: verdict.v1.EvaluateRequest.VariablesEntry
+	nil,                              // 37: verdict.v1.UserInfo.ExtraEntry
+	nil,                              // 38: verdict.v1.PolicySelector.LabelsEntry
+	nil,                              // 39: verdict.v1.RuleResult.PropertiesEntry
+	nil,                              // 40: verdict.v1.PolicyInfo.LabelsEntry
 }
 var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	0,  // 0: verdict.v1.EvaluateRequest.operation:type_name -> verdict.v1.Operation
-	34, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	35, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
 	7,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
 	1,  // 3: verdict.v1.EvaluateRequest.mode:type_name -> verdict.v1.Mode
 	9,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
-	10, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
-	11, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
-	35, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
-	36, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
-	37, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
-	2,  // 10: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
-	13, // 11: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
-	14, // 12: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
-	17, // 13: verdict.v1.EvaluateResponse.policies:type_name -> verdict.v1.PolicyVersion
-	15, // 14: verdict.v1.EvaluateResponse.generate_failures:type_name -> verdict.v1.GenerateFailure
-	16, // 15: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
-	4,  // 16: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
-	3,  // 17: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
-	38, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
-	5,  // 19: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
-	19, // 20: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
-	6,  // 21: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
-	21, // 22: verdict.v1.EvaluateStreamResponse.results:type_name -> verdict.v1.EvaluateStreamResult
-	17, // 23: verdict.v1.EvaluateStreamResponse.policies:type_name -> verdict.v1.PolicyVersion
-	12, // 24: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
-	22, // 25: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
-	23, // 26: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
-	26, // 27: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
-	28, // 28: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
-	27, // 29: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	39, // 30: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
-	27, // 31: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
-	26, // 32: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	33, // 33: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
-	27, // 34: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
-	8,  // 35: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	6,  // 36: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	18, // 37: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	24, // 38: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	29, // 39: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	31, // 40: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
-	12, // 41: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	20, // 42: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	25, // 43: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	30, // 44: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	32, // 45: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
-	41, // [41:46] is the sub-list for method output_type
-	36, // [36:41] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	11, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
+	12, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
+	36, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
+	10, // 8: verdict.v1.EvaluateRequest.resource:type_name -> verdict.v1.GroupVersionResource
+	37, // 9: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
+	38, // 10: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
+	2,  // 11: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
+	14, // 12: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
+	15, // 13: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
+	18, // 14: verdict.v1.EvaluateResponse.policies:type_name -> verdict.v1.PolicyVersion
+	16, // 15: verdict.v1.EvaluateResponse.generate_failures:type_name -> verdict.v1.GenerateFailure
+	17, // 16: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
+	4,  // 17: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
+	3,  // 18: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
+	39, // 19: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
+	5,  // 20: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
+	20, // 21: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
+	6,  // 22: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
+	22, // 23: verdict.v1.EvaluateStreamResponse.results:type_name -> verdict.v1.EvaluateStreamResult
+	18, // 24: verdict.v1.EvaluateStreamResponse.policies:type_name -> verdict.v1.PolicyVersion
+	13, // 25: verdict.v1.EvaluateStreamResult.response:type_name -> verdict.v1.EvaluateResponse
+	23, // 26: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
+	24, // 27: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
+	27, // 28: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
+	29, // 29: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
+	28, // 30: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
+	40, // 31: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	28, // 32: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
+	27, // 33: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
+	34, // 34: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
+	28, // 35: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
+	8,  // 36: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 37: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	19, // 38: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	25, // 39: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	30, // 40: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	32, // 41: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
+	13, // 42: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	21, // 43: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	26, // 44: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	31, // 45: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	33, // 46: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
+	42, // [42:47] is the sub-list for method output_type
+	37, // [37:42] is the sub-list for method input_type
+	37, // [37:37] is the sub-list for extension type_name
+	37, // [37:37] is the sub-list for extension extendee
+	0,  // [0:37] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
@@ -2874,7 +2962,7 @@ func file_verdict_v1_verdict_proto_init() {
 		(*EvaluateRequest_InlinePolicies)(nil),
 		(*EvaluateRequest_PolicySelector)(nil),
 	}
-	file_verdict_v1_verdict_proto_msgTypes[15].OneofWrappers = []any{
+	file_verdict_v1_verdict_proto_msgTypes[16].OneofWrappers = []any{
 		(*EvaluateStreamResult_Response)(nil),
 		(*EvaluateStreamResult_Error)(nil),
 	}
@@ -2884,7 +2972,7 @@ func file_verdict_v1_verdict_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_verdict_v1_verdict_proto_rawDesc), len(file_verdict_v1_verdict_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   34,
+			NumMessages:   35,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -1,0 +1,226 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+)
+
+// inlinePolicies are the compiled inline policies of a request and the
+// PolicyExceptions sent with them.
+type inlinePolicies struct {
+	policies      []*policy.Policy
+	exceptions    []*policy.Exception
+	celExceptions []*vpol.Exception
+}
+
+// inline compiles the inline policy documents of a request, each through
+// the inline cache under the identity "inline" and the hash of its bytes.
+// A document may hold kyverno.io ClusterPolicies, Policies and
+// PolicyExceptions, and policies.kyverno.io ValidatingPolicies,
+// NamespacedValidatingPolicies and PolicyExceptions, in any mix. Before
+// anything is compiled, the documents' bytes and rules (the validations
+// of a ValidatingPolicy) are checked against the request limits
+// (s.limits).
+func (s *Store) inline(ctx context.Context, docs [][]byte) (*inlinePolicies, error) {
+	const field = "inline_policies.documents"
+	size := 0
+	for _, d := range docs {
+		size += len(d)
+	}
+	if size > s.limits.bytes {
+		return nil, &limitError{field: field, description: fmt.Sprintf(
+			"%d bytes of inline policies; the server compiles at most %d bytes of policies per request", size, s.limits.bytes)}
+	}
+	// A document not cached is decoded first, to count its rules.
+	got := make([]*compiled, len(docs))
+	todo := make([]*inlineDocument, len(docs))
+	keys := make([]cacheKey, len(docs))
+	rules := 0
+	for i, d := range docs {
+		sum := sha256.Sum256(d)
+		keys[i] = cacheKey{identity: "inline", hash: hex.EncodeToString(sum[:])}
+		if v, ok := s.inlineCache.peek(keys[i]); ok {
+			got[i] = v
+			rules += v.rules
+			continue
+		}
+		todo[i] = decodeInline(fmt.Sprintf("%s[%d]", field, i), d)
+		rules += todo[i].rules
+	}
+	if rules > s.limits.rules {
+		return nil, &limitError{field: field, description: fmt.Sprintf(
+			"%d rules in the inline policies; the server compiles at most %d rules per request", rules, s.limits.rules)}
+	}
+	out := &inlinePolicies{}
+	var violations []*verdictv1.FieldViolation
+	for i := range docs {
+		v := got[i]
+		if p := todo[i]; p != nil {
+			var err error
+			if v, err = s.inlineCache.get(ctx, keys[i], p.compile); err != nil {
+				return nil, err
+			}
+		}
+		docField := fmt.Sprintf("%s[%d]", field, i)
+		var lim *limitError
+		if errors.As(v.err, &lim) {
+			return nil, &limitError{field: docField, description: lim.description}
+		}
+		if v.err != nil {
+			for _, e := range policyErrors(v.err) {
+				f := docField
+				if e.Path != "" {
+					f += "." + e.Path
+				}
+				violations = append(violations, &verdictv1.FieldViolation{Field: f, Description: e.Message, Reason: string(e.Code)})
+			}
+			continue
+		}
+		out.policies = append(out.policies, v.policies...)
+		out.exceptions = append(out.exceptions, v.exceptions...)
+		out.celExceptions = append(out.celExceptions, v.celExceptions...)
+	}
+	if len(violations) > 0 {
+		return nil, &verdictv1.ValidationError{Violations: violations}
+	}
+	return out, nil
+}
+
+// inlineDocument is an inline document decoded: its objects in order,
+// each one kind, and the rules of its policies as written (a
+// ValidatingPolicy's validations).
+type inlineDocument struct {
+	objects []inlineObject
+	rules   int
+	err     error
+}
+
+// inlineObject is one decoded object of an inline document; one field is
+// set.
+type inlineObject struct {
+	policy       *kyverno.Document
+	validating   *vpol.Document
+	exception    *kyverno.PolicyException
+	celException *vpol.ExceptionDocument
+}
+
+// decodeInline splits an inline document into its objects and decodes
+// each with the decoder of its kind. An object of another kind is what
+// kyverno.DecodePolicies makes of it: ignored when it is not a Kubernetes
+// object or of an unknown group and version, an unsupported-kind error
+// otherwise. Every object's problems are reported.
+func decodeInline(source string, data []byte) *inlineDocument {
+	d := &inlineDocument{}
+	objs, err := kyverno.SplitDocuments(source, data)
+	if err != nil {
+		d.err = err
+		return d
+	}
+	var errs []error
+	for i, o := range objs {
+		apiVersion, _ := o.Value["apiVersion"].(string)
+		kind, _ := o.Value["kind"].(string)
+		group, _, _ := strings.Cut(apiVersion, "/")
+		var obj inlineObject
+		var err error
+		switch {
+		case vpol.IsPolicy(apiVersion, kind):
+			obj.validating, err = vpol.DecodePolicy(o.Value)
+			if err == nil {
+				d.rules += len(obj.validating.Spec.Validations)
+			}
+		case vpol.IsException(apiVersion, kind):
+			obj.celException, err = vpol.DecodeException(o.Value)
+		case group == "kyverno.io" && kind == kindPolicyException:
+			var exs []*kyverno.PolicyException
+			if exs, err = decodeInlineObject(source, o, kyverno.DecodeExceptions); err == nil && len(exs) == 1 {
+				obj.exception = exs[0]
+			}
+		default:
+			var ps []*kyverno.Document
+			if ps, err = decodeInlineObject(source, o, kyverno.DecodePolicies); err == nil && len(ps) == 1 {
+				obj.policy = ps[0]
+				d.rules += len(obj.policy.Spec.Rules)
+			}
+		}
+		if err != nil {
+			if _, wrapped := errors.AsType[*kyverno.DocumentError](err); !wrapped {
+				err = kyverno.NewDocumentError(source, i+1, o.Line, err)
+			}
+			errs = append(errs, err)
+			continue
+		}
+		if obj != (inlineObject{}) {
+			d.objects = append(d.objects, obj)
+		}
+	}
+	d.err = errors.Join(errs...)
+	return d
+}
+
+// decodeInlineObject decodes one object, as JSON, with a decoder of documents.
+func decodeInlineObject[T any](source string, o kyverno.Object, decode func(string, []byte) ([]T, error)) ([]T, error) {
+	raw, err := json.Marshal(o.Value)
+	if err != nil {
+		return nil, engine.Errorf(engine.CodeDecode, "", err.Error())
+	}
+	return decode(fmt.Sprintf("%s:%d", source, o.Line), raw)
+}
+
+// compile compiles the decoded document: every object, every problem
+// reported.
+func (d *inlineDocument) compile() *compiled {
+	c := &compiled{rules: d.rules, err: d.err}
+	if d.err != nil {
+		return c
+	}
+	var errs []error
+	for _, o := range d.objects {
+		switch {
+		case o.policy != nil:
+			p, err := policy.Compile(o.policy)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.policies = append(c.policies, p)
+		case o.validating != nil:
+			p, err := policy.CompileValidating(o.validating)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.policies = append(c.policies, p)
+		case o.exception != nil:
+			e, err := policy.CompileException(o.exception)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.exceptions = append(c.exceptions, e)
+		case o.celException != nil:
+			e, err := vpol.CompileException(o.celException)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.celExceptions = append(c.celExceptions, e)
+		}
+	}
+	if len(errs) > 0 {
+		c.policies, c.exceptions, c.celExceptions = nil, nil, nil
+		c.err = errors.Join(errs...)
+	}
+	return c
+}
