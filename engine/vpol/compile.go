@@ -300,13 +300,20 @@ func (c *compiler) compileTyped(env *kyvernocel.Env, name, text, path string) (*
 }
 
 func hashOf(doc *Document) string {
+	return Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec)
+}
+
+// Hash is the SHA-256 of a policy's kind, name, namespace, annotations and
+// spec (JSON), hex encoded: Policy.Hash, and the hash of the group's other
+// kinds.
+func Hash(kind, name, namespace string, annotations map[string]string, spec any) string {
 	b, err := json.Marshal(struct {
 		Kind, Name, Namespace string
 		Annotations           map[string]string
-		Spec                  *policiesv1.ValidatingPolicySpec
-	}{doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec})
+		Spec                  any
+	}{kind, name, namespace, annotations, spec})
 	if err != nil {
-		b = []byte(doc.Kind + "/" + doc.Metadata.Namespace + "/" + doc.Metadata.Name)
+		b = []byte(kind + "/" + namespace + "/" + name)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

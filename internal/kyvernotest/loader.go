@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/internal/safefile"
@@ -62,8 +63,6 @@ var otherPolicyKinds = map[string]bool{
 	"MutatingAdmissionPolicy":         true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
-	"MutatingPolicy":                  true,
-	"NamespacedMutatingPolicy":        true,
 	"GeneratingPolicy":                true,
 	"NamespacedGeneratingPolicy":      true,
 	"DeletingPolicy":                  true,
@@ -200,6 +199,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	case group == "kyverno.io" && (p.Kind == "ClusterPolicy" || p.Kind == "Policy"):
 	case vpol.IsPolicy(p.APIVersion, p.Kind):
 		return validatingPolicyOf(p, o) // vpolicies.go
+	case mpol.IsPolicy(p.APIVersion, p.Kind):
+		return mutatingPolicyOf(p, o)
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p

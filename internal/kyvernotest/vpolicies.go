@@ -14,6 +14,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -29,26 +30,64 @@ import (
 // validatingPolicyOf decodes and compiles a ValidatingPolicy or
 // NamespacedValidatingPolicy document into p.
 func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
+	return celPolicyOf(p, o, func(m map[string]any) (*policy.Policy, []bool, error) {
+		doc, err := vpol.DecodePolicy(m)
+		if err != nil {
+			return nil, nil, kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+		}
+		compiled, err := policy.CompileValidating(doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		var drops []bool
+		for _, v := range compiled.Validating.Variants() {
+			drops = append(drops, v.DropsUnmatched())
+		}
+		return compiled, drops, nil
+	})
+}
+
+// mutatingPolicyOf decodes and compiles a MutatingPolicy or
+// NamespacedMutatingPolicy document into p.
+func mutatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
+	return celPolicyOf(p, o, func(m map[string]any) (*policy.Policy, []bool, error) {
+		doc, err := mpol.DecodePolicy(m)
+		if err != nil {
+			return nil, nil, kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+		}
+		compiled, err := policy.CompileMutating(doc)
+		if err != nil {
+			return nil, nil, err
+		}
+		var drops []bool
+		for _, v := range compiled.Mutating.Variants() {
+			drops = append(drops, v.DropsUnmatched())
+		}
+		return compiled, drops, nil
+	})
+}
+
+// celPolicyOf loads a policies.kyverno.io policy document into p with
+// load, which decodes (errors wrapped with the document's place) and
+// compiles it and says, for each variant (the policy, its autogen
+// variants), whether Kyverno's CLI drops its empty response for a
+// resource it does not match.
+func celPolicyOf(p *Policy, o kyverno.Object, load func(map[string]any) (*policy.Policy, []bool, error)) *Policy {
 	p.ruleless = true
-	doc, err := vpol.DecodePolicy(o.Value)
-	if err != nil {
-		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
-		return p
-	}
-	compiled, err := policy.CompileValidating(doc)
+	compiled, drops, err := load(o.Value)
 	if err != nil {
 		p.Err = err
 		return p
 	}
-	// Kyverno's CLI evaluates ValidatingPolicies whatever their
+	// Kyverno's CLI evaluates these kinds whatever their
 	// evaluation.admission.enabled says.
 	compiled.Admission = true
 	p.Compiled = compiled
 	// Kyverno's CLI keeps the empty response of a variant that does not
 	// match a resource unless its constraints are a single plain resource
 	// rule: then the resource counts as excluded rather than not found.
-	for _, v := range compiled.Validating.Variants() {
-		if !v.DropsUnmatched() {
+	for _, d := range drops {
+		if !d {
 			p.responds = true
 		}
 	}

@@ -1,0 +1,282 @@
+package mpol
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// The reinvocation policies.
+const (
+	ReinvocationNever    = string(admissionregistrationv1.NeverReinvocationPolicy)
+	ReinvocationIfNeeded = string(admissionregistrationv1.IfNeededReinvocationPolicy)
+)
+
+// Policy is a compiled MutatingPolicy or NamespacedMutatingPolicy. It is
+// immutable and safe for concurrent use.
+type Policy struct {
+	doc  *Document
+	hash string
+
+	// Admission, Background and MutateExisting are
+	// spec.evaluation.admission.enabled, spec.evaluation.background.enabled
+	// (default true) and spec.evaluation.mutateExisting.enabled (default
+	// false).
+	Admission, Background, MutateExisting bool
+	// FailurePolicyIgnore is spec.failurePolicy: Ignore (default Fail).
+	FailurePolicyIgnore bool
+	// Reinvocation is spec.reinvocationPolicy: ReinvocationNever (default)
+	// or ReinvocationIfNeeded.
+	Reinvocation string
+
+	variants []*Variant
+}
+
+// Variant is the policy as written, or one of its autogen variants for
+// pod controllers: Kyverno evaluates each as a policy of its own (with the
+// policy's name), each on the object the ones before it mutated.
+type Variant struct {
+	// Autogen is "" for the policy as written, or the autogen
+	// configuration (vpol.AutogenDefaults, vpol.AutogenCronJobs).
+	Autogen string
+	// Targets are the controllers of an autogen variant.
+	Targets []vpol.Target
+
+	spec            *policiesv1.MutatingPolicySpec
+	match           *vpol.Matcher
+	matchConditions []*expr
+	variables       []*expr
+	mutations       []*mutation
+	auditAnnots     []*expr
+}
+
+// MatchConstraints returns the variant's spec.matchConstraints. Callers
+// must not modify it.
+func (v *Variant) MatchConstraints() *admissionregistrationv1.MatchResources {
+	return v.spec.MatchConstraints
+}
+
+// DropsUnmatched reports whether Kyverno's CLI drops the response of this
+// variant for a resource it does not match (see vpol.Matcher).
+func (v *Variant) DropsUnmatched() bool { return v.match.DropsUnmatched() }
+
+// expr is a compiled expression with its name (a variable's, a match
+// condition's, an audit annotation's key).
+type expr struct {
+	name string
+	prog cel.Program
+}
+
+// Document returns the policy as written. Callers must not modify it.
+func (p *Policy) Document() *Document { return p.doc }
+
+// Name is metadata.name.
+func (p *Policy) Name() string { return p.doc.Metadata.Name }
+
+// Namespace is metadata.namespace of a NamespacedMutatingPolicy ("" for a
+// MutatingPolicy).
+func (p *Policy) Namespace() string {
+	if p.doc.Namespaced() {
+		return p.doc.Metadata.Namespace
+	}
+	return ""
+}
+
+// Kind is MutatingPolicy or NamespacedMutatingPolicy.
+func (p *Policy) Kind() string { return p.doc.Kind }
+
+// Hash is the SHA-256 of the policy's kind, name, namespace, annotations
+// and spec, hex encoded.
+func (p *Policy) Hash() string { return p.hash }
+
+// Variants returns the policy as written followed by its autogen
+// variants. Callers must not modify them.
+func (p *Policy) Variants() []*Variant { return p.variants }
+
+// Compile checks doc and compiles it as Kyverno's mpol compiler does:
+// every expression once, in the policy's mutating CEL environment
+// (kyvernocel.NewMutatingEnv), the autogen variants for pod controllers
+// too. Match conditions must be bool, ApplyConfiguration expressions an
+// Object, JSONPatch expressions a list of JSONPatch, audit annotations a
+// string or null. It returns every problem found, as engine.Errors sorted
+// by path (Code engine.CodeInvalidPolicy); the path of a problem of an
+// autogen variant starts with "autogen[<configuration>]".
+func Compile(doc *Document) (*Policy, error) {
+	c := &compiler{}
+	p := c.policy(doc)
+	if err := c.errs.Err(); err != nil {
+		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
+	}
+	return p, nil
+}
+
+type compiler struct {
+	errs engine.Errors
+}
+
+func (c *compiler) invalid(path, format string, args ...any) {
+	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+}
+
+func (c *compiler) policy(doc *Document) *Policy {
+	spec := &doc.Spec
+	p := &Policy{
+		doc:            doc,
+		hash:           hashOf(doc),
+		Admission:      spec.AdmissionEnabled(),
+		Background:     spec.BackgroundEnabled(),
+		MutateExisting: spec.MutateExistingEnabled(),
+		Reinvocation:   string(spec.GetReinvocationPolicy()),
+	}
+	c.checkPolicy(p)
+	env, err := kyvernocel.NewMutatingEnv(p.Namespace())
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		return p
+	}
+	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))
+	if len(c.errs) > 0 {
+		return p // the variants would repeat the policy's problems
+	}
+	for _, g := range autogen(spec) {
+		p.variants = append(p.variants, c.variant(env, g.spec, g.config, g.targets, "autogen["+g.config+"]."))
+	}
+	return p
+}
+
+// checkPolicy reports what Kyverno's policy validation and the CRD refuse
+// that decoding does not (it checks types only).
+func (c *compiler) checkPolicy(p *Policy) {
+	doc, spec := p.doc, &p.doc.Spec
+	if doc.Metadata.Name == "" {
+		c.invalid("metadata.name", "a policy needs a name")
+	}
+	if doc.Namespaced() && doc.Metadata.Namespace == "" {
+		c.invalid("metadata.namespace", "a NamespacedMutatingPolicy needs a namespace")
+	}
+	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
+		c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+	if !p.Admission && !p.MutateExisting {
+		c.invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
+	}
+	if fp := spec.FailurePolicy; fp != nil {
+		switch *fp {
+		case admissionregistrationv1.Fail:
+		case admissionregistrationv1.Ignore:
+			p.FailurePolicyIgnore = true
+		default:
+			c.invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
+		}
+	}
+	if p.Reinvocation != ReinvocationNever && p.Reinvocation != ReinvocationIfNeeded {
+		c.invalid("spec.reinvocationPolicy", "unknown reinvocation policy %q (want Never or IfNeeded)", p.Reinvocation)
+	}
+	named := func(list string, i int, name, expression string) {
+		if name == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+		}
+		if expression == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+		}
+	}
+	for i, m := range spec.MatchConditions {
+		named("matchConditions", i, m.Name, m.Expression)
+	}
+	for i, v := range spec.Variables {
+		named("variables", i, v.Name, v.Expression)
+	}
+	for i, a := range spec.AuditAnnotations {
+		if a.Key == "" {
+			c.invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+		}
+	}
+	if len(spec.Mutations) == 0 {
+		c.invalid("spec.mutations", "a policy needs at least one mutation")
+	}
+	for i, m := range spec.Mutations {
+		path := fmt.Sprintf("spec.mutations[%d]", i)
+		switch {
+		case m.PatchType == PatchTypeApplyConfiguration && (m.ApplyConfiguration == nil || m.ApplyConfiguration.Expression == ""):
+			c.invalid(path+".applyConfiguration.expression", "an ApplyConfiguration mutation needs an expression")
+		case m.PatchType == PatchTypeJSONPatch && (m.JSONPatch == nil || m.JSONPatch.Expression == ""):
+			c.invalid(path+".jsonPatch.expression", "a JSONPatch mutation needs an expression")
+		case m.PatchType != PatchTypeApplyConfiguration && m.PatchType != PatchTypeJSONPatch:
+			c.invalid(path+".patchType", "unknown patch type %q (want ApplyConfiguration or JSONPatch)", m.PatchType)
+		}
+	}
+}
+
+// variant compiles one spec as Kyverno's mpol compiler does: variables
+// (each registered with its type for the expressions after it), match
+// conditions (which may read the variables), mutations and audit
+// annotations.
+func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicySpec, config string, targets []vpol.Target, prefix string) *Variant {
+	v := &Variant{Autogen: config, Targets: targets, spec: spec, match: vpol.CompileMatcher(spec.MatchConstraints)}
+	for i, vr := range spec.Variables {
+		prog, t := c.typed(env, vr.Expression, fmt.Sprintf("%sspec.variables[%d].expression", prefix, i))
+		env.RegisterVariable(vr.Name, t)
+		v.variables = append(v.variables, &expr{name: vr.Name, prog: prog})
+	}
+	for i, m := range spec.MatchConditions {
+		prog := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
+		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: prog})
+	}
+	allowAtomic := spec.EvaluationConfiguration != nil && spec.EvaluationConfiguration.UseServerSideApply
+	for i, m := range spec.Mutations {
+		mu := &mutation{patchType: string(m.PatchType), allowAtomic: allowAtomic}
+		switch {
+		case mu.patchType == PatchTypeJSONPatch && m.JSONPatch != nil:
+			mu.path = fmt.Sprintf("%sspec.mutations[%d].jsonPatch.expression", prefix, i)
+			mu.prog = c.expression(env, m.JSONPatch.Expression, mu.path, cel.ListType(kyvernocel.JSONPatchType))
+		case mu.patchType == PatchTypeApplyConfiguration && m.ApplyConfiguration != nil:
+			mu.path = fmt.Sprintf("%sspec.mutations[%d].applyConfiguration.expression", prefix, i)
+			mu.prog = c.expression(env, m.ApplyConfiguration.Expression, mu.path, kyvernocel.ObjectType)
+		default:
+			continue // reported by checkPolicy
+		}
+		v.mutations = append(v.mutations, mu)
+	}
+	for i, a := range spec.AuditAnnotations {
+		path := fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i)
+		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path, cel.StringType, cel.NullType)})
+	}
+	return v
+}
+
+// expression compiles one expression whose type must be one of want.
+func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) cel.Program {
+	if text == "" {
+		return nil // reported by checkPolicy
+	}
+	prog, _, err := env.Compile(text, want...)
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
+	}
+	return prog
+}
+
+// typed compiles a variable and returns its type: dyn when it does not
+// compile, so that the expressions that use it report their own problems
+// only.
+func (c *compiler) typed(env *kyvernocel.Env, text, path string) (cel.Program, *cel.Type) {
+	if text == "" {
+		return nil, cel.DynType
+	}
+	prog, t, err := env.Compile(text)
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
+		return nil, cel.DynType
+	}
+	return prog, t
+}
+
+func hashOf(doc *Document) string {
+	return vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec)
+}

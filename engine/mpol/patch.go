@@ -1,0 +1,162 @@
+package mpol
+
+import (
+	"context"
+	gojson "encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strconv"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	"github.com/google/cel-go/common/types/traits"
+	"google.golang.org/protobuf/types/known/structpb"
+	jsonpatch "gopkg.in/evanphx/json-patch.v4"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer/json"
+	k8smutation "k8s.io/apiserver/pkg/cel/mutation"
+	"k8s.io/apiserver/pkg/cel/mutation/dynamic"
+
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+)
+
+// The patch types of a mutation.
+const (
+	PatchTypeApplyConfiguration = "ApplyConfiguration"
+	PatchTypeJSONPatch          = "JSONPatch"
+)
+
+// mutation is one compiled spec.mutations entry.
+type mutation struct {
+	patchType string
+	path      string // of the expression, for errors
+	prog      cel.Program
+	// allowAtomic is evaluation.useServerSideApply: an
+	// ApplyConfiguration may set atomic fields.
+	allowAtomic bool
+}
+
+// apply evaluates the mutation on act (whose object is obj) and returns
+// the patched object, as Kubernetes' patchers do (Kyverno uses them):
+// obj itself is never modified.
+func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj map[string]any) (map[string]any, error) {
+	out, _, err := m.prog.ContextEval(ctx, act)
+	if err != nil {
+		return nil, err
+	}
+	if m.patchType == PatchTypeJSONPatch {
+		return applyJSONPatch(out, obj)
+	}
+	// The compiler checked that the expression is an Object.
+	objVal, ok := out.(*dynamic.ObjectVal)
+	if !ok {
+		return nil, fmt.Errorf("unsupported return type from ApplyConfiguration expression: %v", out.Type())
+	}
+	if err := objVal.CheckTypeNamesMatchFieldPathNames(); err != nil {
+		return nil, fmt.Errorf("type mismatch: %w", err)
+	}
+	patch, ok := objVal.Value().(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("invalid return type: %T", out)
+	}
+	// The patch is of the object's kind.
+	u := unstructured.Unstructured{Object: patch}
+	u.SetGroupVersionKind(gvkOf(obj))
+	patched, err := applyConfiguration(obj, patch, m.allowAtomic)
+	if err != nil {
+		return nil, fmt.Errorf("error applying patch: %w", err)
+	}
+	return patched, nil
+}
+
+// serializer is the JSON serializer Kubernetes' JSON patcher reads and
+// writes objects with (strict).
+var serializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, runtime.NewScheme(), runtime.NewScheme(), json.SerializerOptions{Strict: true})
+
+// applyJSONPatch applies the JSONPatch values of a JSONPatch expression
+// to obj as Kubernetes' JSON patcher does: the values become an RFC 6902
+// patch, applied to obj's JSON; a test operation that fails leaves obj
+// as it is.
+func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
+	patch, err := jsonPatchOf(out)
+	if err != nil {
+		return nil, err
+	}
+	doc, err := runtime.Encode(serializer, &unstructured.Unstructured{Object: obj})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create JSON patch: %w", err)
+	}
+	patched, err := patch.Apply(doc)
+	if err != nil {
+		if errors.Is(err, jsonpatch.ErrTestFailed) {
+			return obj, nil
+		}
+		return nil, fmt.Errorf("JSON Patch: %w", err)
+	}
+	u := &unstructured.Unstructured{}
+	if _, _, err := serializer.Decode(patched, nil, u); err != nil {
+		return nil, fmt.Errorf("Internal error occurred: %w", err)
+	}
+	return u.Object, nil
+}
+
+// jsonPatchOf converts the list of JSONPatch values of an expression into
+// a JSON patch, as Kubernetes' JSON patcher does.
+func jsonPatchOf(out ref.Val) (jsonpatch.Patch, error) {
+	list, ok := out.(traits.Lister)
+	if !ok {
+		return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array")
+	}
+	var patch jsonpatch.Patch
+	for it := list.Iterator(); it.HasNext() == types.True; {
+		native, err := it.Next().ConvertToNative(reflect.TypeFor[*k8smutation.JSONPatchVal]())
+		if err != nil {
+			return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch: %w", err)
+		}
+		op, ok := native.(*k8smutation.JSONPatchVal)
+		if !ok {
+			return nil, fmt.Errorf("type mismatch: JSONPatchType.expression should evaluate to array of JSONPatch, got element of %T", native)
+		}
+		o := jsonpatch.Operation{"op": rawString(op.Op), "path": rawString(op.Path)}
+		if op.From != "" {
+			o["from"] = rawString(op.From)
+		}
+		if op.Val != nil {
+			v, err := jsonValue(op.Val)
+			if err != nil {
+				return nil, err
+			}
+			o["value"] = v
+		}
+		patch = append(patch, o)
+	}
+	return patch, nil
+}
+
+// jsonValue is the JSON of a JSONPatch value: any CEL value that converts
+// to a protobuf Value (an Object literal's type names checked first).
+func jsonValue(v ref.Val) (*gojson.RawMessage, error) {
+	if objVal, ok := v.(*dynamic.ObjectVal); ok {
+		if err := objVal.CheckTypeNamesMatchFieldPathNames(); err != nil {
+			return nil, fmt.Errorf("type mismatch: %w", err)
+		}
+	}
+	pb, err := v.ConvertToNative(reflect.TypeFor[*structpb.Value]())
+	if err != nil {
+		return nil, fmt.Errorf("JSONPath valueExpression evaluated to a type that could not marshal to JSON: %w", err)
+	}
+	b, err := gojson.Marshal(pb)
+	if err != nil {
+		return nil, fmt.Errorf("JSONPath valueExpression evaluated to a type that could not marshal to JSON: %w", err)
+	}
+	raw := gojson.RawMessage(b)
+	return &raw, nil
+}
+
+func rawString(s string) *gojson.RawMessage {
+	raw := gojson.RawMessage(strconv.Quote(s))
+	return &raw
+}
