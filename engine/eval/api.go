@@ -149,6 +149,10 @@ type RuleResult struct {
 	Severity string
 	// Properties are the rule's reportProperties, rendered.
 	Properties map[string]string
+	// Path is, for an error of a MutatingPolicy, the field of the policy
+	// whose evaluation failed ("spec.mutations[1].jsonPatch.expression"),
+	// which Kyverno's message does not name.
+	Path string
 }
 
 // Response is the outcome of evaluating policies against one request.

@@ -37,6 +37,7 @@ func (ev *evaluation) mutatingPolicies(policies []*policy.Policy, obj map[string
 				Category:   p.Category,
 				Severity:   p.Severity,
 				Properties: r.Properties,
+				Path:       r.Path,
 			}
 			if r.Rule == vpol.RuleMatch {
 				res.Type = RuleValidation // as Kyverno types a matching error

@@ -4,6 +4,9 @@ import (
 	"fmt"
 
 	"github.com/google/cel-go/cel"
+	celcommon "github.com/google/cel-go/common"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/parser"
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
@@ -48,6 +51,7 @@ type Variant struct {
 	// Targets are the controllers of an autogen variant.
 	Targets []vpol.Target
 
+	prefix          string // of the variant's paths
 	spec            *policiesv1.MutatingPolicySpec
 	match           *vpol.Matcher
 	matchConditions []*expr
@@ -188,6 +192,9 @@ func (c *compiler) checkPolicy(p *Policy) {
 	}
 	for i, m := range spec.MatchConditions {
 		named("matchConditions", i, m.Name, m.Expression)
+		if spec.GenerateMutatingAdmissionPolicyEnabled() && readsVariables(m.Expression) {
+			c.invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
+		}
 	}
 	for i, v := range spec.Variables {
 		named("variables", i, v.Name, v.Expression)
@@ -218,7 +225,7 @@ func (c *compiler) checkPolicy(p *Policy) {
 // conditions (which may read the variables), mutations and audit
 // annotations.
 func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicySpec, config string, targets []vpol.Target, prefix string) *Variant {
-	v := &Variant{Autogen: config, Targets: targets, spec: spec, match: vpol.CompileMatcher(spec.MatchConstraints)}
+	v := &Variant{Autogen: config, Targets: targets, prefix: prefix, spec: spec, match: vpol.CompileMatcher(spec.MatchConstraints)}
 	for i, vr := range spec.Variables {
 		prog, t := c.typed(env, vr.Expression, fmt.Sprintf("%sspec.variables[%d].expression", prefix, i))
 		env.RegisterVariable(vr.Name, t)
@@ -233,11 +240,11 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 		mu := &mutation{patchType: string(m.PatchType), allowAtomic: allowAtomic}
 		switch {
 		case mu.patchType == PatchTypeJSONPatch && m.JSONPatch != nil:
-			mu.path = fmt.Sprintf("%sspec.mutations[%d].jsonPatch.expression", prefix, i)
-			mu.prog = c.expression(env, m.JSONPatch.Expression, mu.path, cel.ListType(kyvernocel.JSONPatchType))
+			mu.path = fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i)
+			mu.prog = c.expression(env, m.JSONPatch.Expression, prefix+mu.path, cel.ListType(kyvernocel.JSONPatchType))
 		case mu.patchType == PatchTypeApplyConfiguration && m.ApplyConfiguration != nil:
-			mu.path = fmt.Sprintf("%sspec.mutations[%d].applyConfiguration.expression", prefix, i)
-			mu.prog = c.expression(env, m.ApplyConfiguration.Expression, mu.path, kyvernocel.ObjectType)
+			mu.path = fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i)
+			mu.prog = c.expression(env, m.ApplyConfiguration.Expression, prefix+mu.path, kyvernocel.ObjectType)
 		default:
 			continue // reported by checkPolicy
 		}
@@ -279,4 +286,20 @@ func (c *compiler) typed(env *kyvernocel.Env, text, path string) (cel.Program, *
 
 func hashOf(doc *Document) string {
 	return vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec)
+}
+
+// readsVariables reports whether an expression names `variables` (one that
+// does not parse reads nothing: compiling reports it).
+func readsVariables(expression string) bool {
+	parsed, iss := parser.Parse(celcommon.NewStringSource(expression, "matchCondition"))
+	if iss != nil && len(iss.GetErrors()) > 0 {
+		return false
+	}
+	found := false
+	celast.PreOrderVisit(parsed.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.IdentKind && e.AsIdent() == kyvernocel.VarVariables {
+			found = true
+		}
+	}))
+	return found
 }

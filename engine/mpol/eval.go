@@ -23,18 +23,21 @@ import (
 // the constraints could not be matched, vpol.RuleException skip or pass
 // when an exception exempted the resource. Properties are the audit
 // annotations of a pass.
-type Result = vpol.Result
+type Result struct {
+	vpol.Result
+	// Path is the field of the variant that failed, for an evaluation
+	// error ("spec.mutations[1].jsonPatch.expression", prefixed with
+	// "autogen[<configuration>]." for an autogen variant): Kyverno's
+	// message does not say.
+	Path string
+}
 
 // Outcome is the evaluation of a policy: a result per variant that
-// matched, and the object after the policy (Object is the object given
-// when no mutation changed it, or when none ran).
+// matched, and the object after the policy (the object given when no
+// mutation changed it, or when none ran).
 type Outcome struct {
 	Results []Result
 	Object  map[string]any
-	// Errors are the errors of the variants that failed, with the path of
-	// the expression or mutation in the policy (the results carry
-	// Kyverno's message only).
-	Errors []error
 }
 
 // MessageEvaluation prefixes the message of an evaluation error, as
@@ -69,18 +72,16 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, obj map[string]an
 		}
 		ok, err := v.match.Matches(cur)
 		if err != nil {
-			out.Results = append(out.Results, Result{Rule: vpol.RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error(), Autogen: v.Autogen})
+			r := vpol.Result{Rule: vpol.RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error(), Autogen: v.Autogen}
+			out.Results = append(out.Results, Result{Result: r, Path: "spec.matchConstraints"})
 			continue
 		}
 		if !ok {
 			continue
 		}
-		r, patched, err := p.evaluate(ctx, v, cur, out.Object, excs)
+		r, patched := p.evaluate(ctx, v, cur, out.Object, excs)
 		r.Autogen = v.Autogen
 		out.Results = append(out.Results, r)
-		if err != nil {
-			out.Errors = append(out.Errors, err)
-		}
 		if patched != nil {
 			out.Object = patched
 			cur = in.WithObject(patched)
@@ -92,18 +93,18 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, obj map[string]an
 // evaluate is Kyverno's mpol Policy.evaluate for one variant: the
 // exceptions, the variables and match conditions, the mutations in order
 // (each sees the object as the one before it left it), then the audit
-// annotations. It returns the patched object (nil unless every mutation
-// applied) and the error of a failure with the path of what failed.
-func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj map[string]any, excs []*vpol.Exception) (Result, map[string]any, error) {
+// annotations. It returns the patched object: nil unless every mutation
+// applied.
+func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj map[string]any, excs []*vpol.Exception) (Result, map[string]any) {
 	act := in.Activation(ctx)
-	fail := func(path string, err error) (Result, map[string]any, error) {
-		return Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()},
-			nil, fmt.Errorf("%s %q: %s: %w", p.Kind(), p.Name(), path, err)
+	fail := func(path string, err error) (Result, map[string]any) {
+		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()}
+		return Result{Result: r, Path: v.prefix + path}, nil
 	}
 	if r, err := exempt(ctx, act, excs); err != nil {
-		return fail("exceptions", err)
+		return fail("spec.matchConditions", err) // of an exception
 	} else if r != nil {
-		return *r, nil, nil
+		return Result{Result: *r}, nil
 	}
 
 	// The variables are bound before the match conditions, which may
@@ -125,7 +126,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 	if ok, err := conditions(ctx, act, v.matchConditions); err != nil {
 		return fail("spec.matchConditions", err)
 	} else if !ok {
-		return Result{Status: vpol.StatusSkip, Message: "skip"}, nil, nil
+		return Result{Result: vpol.Result{Status: vpol.StatusSkip, Message: "skip"}}, nil
 	}
 
 	for _, m := range v.mutations {
@@ -140,7 +141,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 	if err != nil {
 		return fail("spec.auditAnnotations", err)
 	}
-	return Result{Status: vpol.StatusPass, Message: "success", Properties: props}, obj, nil
+	return Result{Result: vpol.Result{Status: vpol.StatusPass, Message: "success", Properties: props}}, obj
 }
 
 // exempt applies the exceptions as Kyverno's CEL policies do: one that
@@ -148,7 +149,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 // result is returned); the others hand their images and values to the
 // expressions (`exceptions`). An exception whose match conditions fail is
 // an error, unless an exception before it exempted the resource.
-func exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*Result, error) {
+func exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*vpol.Result, error) {
 	var images, values []string
 	var matched []*vpol.Exception
 	full := false

@@ -233,6 +233,12 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
 				res.Counts.add(rr, auditWarn)
+				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.Mutating != nil {
+					// Kyverno's CLI counts the results of MutatingPolicies
+					// twice (as it processes, then prints, their
+					// responses).
+					res.Counts.add(rr, auditWarn)
+				}
 			}
 		}
 		return out.resource(r, resps, outs)
