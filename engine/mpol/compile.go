@@ -24,9 +24,15 @@ const (
 // Policy is a compiled MutatingPolicy or NamespacedMutatingPolicy. It is
 // immutable and safe for concurrent use.
 type Policy struct {
-	doc  *Document
-	hash string
+	doc *Document
 
+	// Kind is MutatingPolicy or NamespacedMutatingPolicy, Name its
+	// metadata.name, Namespace the metadata.namespace of a
+	// NamespacedMutatingPolicy ("" for a MutatingPolicy).
+	Kind, Name, Namespace string
+	// Hash is the SHA-256 of the policy's kind, name, namespace,
+	// annotations and spec, hex encoded (vpol.Hash).
+	Hash string
 	// Admission, Background and MutateExisting are
 	// spec.evaluation.admission.enabled, spec.evaluation.background.enabled
 	// (default true) and spec.evaluation.mutateExisting.enabled (default
@@ -41,29 +47,24 @@ type Policy struct {
 	variants []*Variant
 }
 
-// Variant is the policy as written, or one of its autogen variants for
-// pod controllers: Kyverno evaluates each as a policy of its own (with the
-// policy's name), each on the object the ones before it mutated.
+// Variant is one of the policies Kyverno makes of a MutatingPolicy: the
+// policy as written, then its variants for pod controllers (autogen.go),
+// each evaluated as a policy of its own (with the policy's name) on the
+// object the ones before it mutated.
 type Variant struct {
-	// Autogen is "" for the policy as written, or the autogen
-	// configuration (vpol.AutogenDefaults, vpol.AutogenCronJobs).
+	// Autogen names the autogen configuration of a variant
+	// (vpol.AutogenDefaults, vpol.AutogenCronJobs), and Targets its
+	// controllers; both are empty for the policy as written.
 	Autogen string
-	// Targets are the controllers of an autogen variant.
 	Targets []vpol.Target
 
-	prefix          string // of the variant's paths
-	spec            *policiesv1.MutatingPolicySpec
-	match           *vpol.Matcher
-	matchConditions []*expr
-	variables       []*expr
-	mutations       []*mutation
-	auditAnnots     []*expr
-}
-
-// MatchConstraints returns the variant's spec.matchConstraints. Callers
-// must not modify it.
-func (v *Variant) MatchConstraints() *admissionregistrationv1.MatchResources {
-	return v.spec.MatchConstraints
+	prefix string // of the paths of its fields in errors
+	spec   *policiesv1.MutatingPolicySpec
+	match  *vpol.Matcher
+	// The compiled expressions, in the order they run.
+	variables, matchConditions []*expr
+	mutations                  []*mutation
+	auditAnnots                []*expr
 }
 
 // DropsUnmatched reports whether Kyverno's CLI drops the response of this
@@ -80,27 +81,8 @@ type expr struct {
 // Document returns the policy as written. Callers must not modify it.
 func (p *Policy) Document() *Document { return p.doc }
 
-// Name is metadata.name.
-func (p *Policy) Name() string { return p.doc.Metadata.Name }
-
-// Namespace is metadata.namespace of a NamespacedMutatingPolicy ("" for a
-// MutatingPolicy).
-func (p *Policy) Namespace() string {
-	if p.doc.Namespaced() {
-		return p.doc.Metadata.Namespace
-	}
-	return ""
-}
-
-// Kind is MutatingPolicy or NamespacedMutatingPolicy.
-func (p *Policy) Kind() string { return p.doc.Kind }
-
-// Hash is the SHA-256 of the policy's kind, name, namespace, annotations
-// and spec, hex encoded.
-func (p *Policy) Hash() string { return p.hash }
-
 // Variants returns the policy as written followed by its autogen
-// variants. Callers must not modify them.
+// variants, in the order they run. Callers must not modify them.
 func (p *Policy) Variants() []*Variant { return p.variants }
 
 // Compile checks doc and compiles it as Kyverno's mpol compiler does:
@@ -112,12 +94,11 @@ func (p *Policy) Variants() []*Variant { return p.variants }
 // by path (Code engine.CodeInvalidPolicy); the path of a problem of an
 // autogen variant starts with "autogen[<configuration>]".
 func Compile(doc *Document) (*Policy, error) {
-	c := &compiler{}
-	p := c.policy(doc)
-	if err := c.errs.Err(); err != nil {
-		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
+	var c compiler
+	if p := c.policy(doc); len(c.errs) == 0 {
+		return p, nil
 	}
-	return p, nil
+	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.errs.Err())
 }
 
 type compiler struct {
@@ -132,14 +113,19 @@ func (c *compiler) policy(doc *Document) *Policy {
 	spec := &doc.Spec
 	p := &Policy{
 		doc:            doc,
-		hash:           hashOf(doc),
+		Kind:           doc.Kind,
+		Name:           doc.Metadata.Name,
+		Hash:           vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
 		Admission:      spec.AdmissionEnabled(),
 		Background:     spec.BackgroundEnabled(),
 		MutateExisting: spec.MutateExistingEnabled(),
 		Reinvocation:   string(spec.GetReinvocationPolicy()),
 	}
+	if doc.Namespaced() {
+		p.Namespace = doc.Metadata.Namespace
+	}
 	c.checkPolicy(p)
-	env, err := kyvernocel.NewMutatingEnv(p.Namespace())
+	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
 	if err != nil {
 		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
 		return p
@@ -171,11 +157,8 @@ func (c *compiler) checkPolicy(p *Policy) {
 		c.invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
 	}
 	if fp := spec.FailurePolicy; fp != nil {
-		switch *fp {
-		case admissionregistrationv1.Fail:
-		case admissionregistrationv1.Ignore:
-			p.FailurePolicyIgnore = true
-		default:
+		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
+		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
 			c.invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
 		}
 	}
@@ -227,12 +210,12 @@ func (c *compiler) checkPolicy(p *Policy) {
 func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicySpec, config string, targets []vpol.Target, prefix string) *Variant {
 	v := &Variant{Autogen: config, Targets: targets, prefix: prefix, spec: spec, match: vpol.CompileMatcher(spec.MatchConstraints)}
 	for i, vr := range spec.Variables {
-		prog, t := c.typed(env, vr.Expression, fmt.Sprintf("%sspec.variables[%d].expression", prefix, i))
+		prog, t := c.expression(env, vr.Expression, fmt.Sprintf("%sspec.variables[%d].expression", prefix, i))
 		env.RegisterVariable(vr.Name, t)
 		v.variables = append(v.variables, &expr{name: vr.Name, prog: prog})
 	}
 	for i, m := range spec.MatchConditions {
-		prog := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
+		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
 		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: prog})
 	}
 	allowAtomic := spec.EvaluationConfiguration != nil && spec.EvaluationConfiguration.UseServerSideApply
@@ -241,51 +224,34 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 		switch {
 		case mu.patchType == PatchTypeJSONPatch && m.JSONPatch != nil:
 			mu.path = fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i)
-			mu.prog = c.expression(env, m.JSONPatch.Expression, prefix+mu.path, cel.ListType(kyvernocel.JSONPatchType))
+			mu.prog, _ = c.expression(env, m.JSONPatch.Expression, prefix+mu.path, cel.ListType(kyvernocel.JSONPatchType))
 		case mu.patchType == PatchTypeApplyConfiguration && m.ApplyConfiguration != nil:
 			mu.path = fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i)
-			mu.prog = c.expression(env, m.ApplyConfiguration.Expression, prefix+mu.path, kyvernocel.ObjectType)
+			mu.prog, _ = c.expression(env, m.ApplyConfiguration.Expression, prefix+mu.path, kyvernocel.ObjectType)
 		default:
 			continue // reported by checkPolicy
 		}
 		v.mutations = append(v.mutations, mu)
 	}
 	for i, a := range spec.AuditAnnotations {
-		path := fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i)
-		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path, cel.StringType, cel.NullType)})
+		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i), cel.StringType, cel.NullType)
+		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: prog})
 	}
 	return v
 }
 
-// expression compiles one expression whose type must be one of want.
-func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) cel.Program {
+// expression compiles one expression whose type must be one of want,
+// and returns it with its type (dyn when it does not compile, so that the
+// expressions that use a variable report their own problems only).
+func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
 	if text == "" {
-		return nil // reported by checkPolicy
+		return nil, cel.DynType // reported by checkPolicy
 	}
-	prog, _, err := env.Compile(text, want...)
+	prog, t, err := vpol.CompileExpression(env, text, path, want...)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
-	}
-	return prog
-}
-
-// typed compiles a variable and returns its type: dyn when it does not
-// compile, so that the expressions that use it report their own problems
-// only.
-func (c *compiler) typed(env *kyvernocel.Env, text, path string) (cel.Program, *cel.Type) {
-	if text == "" {
-		return nil, cel.DynType
-	}
-	prog, t, err := env.Compile(text)
-	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
-		return nil, cel.DynType
+		c.errs = append(c.errs, err)
 	}
 	return prog, t
-}
-
-func hashOf(doc *Document) string {
-	return vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec)
 }
 
 // readsVariables reports whether an expression names `variables` (one that

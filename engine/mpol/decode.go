@@ -37,10 +37,11 @@ func Decode(source string, data []byte) ([]*Document, error) {
 // engine.CodeUnsupported at "apiVersion". Every problem is reported, as
 // engine.Errors sorted by path.
 func DecodePolicy(m map[string]any) (*Document, error) {
-	var d Document
-	var err error
-	if d.APIVersion, d.Kind, err = kinds.Decode(m, &d.Metadata, &d.Spec); err != nil {
+	d := new(Document)
+	apiVersion, kind, err := kinds.Decode(m, &d.Metadata, &d.Spec)
+	if err != nil {
 		return nil, err
 	}
-	return &d, nil
+	d.APIVersion, d.Kind = apiVersion, kind
+	return d, nil
 }

@@ -2,6 +2,7 @@ package mpol_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -17,12 +18,7 @@ metadata:
   name: add-label
   namespace: team
 spec:
-  matchConstraints:
-    resourceRules:
-    - apiGroups: [""]
-      apiVersions: [v1]
-      operations: [CREATE]
-      resources: [pods]
+  matchConstraints: {resourceRules: [{apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [pods]}]}
   mutations:
   - patchType: ApplyConfiguration
     applyConfiguration:
@@ -33,36 +29,27 @@ spec:
 `
 
 func TestDecodeVersions(t *testing.T) {
-	tests := []struct {
-		name        string
-		giveVersion string
-		giveKind    string
-	}{
-		{name: "mpol v1", giveVersion: "v1", giveKind: "MutatingPolicy"},
-		{name: "mpol v1beta1", giveVersion: "v1beta1", giveKind: "MutatingPolicy"},
-		{name: "mpol v1alpha1", giveVersion: "v1alpha1", giveKind: "MutatingPolicy"},
-		{name: "nmpol v1", giveVersion: "v1", giveKind: "NamespacedMutatingPolicy"},
-		{name: "nmpol v1beta1", giveVersion: "v1beta1", giveKind: "NamespacedMutatingPolicy"},
+	// The served versions of each kind (the CRDs').
+	tests := map[string][]string{
+		"MutatingPolicy":           {"v1", "v1beta1", "v1alpha1"},
+		"NamespacedMutatingPolicy": {"v1", "v1beta1"},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			docs, err := mpol.Decode(tt.name, fmt.Appendf(nil, addLabel, tt.giveVersion, tt.giveKind))
-			if err != nil {
-				t.Fatalf("Decode(%s) error: %v", tt.name, err)
-			}
-			if len(docs) != 1 {
-				t.Fatalf("Decode(%s) = %d documents, want 1", tt.name, len(docs))
-			}
-			d := docs[0]
-			got := []string{d.Kind, d.Metadata.Name, d.Metadata.Namespace, string(d.Spec.Mutations[0].PatchType), string(d.Spec.Mutations[1].PatchType), d.Spec.Mutations[1].JSONPatch.Expression[:10]}
-			want := []string{tt.giveKind, "add-label", "team", "ApplyConfiguration", "JSONPatch", "[JSONPatch"}
-			if diff := cmp.Diff(want, got); diff != "" {
-				t.Errorf("Decode(%s) fields (-want +got):\n%s", tt.name, diff)
-			}
-			if d.Namespaced() != (tt.giveKind == "NamespacedMutatingPolicy") {
-				t.Errorf("Decode(%s).Namespaced() = %v", tt.name, d.Namespaced())
-			}
-		})
+	for kind, versions := range tests {
+		for _, version := range versions {
+			t.Run(kind+"/"+version, func(t *testing.T) {
+				docs, err := mpol.Decode(kind, fmt.Appendf(nil, addLabel, version, kind))
+				if err != nil || len(docs) != 1 {
+					t.Fatalf("Decode(%s %s) = %d documents, error %v; want 1", kind, version, len(docs), err)
+				}
+				d := docs[0]
+				m := d.Spec.Mutations
+				got := []string{d.Kind, d.Metadata.Name, d.Metadata.Namespace, string(m[0].PatchType), string(m[1].PatchType), m[1].JSONPatch.Expression[:10]}
+				want := []string{kind, "add-label", "team", "ApplyConfiguration", "JSONPatch", "[JSONPatch"}
+				if diff := cmp.Diff(want, got); diff != "" || d.Namespaced() != (kind == "NamespacedMutatingPolicy") {
+					t.Errorf("Decode(%s %s) fields (-want +got):\n%s namespaced: %v", kind, version, diff, d.Namespaced())
+				}
+			})
+		}
 	}
 }
 
@@ -87,25 +74,41 @@ func TestDecodeErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := mpol.Decode(tt.name, []byte(tt.give))
-			es := engine.As(err)
-			if len(es) == 0 {
-				t.Fatalf("Decode(%q) error = %v, want an engine error", tt.give, err)
-			}
-			if es[0].Code != tt.wantCode || es[0].Path != tt.wantPath {
-				t.Errorf("Decode(%q) error = %s at %q, want %s at %q (%v)", tt.give, es[0].Code, es[0].Path, tt.wantCode, tt.wantPath, err)
+			want := firstError{tt.wantCode, tt.wantPath}
+			if got := firstErrorOf(err); got != want {
+				t.Errorf("Decode(%q) error = %+v (%v), want %+v", tt.give, got, err, want)
 			}
 		})
 	}
 }
 
-func TestDecodeSkipsOtherKinds(t *testing.T) {
-	give := "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n---\n" + fmt.Sprintf(addLabel, "v1", "MutatingPolicy") +
-		"---\napiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: v}\nspec: {}\n"
-	docs, err := mpol.Decode("mixed", []byte(give))
-	if err != nil {
-		t.Fatalf("Decode(mixed) error: %v", err)
+// firstError is the code and path of the first engine error.
+type firstError struct {
+	code engine.Code
+	path string
+}
+
+func firstErrorOf(err error) firstError {
+	es := engine.As(err)
+	if len(es) == 0 {
+		return firstError{}
 	}
-	if len(docs) != 1 || docs[0].Metadata.Name != "add-label" {
-		t.Errorf("Decode(mixed) = %d documents, want the MutatingPolicy only", len(docs))
+	return firstError{es[0].Code, es[0].Path}
+}
+
+func TestDecodeSkipsOtherKinds(t *testing.T) {
+	docs := []string{
+		"apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n",
+		fmt.Sprintf(addLabel, "v1", "MutatingPolicy"),
+		"apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: v}\nspec: {}\n",
+		"apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e}\nspec: {}\n",
+	}
+	got, err := mpol.Decode("mixed", []byte(strings.Join(docs, "---\n")))
+	var names []string
+	for _, d := range got {
+		names = append(names, d.Kind+"/"+d.Metadata.Name)
+	}
+	if diff := cmp.Diff([]string{"MutatingPolicy/add-label"}, names); err != nil || diff != "" {
+		t.Errorf("Decode(mixed) error = %v, documents (-want +got):\n%s", err, diff)
 	}
 }

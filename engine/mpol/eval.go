@@ -57,7 +57,7 @@ const MessageEvaluation = "failed to evaluate policy: "
 func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, obj map[string]any, exceptions []*vpol.Exception) Outcome {
 	var excs []*vpol.Exception
 	for _, e := range exceptions {
-		if e.AppliesTo(p.Kind(), p.Name()) && !e.Expired(in.Now()) {
+		if e.AppliesTo(p.Kind, p.Name) && !e.Expired(in.Now()) {
 			excs = append(excs, e)
 		}
 	}

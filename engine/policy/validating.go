@@ -48,7 +48,7 @@ func CompileMutating(doc *mpol.Document) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, mp.Namespace(), mp.Hash())
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, mp.Namespace, mp.Hash)
 	p.Background, p.Admission, p.Mutating = mp.Background, mp.Admission, mp
 	return p, nil
 }

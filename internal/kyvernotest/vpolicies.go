@@ -30,51 +30,38 @@ import (
 // validatingPolicyOf decodes and compiles a ValidatingPolicy or
 // NamespacedValidatingPolicy document into p.
 func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	return celPolicyOf(p, o, func(m map[string]any) (*policy.Policy, []bool, error) {
-		doc, err := vpol.DecodePolicy(m)
-		if err != nil {
-			return nil, nil, kyverno.NewDocumentError(p.Path, 1, o.Line, err)
-		}
-		compiled, err := policy.CompileValidating(doc)
-		if err != nil {
-			return nil, nil, err
-		}
-		var drops []bool
-		for _, v := range compiled.Validating.Variants() {
+	return celPolicyOf(p, o, vpol.DecodePolicy, policy.CompileValidating, func(c *policy.Policy) (drops []bool) {
+		for _, v := range c.Validating.Variants() {
 			drops = append(drops, v.DropsUnmatched())
 		}
-		return compiled, drops, nil
+		return drops
 	})
 }
 
 // mutatingPolicyOf decodes and compiles a MutatingPolicy or
 // NamespacedMutatingPolicy document into p.
 func mutatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	return celPolicyOf(p, o, func(m map[string]any) (*policy.Policy, []bool, error) {
-		doc, err := mpol.DecodePolicy(m)
-		if err != nil {
-			return nil, nil, kyverno.NewDocumentError(p.Path, 1, o.Line, err)
-		}
-		compiled, err := policy.CompileMutating(doc)
-		if err != nil {
-			return nil, nil, err
-		}
-		var drops []bool
-		for _, v := range compiled.Mutating.Variants() {
+	return celPolicyOf(p, o, mpol.DecodePolicy, policy.CompileMutating, func(c *policy.Policy) (drops []bool) {
+		for _, v := range c.Mutating.Variants() {
 			drops = append(drops, v.DropsUnmatched())
 		}
-		return compiled, drops, nil
+		return drops
 	})
 }
 
-// celPolicyOf loads a policies.kyverno.io policy document into p with
-// load, which decodes (errors wrapped with the document's place) and
-// compiles it and says, for each variant (the policy, its autogen
-// variants), whether Kyverno's CLI drops its empty response for a
-// resource it does not match.
-func celPolicyOf(p *Policy, o kyverno.Object, load func(map[string]any) (*policy.Policy, []bool, error)) *Policy {
+// celPolicyOf decodes (errors wrapped with the document's place) and
+// compiles a policies.kyverno.io policy document into p. drops says, for
+// each variant of the compiled policy (the policy, its autogen variants),
+// whether Kyverno's CLI drops its empty response for a resource it does
+// not match.
+func celPolicyOf[D any](p *Policy, o kyverno.Object, decode func(map[string]any) (D, error), compile func(D) (*policy.Policy, error), drops func(*policy.Policy) []bool) *Policy {
 	p.ruleless = true
-	compiled, drops, err := load(o.Value)
+	doc, err := decode(o.Value)
+	if err != nil {
+		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+		return p
+	}
+	compiled, err := compile(doc)
 	if err != nil {
 		p.Err = err
 		return p
@@ -86,7 +73,7 @@ func celPolicyOf(p *Policy, o kyverno.Object, load func(map[string]any) (*policy
 	// Kyverno's CLI keeps the empty response of a variant that does not
 	// match a resource unless its constraints are a single plain resource
 	// rule: then the resource counts as excluded rather than not found.
-	for _, d := range drops {
+	for _, d := range drops(compiled) {
 		if !d {
 			p.responds = true
 		}
