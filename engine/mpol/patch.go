@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 
 	"github.com/google/cel-go/cel"
@@ -89,7 +90,7 @@ func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create JSON patch: %w", err)
 	}
-	patched, err := patch.Apply(doc)
+	patched, err := applyOps(patch, doc)
 	if err != nil {
 		if errors.Is(err, jsonpatch.ErrTestFailed) {
 			return obj, nil
@@ -101,6 +102,44 @@ func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
 		return nil, fmt.Errorf("Internal error occurred: %w", err)
 	}
 	return u.Object, nil
+}
+
+// MaxJSONPatchCopyBytes bounds the bytes the copy operations of one
+// JSONPatch mutation may add to the object (3 MiB: the API server's
+// default JSONPatchMaxCopyBytes, which bounds the JSON patches of its
+// mutating admission policies): a few copies of a part of the object into
+// itself would otherwise double it each time. Past it the mutation is an
+// error, worded as the JSON patch library words it.
+const MaxJSONPatchCopyBytes = 3 << 20
+
+// applyOps applies a patch to doc. A patch with copy operations is applied
+// one operation at a time, so that what the copies add is counted
+// against MaxJSONPatchCopyBytes (the library's own limit is a variable of
+// the process).
+func applyOps(patch jsonpatch.Patch, doc []byte) ([]byte, error) {
+	return applyOpsWithin(patch, doc, MaxJSONPatchCopyBytes)
+}
+
+func applyOpsWithin(patch jsonpatch.Patch, doc []byte, limit int64) ([]byte, error) {
+	isCopy := func(o jsonpatch.Operation) bool { return o.Kind() == "copy" }
+	if !slices.ContainsFunc(patch, isCopy) {
+		return patch.Apply(doc)
+	}
+	var copied int64
+	for i, o := range patch {
+		next, err := patch[i : i+1].Apply(doc)
+		if err != nil {
+			return nil, err
+		}
+		if isCopy(o) {
+			copied += max(0, int64(len(next)-len(doc)))
+			if copied > limit {
+				return nil, jsonpatch.NewAccumulatedCopySizeError(limit, copied)
+			}
+		}
+		doc = next
+	}
+	return doc, nil
 }
 
 // jsonPatchOf converts the list of JSONPatch values of an expression into
