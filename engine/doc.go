@@ -1,6 +1,6 @@
 // Package engine compiles Kyverno ClusterPolicies and Policies, and
-// ValidatingPolicies and NamespacedValidatingPolicies (policies.kyverno.io),
-// and evaluates them against Kubernetes resources, with the same results
+// ValidatingPolicies, MutatingPolicies and their namespaced kinds
+// (policies.kyverno.io), and evaluates them against Kubernetes resources, with the same results
 // as Kyverno.
 //
 // The engine is a pure library: it does no I/O, reads no globals, and uses no
@@ -28,6 +28,10 @@
 //     policies.kyverno.io PolicyException: decoding, compilation (with
 //     autogen variants) and evaluation; policy.CompileValidating gives
 //     them the compiled form of the kyverno.io kinds
+//   - mpol:      MutatingPolicy and NamespacedMutatingPolicy: decoding,
+//     compilation (with autogen variants) and evaluation (JSONPatch and
+//     ApplyConfiguration mutations, merged with structured-merge-diff);
+//     policy.CompileMutating gives them the compiled form too
 //   - kyvernocel: Kyverno's CEL environment and libraries
 //     (github.com/kyverno/sdk) for the policies.kyverno.io kinds, their
 //     data sources supplied by the host (eval.Options.CELData)
@@ -40,7 +44,7 @@
 // deadline or its MaxSteps.
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
-// package of this module outside engine/. (vpol and kyvernocel import
+// package of this module outside engine/. (vpol, mpol and kyvernocel import
 // Kyverno's API types and the sdk's CEL libraries, which import neither;
 // the sdk's image data library brings go-containerregistry's remote
 // package, which the engine never calls: image data comes from the host.) (celrule uses k8s.io/apiserver's

@@ -84,7 +84,8 @@ type Request struct {
 	// policy.CompileException); those that match exempt rules.
 	Exceptions []*policy.Exception
 
-	// The fields below serve ValidatingPolicies (vpol.go).
+	// The fields below serve the policies.kyverno.io kinds (vpol.go,
+	// mpol.go).
 
 	// Resource is the plural resource name of the request ("pods"), for
 	// matchConstraints. Default: guessed from the kind, as Kyverno's CLI
@@ -247,8 +248,8 @@ type Options struct {
 	ImageVerifier ImageVerifier
 	// CELData are the data sources of Kyverno's CEL libraries
 	// (resource, http, image.GetMetadata, globalContext) for
-	// ValidatingPolicies. Default: none (those calls are errors that name
-	// the missing source).
+	// ValidatingPolicies and MutatingPolicies. Default: none (those calls
+	// are errors that name the missing source).
 	CELData kyvernocel.Sources
 
 	// MaxSteps bounds the work of one Evaluate call, in steps (see

@@ -128,9 +128,10 @@ func newEnv(key envKey) (*Env, error) {
 	return &Env{env: env, vars: vars}, nil
 }
 
-// maxSharedEnvs bounds the environments kept by namespace (one per
-// namespace of a NamespacedValidatingPolicy, and one for cluster-scoped
-// policies); past it, environments are built for each policy.
+// maxSharedEnvs bounds the environments kept by namespace and kind (one per
+// namespace of a namespaced policy, and one for cluster-scoped policies,
+// for validating and for mutating policies); past it, environments are
+// built for each policy.
 const maxSharedEnvs = 1024
 
 var (

@@ -23,6 +23,8 @@
 // form: a *Policy without Rules whose Validating field evaluation runs,
 // with Background, Admission, Action, Scored, Category and Severity from
 // the policy, so that hosts hold and evaluate both generations alike.
+// CompileMutating does the same for a MutatingPolicy or
+// NamespacedMutatingPolicy (engine/mpol): its Mutating field.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

@@ -47,6 +47,12 @@
 // variant of the policy matched is excluded or not found as Kyverno's CLI
 // decides (Variant.DropsUnmatched).
 //
+// MutatingPolicies and NamespacedMutatingPolicies load the same way, run
+// after the kyverno.io mutate rules, and their patchedResources are
+// compared with the resource after every MutatingPolicy, as Kyverno's CLI
+// compares them; apply prints the resource after each one that responds,
+// and counts their results twice, as Kyverno's CLI counts them.
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.
