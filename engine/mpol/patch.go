@@ -17,9 +17,9 @@ import (
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/serializer/json"
 	k8smutation "k8s.io/apiserver/pkg/cel/mutation"
 	"k8s.io/apiserver/pkg/cel/mutation/dynamic"
+	kjson "sigs.k8s.io/json"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
@@ -73,10 +73,6 @@ func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj ma
 	return patched, nil
 }
 
-// serializer is the JSON serializer Kubernetes' JSON patcher reads and
-// writes objects with (strict).
-var serializer = json.NewSerializerWithOptions(json.DefaultMetaFactory, runtime.NewScheme(), runtime.NewScheme(), json.SerializerOptions{Strict: true})
-
 // applyJSONPatch applies the JSONPatch values of a JSONPatch expression
 // to obj as Kubernetes' JSON patcher does: the values become an RFC 6902
 // patch, applied to obj's JSON; a test operation that fails leaves obj
@@ -86,7 +82,10 @@ func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	doc, err := runtime.Encode(serializer, &unstructured.Unstructured{Object: obj})
+	if len(patch) == 0 {
+		return obj, nil // nothing to apply: the object is not re-encoded
+	}
+	doc, err := gojson.Marshal(obj)
 	if err != nil {
 		return nil, fmt.Errorf("failed to create JSON patch: %w", err)
 	}
@@ -97,11 +96,16 @@ func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
 		}
 		return nil, fmt.Errorf("JSON Patch: %w", err)
 	}
-	u := &unstructured.Unstructured{}
-	if _, _, err := serializer.Decode(patched, nil, u); err != nil {
+	// Decoded as Kubernetes' JSON serializer decodes an unstructured
+	// object: whole numbers are int64, and the object needs a kind.
+	var res map[string]any
+	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, &res); err != nil {
 		return nil, fmt.Errorf("Internal error occurred: %w", err)
 	}
-	return u.Object, nil
+	if kind, _ := res["kind"].(string); kind == "" {
+		return nil, fmt.Errorf("Internal error occurred: %w", runtime.NewMissingKindErr(string(patched)))
+	}
+	return res, nil
 }
 
 // MaxJSONPatchCopyBytes bounds the bytes the copy operations of one
