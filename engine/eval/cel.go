@@ -26,6 +26,12 @@ type ParamQuery struct {
 	// cluster-scoped kind with a Namespace, are errors. Cluster-scoped
 	// kinds ignore RequestNamespace.
 	Namespace, RequestNamespace string
+	// Admission is set for the paramRef of a
+	// MutatingAdmissionPolicyBinding. A cluster reads the params as for
+	// the other rules; a host that answers as Kyverno's CLI does matches
+	// the params of its test as that CLI matches a binding's (by
+	// selector, or by name, or by namespace; whatever their kind).
+	Admission bool
 }
 
 // celRule evaluates a validate.cel rule, as Kyverno's validateCELHandler

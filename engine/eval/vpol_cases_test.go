@@ -47,6 +47,15 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The MutatingAdmissionPolicies are compiled with the bindings of
+	// the case.
+	_, bindings, err := mpol.DecodeAdmission(tc.Note, []byte(tc.Policy))
+	if err != nil {
+		return nil, err
+	}
+	compileAdmission := func(d *mpol.AdmissionPolicyDocument) (*policy.Policy, error) {
+		return policy.CompileMutatingAdmission(d, bindings)
+	}
 	var out []*policy.Policy
 	for i, o := range objs {
 		apiVersion, _ := o.Value["apiVersion"].(string)
@@ -57,6 +66,10 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 			p, err = celPolicy(o.Value, vpol.DecodePolicy, policy.CompileValidating)
 		case mpol.IsPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, mpol.DecodePolicy, policy.CompileMutating)
+		case mpol.IsAdmissionPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, mpol.DecodeAdmissionPolicy, compileAdmission)
+		case mpol.IsBinding(apiVersion, kind):
+			continue
 		}
 		if err != nil {
 			return nil, kyverno.NewDocumentError(tc.Note, i+1, o.Line, err)

@@ -20,6 +20,7 @@ import (
 	k8smutation "k8s.io/apiserver/pkg/cel/mutation"
 	"k8s.io/apiserver/pkg/cel/mutation/dynamic"
 	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
@@ -51,6 +52,25 @@ func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj ma
 	if m.patchType == PatchTypeJSONPatch {
 		return applyJSONPatch(out, obj)
 	}
+	return applyObject(out, obj, builtinType, m.allowAtomic)
+}
+
+// builtinType is the type of obj's kind among the built-in kinds
+// (builtins.yaml).
+func builtinType(obj map[string]any) (*typed.ParseableType, error) {
+	ts, err := builtins()
+	if err != nil {
+		return nil, err
+	}
+	return ts.typeOf(gvkOf(obj))
+}
+
+// applyObject merges the Object of an ApplyConfiguration expression into
+// obj, typed with typeOf, as Kubernetes' ApplyConfiguration patcher does:
+// the Object's type names checked against its fields, the patch given
+// obj's kind. Unless allowAtomic, a patch that sets atomic fields is
+// refused.
+func applyObject(out ref.Val, obj map[string]any, typeOf func(map[string]any) (*typed.ParseableType, error), allowAtomic bool) (map[string]any, error) {
 	// The compiler checked that the expression is an Object.
 	objVal, ok := out.(*dynamic.ObjectVal)
 	if !ok {
@@ -63,14 +83,16 @@ func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj ma
 	if !ok {
 		return nil, fmt.Errorf("invalid return type: %T", out)
 	}
-	// The patch is of the object's kind.
 	u := unstructured.Unstructured{Object: patch}
 	u.SetGroupVersionKind(gvkOf(obj))
-	patched, err := applyConfiguration(obj, patch, m.allowAtomic)
+	t, err := typeOf(obj)
+	if err == nil {
+		obj, err = mergeTyped(*t, obj, patch, allowAtomic)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("error applying patch: %w", err)
 	}
-	return patched, nil
+	return obj, nil
 }
 
 // applyJSONPatch applies the JSONPatch values of a JSONPatch expression

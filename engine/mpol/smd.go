@@ -67,21 +67,13 @@ func (ts *typeSet) typeOf(gvk schema.GroupVersionKind) (*typed.ParseableType, er
 	return &t, nil
 }
 
-// applyConfiguration merges patch into obj as the API server applies a
-// mutating admission policy's ApplyConfiguration (Kubernetes'
-// patch.ApplyStructuredMergeDiff): both typed with the schema of obj's
-// kind, the patch refused when it sets atomic lists, maps or structs
-// (unless allowAtomic, Kyverno's evaluation.useServerSideApply, which
-// drops that guard), then merged. obj is not modified.
-func applyConfiguration(obj, patch map[string]any, allowAtomic bool) (map[string]any, error) {
-	ts, err := builtins()
-	if err != nil {
-		return nil, err
-	}
-	t, err := ts.typeOf(gvkOf(obj))
-	if err != nil {
-		return nil, err
-	}
+// mergeTyped merges patch into obj as the API server applies a mutating
+// admission policy's ApplyConfiguration (Kubernetes'
+// patch.ApplyStructuredMergeDiff): both typed as t, the patch refused
+// when it sets atomic lists, maps or structs (unless allowAtomic,
+// Kyverno's evaluation.useServerSideApply, which drops that guard), then
+// merged. obj is not modified.
+func mergeTyped(t typed.ParseableType, obj, patch map[string]any, allowAtomic bool) (map[string]any, error) {
 	patchTyped, err := t.FromUnstructured(patch)
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert patch object to typed object: %w", err)
@@ -99,9 +91,10 @@ func applyConfiguration(obj, patch map[string]any, allowAtomic bool) (map[string
 	if err != nil {
 		return nil, fmt.Errorf("failed to merge patch: %w", err)
 	}
-	out, ok := merged.AsValue().Unstructured().(map[string]any)
+	u := merged.AsValue().Unstructured()
+	out, ok := u.(map[string]any)
 	if !ok {
-		return nil, fmt.Errorf("failed to convert typed object to object: failed to convert value to unstructured for type %T", merged.AsValue().Unstructured())
+		return nil, fmt.Errorf("failed to convert typed object to object: failed to convert value to unstructured for type %T", u)
 	}
 	return out, nil
 }

@@ -77,8 +77,11 @@ type Policy struct {
 	// (CompileValidating, validating.go); Rules is then empty.
 	Validating *vpol.Policy
 	// Mutating is set for a MutatingPolicy or NamespacedMutatingPolicy
-	// (CompileMutating, validating.go); Rules is then empty.
-	Mutating *mpol.Policy
+	// (CompileMutating, validating.go), MutatingAdmission for a
+	// MutatingAdmissionPolicy (CompileMutatingAdmission); Rules is then
+	// empty.
+	Mutating          *mpol.Policy
+	MutatingAdmission *mpol.AdmissionPolicy
 }
 
 // Document returns the policy as written. Callers must not modify it.

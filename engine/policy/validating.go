@@ -53,6 +53,21 @@ func CompileMutating(doc *mpol.Document) (*Policy, error) {
 	return p, nil
 }
 
+// CompileMutatingAdmission compiles a Kubernetes MutatingAdmissionPolicy
+// with the bindings that name it (engine/mpol) into the compiled form of
+// the other kinds: Rules is empty and MutatingAdmission is set, which eval
+// runs in the mutate phase before the MutatingPolicies, as Kyverno's CLI
+// runs them.
+func CompileMutatingAdmission(doc *mpol.AdmissionPolicyDocument, bindings []*mpol.BindingDocument) (*Policy, error) {
+	ap, err := mpol.CompileAdmissionPolicy(doc, bindings)
+	if err != nil {
+		return nil, err
+	}
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, "", ap.Hash)
+	p.Background, p.Admission, p.MutatingAdmission = true, true, ap
+	return p, nil
+}
+
 // celPolicy is the compiled form of a policies.kyverno.io policy, before
 // its kind's fields: its identity, and what the annotations say (Scored,
 // Category, Severity), with an Audit action.

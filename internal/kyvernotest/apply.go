@@ -163,6 +163,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	pols = admissionPolicies(pols) // vpolicies.go
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now

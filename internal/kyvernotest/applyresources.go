@@ -63,9 +63,9 @@ func (s *suiteRun) applyResource(ctx context.Context, r *Resource) ([]ApplyRespo
 			continue
 		}
 		po := PolicyOutput{Resource: r, Policy: p, Mutates: hasRule(p.Compiled, policy.Mutate)}
-		if p.Compiled.Mutating != nil {
-			// Kyverno's CLI prints the resource for a MutatingPolicy
-			// that returned a response.
+		if p.Compiled.Mutating != nil || p.Compiled.MutatingAdmission != nil {
+			// Kyverno's CLI prints the resource for a MutatingPolicy or
+			// MutatingAdmissionPolicy that returned a response.
 			po.Mutates = p.responds || slices.ContainsFunc(out, func(a ApplyResponse) bool { return a.Policy == p })
 		}
 		o := outputsOf(p, r, evals)

@@ -58,6 +58,9 @@ func (l *lookup) Namespace(_ context.Context, name string) (map[string]any, erro
 // be namespaced, so paramRef.namespace is an error, a name finds only an
 // object without namespace, and a selector selects in every namespace.
 func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any, error) {
+	if q.Admission {
+		return l.admissionParams(q), nil
+	}
 	if q.Namespace != "" {
 		return nil, errors.New("paramRef.namespace must not be provided for a cluster-scoped `paramKind`")
 	}
@@ -89,6 +92,34 @@ func labelsOf(obj map[string]any) map[string]string {
 	for k, v := range labels {
 		if s, ok := v.(string); ok {
 			out[k] = s
+		}
+	}
+	return out
+}
+
+// admissionParams are the params of a MutatingAdmissionPolicyBinding, as
+// Kyverno's CLI finds them among the test's paramResources
+// (pkg/admissionpolicy matchesSelector), whatever their kind: with a
+// selector, those it selects; otherwise the first whose name is the
+// paramRef's name (or, without a name, whose namespace is its namespace).
+func (l *lookup) admissionParams(q eval.ParamQuery) []map[string]any {
+	var out []map[string]any
+	for _, r := range l.params {
+		var ok bool
+		switch {
+		case q.Selector != nil:
+			ok = q.Selector.Matches(labelsOf(r.Object))
+		case q.Name != "":
+			ok = r.Name == q.Name
+		case q.Namespace != "":
+			ok = r.Namespace == q.Namespace
+		}
+		if !ok {
+			continue
+		}
+		out = append(out, r.Object)
+		if q.Selector == nil {
+			break
 		}
 	}
 	return out

@@ -54,13 +54,17 @@ type Policy struct {
 	// ruleless is true for the kinds without rules (ValidatingPolicy):
 	// kyverno test ignores the expected result's rule for them.
 	ruleless bool
+	// admission is a MutatingAdmissionPolicy, compiled with the bindings
+	// of its test (admissionPolicies); binding is a binding, which is not
+	// a policy of the test.
+	admission *mpol.AdmissionPolicyDocument
+	binding   *mpol.BindingDocument
 }
 
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
 // does not evaluate yet.
 var otherPolicyKinds = map[string]bool{
 	"ValidatingAdmissionPolicy":       true,
-	"MutatingAdmissionPolicy":         true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
 	"GeneratingPolicy":                true,
@@ -201,6 +205,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return validatingPolicyOf(p, o) // vpolicies.go
 	case mpol.IsPolicy(p.APIVersion, p.Kind):
 		return mutatingPolicyOf(p, o)
+	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
+		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p

@@ -305,6 +305,7 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if err != nil {
 		return s, err
 	}
+	pols = admissionPolicies(pols) // vpolicies.go
 	s.entries = map[string]string{}
 	s.byName = map[string]*Policy{}
 	s.apiMocks = len(t.APICallResponses) > 0

@@ -426,3 +426,53 @@ func namespaceObjects(spec *ValuesSpec) (map[string]map[string]any, error) {
 	}
 	return out, nil
 }
+
+// admissionDocumentOf decodes a MutatingAdmissionPolicy or a binding into
+// p; the policy is compiled with the bindings of its test
+// (admissionPolicies).
+func admissionDocumentOf(p *Policy, o kyverno.Object) *Policy {
+	p.ruleless = true
+	var err error
+	if mpol.IsBinding(p.APIVersion, p.Kind) {
+		p.binding, err = mpol.DecodeBinding(o.Value)
+	} else {
+		p.admission, err = mpol.DecodeAdmissionPolicy(o.Value)
+	}
+	if err != nil {
+		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+	}
+	return p
+}
+
+// admissionPolicies compiles the MutatingAdmissionPolicies of pols with
+// the bindings among them (Kyverno's CLI binds a policy with the bindings
+// of the policy files of its test), on copies (the loader shares its
+// policies between tests), and leaves the bindings out.
+func admissionPolicies(pols []*Policy) []*Policy {
+	var binds []*mpol.BindingDocument
+	for _, p := range pols {
+		if p.binding != nil {
+			binds = append(binds, p.binding)
+		}
+	}
+	out := make([]*Policy, 0, len(pols))
+	for _, p := range pols {
+		switch {
+		case p.Kind == mpol.KindMutatingAdmissionPolicyBinding:
+			if p.Err != nil {
+				out = append(out, p) // reported as a policy that does not load
+			}
+		case p.admission != nil:
+			cp := *p
+			if compiled, err := policy.CompileMutatingAdmission(p.admission, binds); err != nil {
+				cp.Err = err
+			} else {
+				cp.Compiled = compiled
+			}
+			out = append(out, &cp)
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
+}
