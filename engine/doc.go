@@ -1,7 +1,8 @@
 // Package engine compiles Kyverno ClusterPolicies and Policies,
-// ValidatingPolicies and NamespacedValidatingPolicies (policies.kyverno.io),
-// and Kubernetes ValidatingAdmissionPolicies, and evaluates them against
-// Kubernetes resources, with the same results as Kyverno.
+// ValidatingPolicies, MutatingPolicies and their namespaced kinds
+// (policies.kyverno.io), and Kubernetes ValidatingAdmissionPolicies and
+// MutatingAdmissionPolicies, and evaluates them against Kubernetes
+// resources, with the same results as Kyverno.
 //
 // The engine is a pure library: it does no I/O, reads no globals, and uses no
 // clock it is not given. Cluster data (ConfigMaps, API calls, global context
@@ -34,6 +35,10 @@
 //     environment, vpol's matcher) and evaluation with bindings and
 //     params; policy.CompileVAP gives them the compiled form of the
 //     other kinds
+//   - mpol:      MutatingPolicy and NamespacedMutatingPolicy: decoding,
+//     compilation (with autogen variants) and evaluation (JSONPatch and
+//     ApplyConfiguration mutations, merged with structured-merge-diff);
+//     policy.CompileMutating gives them the compiled form too
 //   - kyvernocel: Kyverno's CEL environment and libraries
 //     (github.com/kyverno/sdk) for the policies.kyverno.io kinds, their
 //     data sources supplied by the host (eval.Options.CELData)
@@ -46,7 +51,7 @@
 // deadline or its MaxSteps.
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
-// package of this module outside engine/. (vpol and kyvernocel import
+// package of this module outside engine/. (vpol, mpol and kyvernocel import
 // Kyverno's API types and the sdk's CEL libraries, which import neither;
 // the sdk's image data library brings go-containerregistry's remote
 // package, which the engine never calls: image data comes from the host.) (celrule uses k8s.io/apiserver's

@@ -85,7 +85,8 @@ type Request struct {
 	// policy.CompileException); those that match exempt rules.
 	Exceptions []*policy.Exception
 
-	// The fields below serve ValidatingPolicies (vpol.go).
+	// The fields below serve the policies.kyverno.io kinds (vpol.go,
+	// mpol.go).
 
 	// Resource is the plural resource name of the request ("pods"), for
 	// matchConstraints and request.resource. Default: guessed from the
@@ -159,6 +160,10 @@ type RuleResult struct {
 	Severity string
 	// Properties are the rule's reportProperties, rendered.
 	Properties map[string]string
+	// Path is, for an error of a MutatingPolicy, the field of the policy
+	// whose evaluation failed ("spec.mutations[1].jsonPatch.expression"),
+	// which Kyverno's message does not name.
+	Path string
 }
 
 // Response is the outcome of evaluating policies against one request.
@@ -253,8 +258,8 @@ type Options struct {
 	ImageVerifier ImageVerifier
 	// CELData are the data sources of Kyverno's CEL libraries
 	// (resource, http, image.GetMetadata, globalContext) for
-	// ValidatingPolicies. Default: none (those calls are errors that name
-	// the missing source).
+	// ValidatingPolicies and MutatingPolicies. Default: none (those calls
+	// are errors that name the missing source).
 	CELData kyvernocel.Sources
 
 	// KyvernoCLI evaluates as Kyverno's CLI does where it differs from

@@ -79,6 +79,8 @@ type caseResult struct {
 	Enforce bool   `json:"enforce,omitempty"`
 	// Properties are checked only when the case gives them.
 	Properties map[string]string `json:"properties,omitempty"`
+	// Path is the failed field of a MutatingPolicy's error.
+	Path string `json:"path,omitempty"`
 }
 
 type caseError struct {
@@ -173,7 +175,7 @@ func runCase(ctx context.Context, tc testCase) ([]caseResult, *eval.Response, er
 	resp := eng.Evaluate(ctx, pols, req)
 	var got []caseResult
 	for _, r := range resp.Results {
-		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce, Properties: r.Properties})
+		got = append(got, caseResult{Policy: r.Policy, Rule: r.Rule, Result: string(r.Status), Message: r.Message, Enforce: r.Enforce, Properties: r.Properties, Path: r.Path})
 	}
 	return got, resp, nil
 }

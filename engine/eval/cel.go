@@ -26,11 +26,12 @@ type ParamQuery struct {
 	// cluster-scoped kind with a Namespace, are errors. Cluster-scoped
 	// kinds ignore RequestNamespace.
 	Namespace, RequestNamespace string
-	// Binding is the ValidatingAdmissionPolicyBinding whose paramRef this
-	// is ("" for a validate.cel rule). Kyverno's CLI finds the params of
-	// a binding otherwise than those of validate.cel: by name, else by
-	// namespace, whatever their kind and namespace, or by selector
-	// (Options.KyvernoCLI).
+	// Binding is the ValidatingAdmissionPolicyBinding or
+	// MutatingAdmissionPolicyBinding whose paramRef this is ("" for a
+	// validate.cel rule). Kyverno's CLI finds the params of a binding
+	// otherwise than those of validate.cel: by selector, else by name,
+	// else by namespace, whatever their kind (Options.KyvernoCLI). A
+	// cluster reads them as for the other rules.
 	Binding string
 }
 

@@ -32,6 +32,17 @@
 // Options.KyvernoCLI; the result's rule is the policy's name, and its
 // binding the property "binding".
 //
+// MutatingPolicies and NamespacedMutatingPolicies (policy.Policy with
+// Mutating set) run in the mutate phase after the mutate rules of every
+// policy, as in Kyverno's CLI (mpol.go): engine/mpol evaluates each on
+// the object the ones before it left (object; request.object is the
+// object admitted), with the request's CEL view and
+// Request.CELExceptions; their results have type Mutation and Kyverno's
+// rule names ("" for the mutations, "evaluation", "exception", "match"),
+// and an evaluation error names the field of the policy that failed
+// (RuleResult.Path). Response.Mutations holds the object after each of
+// them, and the validate phase sees the result.
+//
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the
 // request's CEL view, built once per evaluation, and params from Lookup)

@@ -35,7 +35,7 @@ type Engine struct {
 	// templates caches texts with variables built at evaluation (deny
 	// messages joined from condition messages); they come from policies.
 	templates sync.Map // string -> *variables.Template
-	// celData and clock serve ValidatingPolicies (vpol.go).
+	// celData and clock serve the policies.kyverno.io kinds (vpol.go, mpol.go).
 	celData kyvernocel.Sources
 	clock   func() time.Time
 	// kyvernoCLI is Options.KyvernoCLI (vap.go).
@@ -106,8 +106,8 @@ type evaluation struct {
 	celObject map[string]any
 	// pod is the pod of podSecurity rules (podOf), built on first use.
 	pod *podCache
-	// vpIn is the request as ValidatingPolicies see it (vpolInput), for
-	// the object vpObject.
+	// vpIn is the request as ValidatingPolicies and MutatingPolicies see
+	// it (vpolInput), for the object vpObject.
 	vpIn     *vpol.Input
 	vpObject map[string]any
 	// vapIn is the resource as ValidatingAdmissionPolicies see it

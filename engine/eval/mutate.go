@@ -60,10 +60,11 @@ func errText(err error) string {
 }
 
 // mutatePhase runs the mutate rules of every policy, in order, on the
-// request's object; each rule sees the object as the rules before it left
-// it. The validate phase then sees the result (ev.setObject). Background
-// scans do not mutate (Kyverno's scans validate only: the stored object
-// was mutated when it was admitted), nor do DELETE requests.
+// request's object, then the MutatingPolicies (mpol.go); each rule and
+// policy sees the object as the ones before it left it. The validate
+// phase then sees the result (ev.setObject). Background scans do not
+// mutate (Kyverno's scans validate only: the stored object was mutated
+// when it was admitted), nor do DELETE requests.
 func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 	orig := ev.req.Object
 	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.Mode == Background && !ev.req.MutateExisting {
@@ -102,6 +103,13 @@ func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 			}
 		}
 		resp.Mutations = append(resp.Mutations, Mutation{Policy: p.Name(), PolicyNamespace: p.Namespace(), Object: obj})
+	}
+	if !ev.req.MutateExisting {
+		mutated := ev.mutatingAdmissionPolicies(policies, obj, resp) // map.go
+		if mutated = ev.mutatingPolicies(policies, mutated, resp); !sameMap(mutated, obj) {
+			obj = mutated
+			ev.setObject(obj)
+		}
 	}
 	if !mutate.Equal(orig, obj) {
 		resp.Patched = obj

@@ -11,6 +11,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -53,19 +54,34 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The MutatingAdmissionPolicies are compiled with the bindings of
+	// the case.
+	_, bindings, err := mpol.DecodeAdmission(tc.Note, []byte(tc.Policy))
+	if err != nil {
+		return nil, err
+	}
+	compileAdmission := func(d *mpol.AdmissionPolicyDocument) (*policy.Policy, error) {
+		return policy.CompileMutatingAdmission(d, bindings)
+	}
 	var out []*policy.Policy
 	for i, o := range objs {
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
-		if vpol.IsPolicy(apiVersion, kind) {
-			doc, err := vpol.DecodePolicy(o.Value)
-			if err != nil {
-				return nil, kyverno.NewDocumentError(tc.Note, i+1, o.Line, err)
-			}
-			p, err := policy.CompileValidating(doc)
-			if err != nil {
-				return nil, err
-			}
+		var p *policy.Policy
+		switch {
+		case vpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, vpol.DecodePolicy, policy.CompileValidating)
+		case mpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, mpol.DecodePolicy, policy.CompileMutating)
+		case mpol.IsAdmissionPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, mpol.DecodeAdmissionPolicy, compileAdmission)
+		case mpol.IsBinding(apiVersion, kind):
+			continue
+		}
+		if err != nil {
+			return nil, kyverno.NewDocumentError(tc.Note, i+1, o.Line, err)
+		}
+		if p != nil {
 			out = append(out, p)
 			continue
 		}
@@ -96,6 +112,15 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 		}
 	}
 	return out, nil
+}
+
+// celPolicy decodes and compiles a policies.kyverno.io policy.
+func celPolicy[D any](m map[string]any, decode func(map[string]any) (D, error), compile func(D) (*policy.Policy, error)) (*policy.Policy, error) {
+	doc, err := decode(m)
+	if err != nil {
+		return nil, err
+	}
+	return compile(doc)
 }
 
 // request adds the case's request fields and exceptions to req.

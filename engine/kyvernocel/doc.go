@@ -1,12 +1,14 @@
 // Package kyvernocel is Kyverno's CEL environment for the policies.kyverno.io
-// kinds (ValidatingPolicy first; the other kinds share it), with Kyverno's
-// CEL libraries from github.com/kyverno/sdk, whose data sources the host
-// supplies.
+// kinds (ValidatingPolicy and MutatingPolicy; the other kinds share it),
+// with Kyverno's CEL libraries from github.com/kyverno/sdk, whose data
+// sources the host supplies.
 //
 // Read first: NewEnv (the environment of one policy, as Kyverno's
 // createBaseVpolEnv builds it: Kubernetes' base environment, Kyverno's
 // options and the sdk libraries; Env.Compile checks the output type as
-// Kyverno does), Activation (the variables of one evaluation) and Sources
+// Kyverno does), NewMutatingEnv (the same with what Kyverno's mpol
+// compiler adds: Kubernetes' Object and JSONPatch types, ObjectType and
+// JSONPatchType, and jsonpatch.escapeKey), Activation (the variables of one evaluation) and Sources
 // (data.go: the interfaces the libraries read through).
 //
 // # Data sources
@@ -28,9 +30,10 @@
 // Every program has Kubernetes' per-expression cost limit (CostLimit,
 // 1,000,000), from the base environment, as in Kyverno. The environments
 // shared by the policies of a namespace are kept for at most
-// maxSharedEnvs (64) namespaces (about 240 KB each, kept for the
-// process's lifetime, and anyone who may send inline policies chooses the
-// namespaces); past it, each policy builds its own, which it then holds.
+// maxSharedEnvs (64) namespaces and kinds of environment (about 240 KB
+// each, kept for the process's lifetime, and anyone who may send inline
+// policies chooses the namespaces); past it, each policy builds its own,
+// which it then holds.
 //
 // The package depends on cel-go, k8s.io/apiserver's CEL packages,
 // apimachinery and the sdk's libraries (which import no client-go); it

@@ -27,8 +27,10 @@ import (
 	"k8s.io/apimachinery/pkg/util/version"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
 	apiservercel "k8s.io/apiserver/pkg/cel"
+	"k8s.io/apiserver/pkg/cel/common"
 	"k8s.io/apiserver/pkg/cel/environment"
 	"k8s.io/apiserver/pkg/cel/library"
+	"k8s.io/apiserver/pkg/cel/mutation"
 
 	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
@@ -94,7 +96,27 @@ type Env struct {
 // cluster-scoped policy: the resource library of a namespaced policy reads
 // its own namespace only, as the sdk's library does).
 func NewEnv(namespace string) (*Env, error) {
-	shared, err := sharedEnv(namespace)
+	return newEnv(envKey{namespace: namespace})
+}
+
+// NewMutatingEnv builds the environment of a MutatingPolicy of namespace,
+// as Kyverno's mpol compiler extends NewEnv's: Kubernetes' mutation types
+// (Object, whose literals Object{...} and Object.<field path>{...} hold
+// any field, and JSONPatch{op, path, from, value}) and the jsonpatch
+// library (jsonpatch.escapeKey).
+func NewMutatingEnv(namespace string) (*Env, error) {
+	return newEnv(envKey{namespace: namespace, mutating: true})
+}
+
+// envKey names a shared environment: the namespace of its policies, and
+// whether it has the mutation types.
+type envKey struct {
+	namespace string
+	mutating  bool
+}
+
+func newEnv(key envKey) (*Env, error) {
+	shared, err := sharedEnv(key)
 	if err != nil {
 		return nil, err
 	}
@@ -106,33 +128,34 @@ func NewEnv(namespace string) (*Env, error) {
 	return &Env{env: env, vars: vars}, nil
 }
 
-// maxSharedEnvs bounds the environments kept by namespace (one per
-// namespace of a NamespacedValidatingPolicy, and one for cluster-scoped
-// policies); past it, environments are built for each policy.
+// maxSharedEnvs bounds the environments kept by namespace and kind (one per
+// namespace of a namespaced policy, and one for cluster-scoped policies,
+// for validating and for mutating policies); past it, environments are
+// built for each policy.
 const maxSharedEnvs = 64
 
 var (
 	sharedMu   sync.Mutex
-	sharedEnvs = map[string]*cel.Env{}
+	sharedEnvs = map[envKey]*cel.Env{}
 )
 
-// sharedEnv is the environment of every policy of namespace, before the
+// sharedEnv is the environment of every policy of a namespace, before the
 // types of its variables: built once per namespace (the resource library
-// of a namespaced policy is bound to its namespace).
-func sharedEnv(namespace string) (*cel.Env, error) {
+// of a namespaced policy is bound to its namespace) and kind of policy.
+func sharedEnv(key envKey) (*cel.Env, error) {
 	sharedMu.Lock()
-	env, ok := sharedEnvs[namespace]
+	env, ok := sharedEnvs[key]
 	sharedMu.Unlock()
 	if ok {
 		return env, nil
 	}
-	env, err := buildEnv(namespace)
+	env, err := buildEnv(key)
 	if err != nil {
 		return nil, err
 	}
 	sharedMu.Lock()
 	if len(sharedEnvs) < maxSharedEnvs {
-		sharedEnvs[namespace] = env
+		sharedEnvs[key] = env
 	}
 	sharedMu.Unlock()
 	return env, nil
@@ -140,8 +163,10 @@ func sharedEnv(namespace string) (*cel.Env, error) {
 
 // buildEnv extends the StoredExpressions environment of Kubernetes' base
 // environment set as Kyverno's createBaseVpolEnv extends the set (only the
-// StoredExpressions environment is used to compile).
-func buildEnv(namespace string) (*cel.Env, error) {
+// StoredExpressions environment is used to compile), and for a mutating
+// environment as Kyverno's mpol compiler does.
+func buildEnv(key envKey) (*cel.Env, error) {
+	namespace := key.namespace
 	base := environment.MustBaseEnvSet(compilerVersion)
 	stored, err := base.Env(environment.StoredExpressions)
 	if err != nil {
@@ -165,6 +190,11 @@ func buildEnv(namespace string) (*cel.Env, error) {
 		cel.Variable(VarVariables, VariablesType),
 		cel.Variable(varNow, cel.TimestampType),
 	)
+	if key.mutating {
+		// Kyverno's mpol compiler registers them with the request's
+		// types, before the libraries' native types.
+		opts = append(opts, cel.Types(ObjectType, JSONPatchType))
+	}
 	opts = append(opts, declOpts...)
 	// The libraries' data sources are the host's, per evaluation
 	// (Activation): the values bound here answer "no data source".
@@ -190,6 +220,14 @@ func buildEnv(namespace string) (*cel.Env, error) {
 		// process's.
 		cel.Macros(cel.ReceiverMacro("now", 0, nowMacro)),
 	)
+	if key.mutating {
+		opts = append(opts,
+			library.JSONPatch(),
+			// Object and JSONPatch resolve before the other types, as
+			// in Kubernetes' mutating admission policies.
+			common.ResolverEnvOption(&mutation.DynamicTypeResolver{}),
+		)
+	}
 	env, err := stored.Extend(opts...)
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)

@@ -3,6 +3,7 @@ package kyvernocel
 import (
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
+	"k8s.io/apiserver/pkg/cel/mutation"
 )
 
 // The variables of a policies.kyverno.io expression (Kyverno's
@@ -22,6 +23,14 @@ const (
 	varGlobalContext = "globalContext"
 	// varNow is what time.now() reads (see nowMacro).
 	varNow = "verdict_time_now"
+)
+
+// The types of the results of mutations (NewMutatingEnv): an
+// ApplyConfiguration expression is an Object, a JSONPatch expression a
+// list of JSONPatch.
+var (
+	ObjectType    = types.NewObjectType(mutation.ObjectTypeName)
+	JSONPatchType = types.NewObjectType(mutation.JSONPatchTypeName)
 )
 
 // VariablesType is the type of `variables`, whose fields are the policy's

@@ -15,6 +15,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/podsecurity"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -79,26 +80,34 @@ type Policy struct {
 	// VAP is set for a Kubernetes ValidatingAdmissionPolicy (CompileVAP,
 	// admission.go); Rules is then empty.
 	VAP *vap.Policy
+	// Mutating is set for a MutatingPolicy or NamespacedMutatingPolicy
+	// (CompileMutating, validating.go), MutatingAdmission for a
+	// MutatingAdmissionPolicy (CompileMutatingAdmission); Rules is then
+	// empty.
+	Mutating          *mpol.Policy
+	MutatingAdmission *mpol.AdmissionPolicy
 }
 
 // Document returns the policy as written. Callers must not modify it.
 func (p *Policy) Document() *kyverno.Document { return p.doc }
 
 // Kind is ClusterPolicy, Policy, ValidatingPolicy,
-// NamespacedValidatingPolicy or ValidatingAdmissionPolicy.
+// NamespacedValidatingPolicy, ValidatingAdmissionPolicy, MutatingPolicy or
+// NamespacedMutatingPolicy.
 func (p *Policy) Kind() string { return p.kind }
 
 // Name is metadata.name.
 func (p *Policy) Name() string { return p.name }
 
-// Namespace is metadata.namespace of a namespaced Policy or
-// NamespacedValidatingPolicy ("" for the cluster-wide kinds).
+// Namespace is metadata.namespace of a namespaced Policy,
+// NamespacedValidatingPolicy or NamespacedMutatingPolicy ("" for the
+// cluster-wide kinds).
 func (p *Policy) Namespace() string { return p.namespace }
 
-// Namespaced reports whether the policy is a namespaced Policy or
-// NamespacedValidatingPolicy.
+// Namespaced reports whether the policy is a namespaced Policy,
+// NamespacedValidatingPolicy or NamespacedMutatingPolicy.
 func (p *Policy) Namespaced() bool {
-	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy
+	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy || p.kind == mpol.KindNamespacedMutatingPolicy
 }
 
 // Hash is the SHA-256 of the policy's spec and identity, hex encoded: it

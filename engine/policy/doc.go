@@ -26,6 +26,8 @@
 // CompileVAP (admission.go) does the same for a Kubernetes
 // ValidatingAdmissionPolicy compiled by engine/vap (field VAP), which
 // evaluation runs in background mode only unless the host sets Admission.
+// CompileMutating does the same for a MutatingPolicy or
+// NamespacedMutatingPolicy (engine/mpol): its Mutating field.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

@@ -3,7 +3,10 @@ package policy
 import (
 	"slices"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -24,11 +27,55 @@ func CompileValidating(doc *vpol.Document) (*Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	md := doc.Metadata
-	p := &Policy{
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, vp.Namespace(), vp.Hash())
+	p.Background, p.Admission, p.Validating = vp.Background, vp.Admission, vp
+	if slices.Contains(vp.Actions, vpol.ActionDeny) {
+		p.Action = Enforce
+	}
+	return p, nil
+}
+
+// CompileMutating compiles a MutatingPolicy or NamespacedMutatingPolicy
+// (engine/mpol) into the compiled form of the other kinds: Rules is empty
+// and Mutating is set, which eval runs in the mutate phase, after the
+// mutate rules of the kyverno.io kinds, as Kyverno's CLI runs these kinds.
+// Background and Admission are spec.evaluation.background.enabled and
+// spec.evaluation.admission.enabled; Scored, Category and Severity come
+// from the annotations. Document returns the policy's metadata with an
+// empty kyverno.io spec; Mutating.Document returns the policy as written.
+func CompileMutating(doc *mpol.Document) (*Policy, error) {
+	mp, err := mpol.Compile(doc)
+	if err != nil {
+		return nil, err
+	}
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, mp.Namespace, mp.Hash)
+	p.Background, p.Admission, p.Mutating = mp.Background, mp.Admission, mp
+	return p, nil
+}
+
+// CompileMutatingAdmission compiles a Kubernetes MutatingAdmissionPolicy
+// with the bindings that name it (engine/mpol) into the compiled form of
+// the other kinds: Rules is empty and MutatingAdmission is set, which eval
+// runs in the mutate phase before the MutatingPolicies, as Kyverno's CLI
+// runs them.
+func CompileMutatingAdmission(doc *mpol.AdmissionPolicyDocument, bindings []*mpol.BindingDocument) (*Policy, error) {
+	ap, err := mpol.CompileAdmissionPolicy(doc, bindings)
+	if err != nil {
+		return nil, err
+	}
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, "", ap.Hash)
+	p.Background, p.Admission, p.MutatingAdmission = true, true, ap
+	return p, nil
+}
+
+// celPolicy is the compiled form of a policies.kyverno.io policy, before
+// its kind's fields: its identity, and what the annotations say (Scored,
+// Category, Severity), with an Audit action.
+func celPolicy(apiVersion, kind string, md *metav1.ObjectMeta, namespace, hash string) *Policy {
+	return &Policy{
 		doc: &kyverno.Document{
-			APIVersion: doc.APIVersion,
-			Kind:       doc.Kind,
+			APIVersion: apiVersion,
+			Kind:       kind,
 			Metadata: kyverno.ObjectMeta{
 				Name:            md.Name,
 				GenerateName:    md.GenerateName,
@@ -40,20 +87,13 @@ func CompileValidating(doc *vpol.Document) (*Policy, error) {
 				Annotations:     md.Annotations,
 			},
 		},
-		hash:       vp.Hash(),
-		kind:       doc.Kind,
-		name:       md.Name,
-		namespace:  vp.Namespace(),
-		Background: vp.Background,
-		Admission:  vp.Admission,
-		Action:     Audit,
-		Scored:     md.Annotations[AnnotationScored] != "false",
-		Category:   md.Annotations[AnnotationCategory],
-		Severity:   md.Annotations[AnnotationSeverity],
-		Validating: vp,
+		hash:      hash,
+		kind:      kind,
+		name:      md.Name,
+		namespace: namespace,
+		Action:    Audit,
+		Scored:    md.Annotations[AnnotationScored] != "false",
+		Category:  md.Annotations[AnnotationCategory],
+		Severity:  md.Annotations[AnnotationSeverity],
 	}
-	if slices.Contains(vp.Actions, vpol.ActionDeny) {
-		p.Action = Enforce
-	}
-	return p, nil
 }

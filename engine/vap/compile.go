@@ -104,7 +104,7 @@ func Compile(doc *Document) (*Policy, error) {
 		bad("spec.matchConstraints.resourceRules", "a ValidatingAdmissionPolicy needs matchConstraints with at least one resource rule")
 	} else {
 		errs = append(errs, checkSelectors(mc, "spec.matchConstraints")...)
-		p.match = vpol.NewMatcher(mc)
+		p.match = vpol.CompileMatcher(mc)
 	}
 	cs := celrule.AdmissionSpec{HasParams: spec.ParamKind != nil}
 	for i, m := range spec.MatchConditions {
@@ -226,7 +226,7 @@ func CompileBinding(doc *BindingDocument) (*Binding, error) {
 	}
 	if mr := spec.MatchResources; mr != nil {
 		errs = append(errs, checkSelectors(mr, "spec.matchResources")...)
-		b.match = vpol.NewMatcher(mr)
+		b.match = vpol.CompileMatcher(mr)
 	}
 	if ref := spec.ParamRef; ref != nil {
 		pr := &ParamRef{Name: ref.Name, Namespace: ref.Namespace, LabelSelector: ref.Selector}

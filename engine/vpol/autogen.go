@@ -86,20 +86,11 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 	if !canAutogen(spec.MatchConstraints) {
 		return nil, nil
 	}
-	names := slices.Sorted(maps.Keys(controllers))
-	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil && a.PodControllers.Controllers != nil {
+	var names []string
+	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil {
 		names = a.PodControllers.Controllers
 	}
-	byConfig := map[string][]Target{}
-	seen := map[string]bool{}
-	for _, n := range names {
-		c, ok := controllers[n]
-		if !ok || seen[n] {
-			continue
-		}
-		seen[n] = true
-		byConfig[c.config] = append(byConfig[c.config], c.target)
-	}
+	byConfig := AutogenTargets(names)
 	var out []autogenVariant
 	for _, config := range slices.Sorted(maps.Keys(byConfig)) {
 		targets := byConfig[config]
@@ -124,13 +115,48 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 		if err := json.Unmarshal(raw, &rewritten); err != nil {
 			return nil, err
 		}
+		out = append(out, autogenVariant{config: config, targets: targets, spec: &rewritten})
+	}
+	return out, nil
+}
+
+// CanAutogen is Kyverno's CanAutoGen, for the other kinds of the group
+// (engine/mpol): whether a policy with these constraints gets variants for
+// pod controllers.
+func CanAutogen(mc *admissionregistrationv1.MatchResources) bool { return canAutogen(mc) }
+
+// AutogenTargets returns the pod controllers named by
+// autogen.podControllers.controllers (all six when names is nil; unknown
+// names are ignored) by autogen configuration (AutogenDefaults,
+// AutogenCronJobs), each list sorted as Kyverno sorts a variant's targets.
+func AutogenTargets(names []string) map[string][]Target {
+	if names == nil {
+		names = slices.Sorted(maps.Keys(controllers))
+	}
+	byConfig := map[string][]Target{}
+	seen := map[string]bool{}
+	for _, n := range names {
+		c, ok := controllers[n]
+		if !ok || seen[n] {
+			continue
+		}
+		seen[n] = true
+		byConfig[c.config] = append(byConfig[c.config], c.target)
+	}
+	for _, targets := range byConfig {
 		slices.SortFunc(targets, func(a, b Target) int {
 			return cmp.Or(cmp.Compare(a.Group, b.Group), cmp.Compare(a.Version, b.Version),
 				cmp.Compare(a.Resource, b.Resource), cmp.Compare(a.Kind, b.Kind))
 		})
-		out = append(out, autogenVariant{config: config, targets: targets, spec: &rewritten})
 	}
-	return out, nil
+	return byConfig
+}
+
+// AutogenMatchConstraints are the constraints of a variant for targets
+// (Kyverno's CreateMatchConstraints), with the policy's operations and
+// namespace selector; nil without operations.
+func AutogenMatchConstraints(targets []Target, operations []admissionregistrationv1.OperationType, nsSelector *metav1.LabelSelector) *admissionregistrationv1.MatchResources {
+	return matchConstraints(targets, operations, nsSelector)
 }
 
 // matchConstraints are the constraints of a variant: one resource rule

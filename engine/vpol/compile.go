@@ -272,44 +272,54 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 }
 
 func (c *compiler) compile(env *kyvernocel.Env, name, text, path string, want ...*cel.Type) *expr {
-	e := &expr{name: name, path: path}
-	if text == "" {
-		return e // reported by checkRequired
-	}
-	prog, _, err := env.Compile(text, want...)
-	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
-		return e
-	}
-	e.prog = prog
+	e, _ := c.compileTyped(env, name, text, path, want...)
 	return e
 }
 
-// compileTyped compiles a variable and returns its type (dyn when it does
-// not compile, so that the expressions that use it report their own
-// problems only).
-func (c *compiler) compileTyped(env *kyvernocel.Env, name, text, path string) (*expr, *cel.Type) {
+// compileTyped compiles an expression and returns its type (dyn when it
+// does not compile, so that the expressions that use a variable report
+// their own problems only).
+func (c *compiler) compileTyped(env *kyvernocel.Env, name, text, path string, want ...*cel.Type) (*expr, *cel.Type) {
 	e := &expr{name: name, path: path}
 	if text == "" {
-		return e, cel.DynType
+		return e, cel.DynType // reported by checkRequired
 	}
-	prog, t, err := env.Compile(text)
+	prog, t, err := CompileExpression(env, text, path, want...)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
-		return e, cel.DynType
+		c.errs = append(c.errs, err)
 	}
 	e.prog = prog
 	return e, t
 }
 
+// CompileExpression compiles one expression of a policy of the group in
+// env, as Compile does: its type must be one of want (any type when want
+// is empty); a problem is an *engine.Error with Code
+// engine.CodeInvalidPolicy at path. It returns the program and its type
+// (dyn when it does not compile).
+func CompileExpression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type, *engine.Error) {
+	prog, t, err := env.Compile(text, want...)
+	if err != nil {
+		return nil, cel.DynType, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err}
+	}
+	return prog, t, nil
+}
+
 func hashOf(doc *Document) string {
+	return Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec)
+}
+
+// Hash is the SHA-256 of a policy's kind, name, namespace, annotations and
+// spec (JSON), hex encoded: Policy.Hash, and the hash of the group's other
+// kinds.
+func Hash(kind, name, namespace string, annotations map[string]string, spec any) string {
 	b, err := json.Marshal(struct {
 		Kind, Name, Namespace string
 		Annotations           map[string]string
-		Spec                  *policiesv1.ValidatingPolicySpec
-	}{doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec})
+		Spec                  any
+	}{kind, name, namespace, annotations, spec})
 	if err != nil {
-		b = []byte(doc.Kind + "/" + doc.Metadata.Namespace + "/" + doc.Metadata.Name)
+		b = []byte(kind + "/" + namespace + "/" + name)
 	}
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])

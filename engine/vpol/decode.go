@@ -16,14 +16,52 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-// schemas are the CRD schemas by "Kind/version" (gen_schema.go).
-var schemas = sync.OnceValue(func() map[string]*kyverno.Schema {
-	s, err := kyverno.ParseSchemas(schemaJSON)
+// kinds are this package's kinds: the CRD schemas by "Kind/version"
+// (gen_schema.go) and the served versions.
+var kinds = NewKinds("vpol", schemaJSON, servedVersions)
+
+// Kinds decodes the documents of some policies.kyverno.io kinds as this
+// package decodes its own: strictly, against the CRD schema of each
+// served version. The other packages of the group (engine/mpol) make
+// theirs with NewKinds from a schema file of their own, made by
+// gen_schema.go.
+type Kinds struct {
+	versions map[string][]string
+	schemas  func() map[string]*kyverno.Schema
+}
+
+// NewKinds returns the kinds of schemaJSON (gen_schema.go's output,
+// embedded by pkg) with the versions served of each kind. A schema file
+// that does not parse is a build error: the first decode panics.
+func NewKinds(pkg string, schemaJSON []byte, versions map[string][]string) *Kinds {
+	return &Kinds{versions: versions, schemas: sync.OnceValue(func() map[string]*kyverno.Schema {
+		s, err := kyverno.ParseSchemas(schemaJSON)
+		if err != nil {
+			panic(pkg + ": schema.json: " + err.Error()) // the embedded file is broken: a build error
+		}
+		return s
+	})}
+}
+
+// Decode checks m against the schema of its kind and version, as
+// DecodePolicy does, and sets meta and spec from its metadata and spec.
+func (k *Kinds) Decode(m map[string]any, meta, spec any) (apiVersion, kind string, err error) {
+	md, sp, err := k.decode(m, &apiVersion, &kind)
 	if err != nil {
-		panic("vpol: schema.json: " + err.Error()) // the embedded file is broken: a build error
+		return apiVersion, kind, err
 	}
-	return s
-})
+	if err := unmarshal(md, meta, "metadata"); err != nil {
+		return apiVersion, kind, err
+	}
+	return apiVersion, kind, unmarshal(sp, spec, "spec")
+}
+
+// DecodeAll decodes with dec every document of data (multi-document
+// YAML or JSON, Lists included) whose apiVersion and kind keep accepts,
+// in order, as Decode does.
+func DecodeAll[T any](source string, data []byte, keep func(apiVersion, kind string) bool, dec func(map[string]any) (T, error)) ([]T, error) {
+	return decodeAll(source, data, keep, dec)
+}
 
 // Decode reads every ValidatingPolicy and NamespacedValidatingPolicy of
 // data (multi-document YAML or JSON, Lists included) and returns them in
@@ -72,14 +110,8 @@ func decodeAll[T any](source string, data []byte, keep func(apiVersion, kind str
 // is reported, as engine.Errors sorted by path.
 func DecodePolicy(m map[string]any) (*Document, error) {
 	var d Document
-	meta, spec, err := decode(m, &d.APIVersion, &d.Kind)
-	if err != nil {
-		return nil, err
-	}
-	if err := unmarshal(meta, &d.Metadata, "metadata"); err != nil {
-		return nil, err
-	}
-	if err := unmarshal(spec, &d.Spec, "spec"); err != nil {
+	var err error
+	if d.APIVersion, d.Kind, err = kinds.Decode(m, &d.Metadata, &d.Spec); err != nil {
 		return nil, err
 	}
 	return &d, nil
@@ -89,7 +121,7 @@ func DecodePolicy(m map[string]any) (*Document, error) {
 // DecodePolicy decodes policies.
 func DecodeException(m map[string]any) (*ExceptionDocument, error) {
 	var d ExceptionDocument
-	meta, spec, err := decode(m, &d.APIVersion, &d.Kind)
+	meta, spec, err := kinds.decode(m, &d.APIVersion, &d.Kind)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +145,7 @@ func DecodeExceptions(source string, data []byte) ([]*ExceptionDocument, error) 
 
 // decode checks m against the schema of its kind and version and returns
 // its metadata and spec.
-func decode(m map[string]any, apiVersion, kind *string) (meta, spec any, err error) {
+func (k *Kinds) decode(m map[string]any, apiVersion, kind *string) (meta, spec any, err error) {
 	var ok1, ok2 bool
 	*apiVersion, ok1 = m["apiVersion"].(string)
 	*kind, ok2 = m["kind"].(string)
@@ -128,7 +160,7 @@ func decode(m map[string]any, apiVersion, kind *string) (meta, spec any, err err
 		return nil, nil, errs.Err()
 	}
 	group, version, _ := strings.Cut(*apiVersion, "/")
-	versions, known := servedVersions[*kind]
+	versions, known := k.versions[*kind]
 	if group != Group || !known {
 		return nil, nil, engine.Errorf(engine.CodeUnsupported, "kind", fmt.Sprintf("%s %s is not a kind of %s this engine decodes", *apiVersion, *kind, Group))
 	}
@@ -136,7 +168,7 @@ func decode(m map[string]any, apiVersion, kind *string) (meta, spec any, err err
 		return nil, nil, engine.Errorf(engine.CodeUnsupported, "apiVersion",
 			fmt.Sprintf("%s is not a served version of %s (served: %s/%s)", *apiVersion, *kind, Group, strings.Join(versions, ", "+Group+"/")))
 	}
-	s := schemas()[*kind+"/"+version]
+	s := k.schemas()[*kind+"/"+version]
 	if s == nil {
 		return nil, nil, engine.Errorf(engine.CodeUnsupported, "apiVersion", fmt.Sprintf("no schema for %s %s", *apiVersion, *kind))
 	}

@@ -1,6 +1,7 @@
 package vpol
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"time"
@@ -113,3 +114,20 @@ func CompileException(doc *ExceptionDocument) (*Exception, error) {
 	}
 	return e, nil
 }
+
+// Matches evaluates the exception's match conditions on act, as the
+// policies of the group do (errors joined; no failure policy), for the
+// other kinds of the group (engine/mpol).
+func (e *Exception) Matches(ctx context.Context, act *kyvernocel.Activation) (bool, error) {
+	var p Policy // failurePolicy Fail
+	return p.matchAll(ctx, act, e.matchConditions)
+}
+
+// Exempts reports whether the exception exempts a resource it matches
+// from the whole policy: it lists no images and no allowed values.
+func (e *Exception) Exempts() bool { return e.exempts() }
+
+// ExceptionResult is the result of a resource the exceptions matched
+// exempt (rule RuleException; skip, or pass by the reportResult of the one
+// with the highest priority).
+func ExceptionResult(matched []*Exception) Result { return exceptionResult(matched) }

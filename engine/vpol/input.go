@@ -277,3 +277,27 @@ func normalize(v any) (any, bool) {
 	}
 	return v, false
 }
+
+// Activation returns an activation of the request's variables (object,
+// oldObject, request, namespaceObject) whose libraries read the request's
+// sources with ctx and whose time.now() is the request's clock, for the
+// other kinds of the group (engine/mpol).
+func (in *Input) Activation(ctx context.Context) *kyvernocel.Activation {
+	act := in.libraries(ctx).NewActivation(in.req.Now)
+	act.Object, act.OldObject, act.Request, act.NamespaceObject = in.object, in.oldObject, in.request, in.namespaceObject
+	return act
+}
+
+// WithObject returns a copy of the input whose object is obj (its labels
+// too, for objectSelector), request unchanged: the request as Kyverno's
+// mutating policies see it after a mutation, whose request.object is
+// still the object admitted.
+func (in *Input) WithObject(obj map[string]any) *Input {
+	cp := *in
+	cp.object = obj
+	cp.objectLabels = labelsOf(obj)
+	return &cp
+}
+
+// Now is the request's clock.
+func (in *Input) Now() time.Time { return in.req.Now }

@@ -198,3 +198,23 @@ func hasSelector(mc *admissionregistrationv1.MatchResources) bool {
 	}
 	return len(mc.ResourceRules[0].ResourceNames) == 0
 }
+
+// Matcher is a compiled matchConstraints, for the other kinds that match
+// as this package does (engine/mpol; engine/vap for
+// ValidatingAdmissionPolicies and their bindings): Kyverno matches every
+// kind with matchConstraints through the same pkg/cel/matching.
+type Matcher struct{ m *matcher }
+
+// CompileMatcher compiles constraints (nil matches nothing).
+func CompileMatcher(mc *admissionregistrationv1.MatchResources) *Matcher {
+	return &Matcher{m: compileMatcher(mc)}
+}
+
+// Matches reports whether the constraints select the request; a selector
+// that does not parse is an error, worded as Kubernetes words it.
+func (m *Matcher) Matches(in *Input) (bool, error) { return m.m.matches(in) }
+
+// DropsUnmatched reports whether Kyverno's CLI drops the response of a
+// policy with these constraints for a resource they do not match (see
+// Variant.DropsUnmatched).
+func (m *Matcher) DropsUnmatched() bool { return m.m != nil && hasSelector(m.m.constraints) }

@@ -16,9 +16,12 @@
 // Suites are classed by the features their policies use: validate only
 // (pattern, anyPattern, deny, foreach), cel/podSecurity/verifyImages/
 // manifests, mutate/generate, ValidatingPolicy (suites whose newer kinds
-// are ValidatingPolicies and NamespacedValidatingPolicies only), and the
-// other newer policy kinds (policies.kyverno.io, ValidatingAdmissionPolicy...). A suite is in the
-// class of its most demanding policy. Results of a policy that does not
+// are ValidatingPolicies and NamespacedValidatingPolicies only),
+// MutatingPolicy (suites whose newer kinds are MutatingPolicies and
+// NamespacedMutatingPolicies, with or without ValidatingPolicies), and
+// the other newer policy kinds (policies.kyverno.io,
+// ValidatingAdmissionPolicy...). A suite is in the class of its most
+// demanding policy. Results of a policy that does not
 // compile fail (StrictPolicies), unlike kyverno test, which skips them.
 //
 // It depends on internal/kyvernotest only.

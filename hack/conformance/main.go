@@ -24,6 +24,7 @@ func main() {
 // the first class that applies.
 const (
 	classVPol     = "ValidatingPolicy"
+	classMPol     = "MutatingPolicy"
 	classNewKinds = "policies.kyverno.io and admission policies"
 	classMutate   = "mutate/generate"
 	classOther    = "cel/podSecurity/verifyImages/manifests"
@@ -31,7 +32,7 @@ const (
 	classUnknown  = "unloadable"
 )
 
-var classes = []string{classValidate, classOther, classMutate, classVPol, classNewKinds, classUnknown}
+var classes = []string{classValidate, classOther, classMutate, classVPol, classMPol, classNewKinds, classUnknown}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
@@ -193,10 +194,14 @@ func classify(s kyvernotest.SuiteResult) string {
 	if len(s.Policies) == 0 {
 		return classUnknown
 	}
-	newKinds, mutate, other, vpols := false, false, false, false
+	newKinds, mutate, other, vpols, mpols := false, false, false, false, false
 	for _, p := range s.Policies {
-		if p.Kind == "ValidatingPolicy" || p.Kind == "NamespacedValidatingPolicy" {
+		switch p.Kind {
+		case "ValidatingPolicy", "NamespacedValidatingPolicy":
 			vpols = true
+			continue
+		case "MutatingPolicy", "NamespacedMutatingPolicy":
+			mpols = true
 			continue
 		}
 		if p.Kind != "ClusterPolicy" && p.Kind != "Policy" {
@@ -225,6 +230,8 @@ func classify(s kyvernotest.SuiteResult) string {
 	switch {
 	case newKinds:
 		return classNewKinds
+	case mpols:
+		return classMPol
 	case vpols:
 		return classVPol
 	case mutate:

@@ -17,11 +17,12 @@ var goodKeys = []string{
 	"cel/check-replicas/.kyverno-test/kyverno-test.yaml|check-replicas||apps/v1/Deployment/default/small|pass",
 	"good/require-name/.kyverno-test/kyverno-test.yaml|require-app-label|check-app|v1/Pod/default/labeled|pass",
 	"good/require-name/.kyverno-test/kyverno-test.yaml|require-app-label|check-app|v1/Pod/default/unlabeled|fail",
+	"mpol/add-annotation/.kyverno-test/kyverno-test.yaml|add-annotation||v1/Pod/default/plain|pass",
 	"mutate/add-label/.kyverno-test/kyverno-test.yaml|add-label|add-team|v1/Pod/default/plain|pass",
 }
 
-// mpolKey is a result of a kind the engine does not evaluate yet.
-const mpolKey = "mpol/add-annotation/.kyverno-test/kyverno-test.yaml|add-annotation||v1/Pod/default/plain|pass"
+// gpolKey is a result of a kind the engine does not evaluate yet.
+const gpolKey = "gpol/add-netpol/.kyverno-test/kyverno-test.yaml|add-netpol||v1/Namespace/web|pass"
 
 func runConformance(t *testing.T, args ...string) (int, string) {
 	t.Helper()
@@ -49,12 +50,12 @@ func TestUpdateWritesSortedPassingKeys(t *testing.T) {
 	if diff := cmp.Diff(goodKeys, got); diff != "" {
 		t.Errorf("baseline mismatch (-want +got):\n%s", diff)
 	}
-	for _, s := range []string{"validate only", "mutate/generate", "ValidatingPolicy", "policies.kyverno.io", "overall"} {
+	for _, s := range []string{"validate only", "mutate/generate", "ValidatingPolicy", "MutatingPolicy", "policies.kyverno.io", "overall"} {
 		if !strings.Contains(out, s) {
 			t.Errorf("run(-update) output lacks class %q:\n%s", s, out)
 		}
 	}
-	if got, want := lastLine(out), "4 passed, 0 failed"; got != want {
+	if got, want := lastLine(out), "5 passed, 0 failed"; got != want {
 		t.Errorf("run(-update) last line = %q, want %q", got, want)
 	}
 }
@@ -67,9 +68,9 @@ func TestBaselineComparison(t *testing.T) {
 		wantLastLine string
 		wantOut      string
 	}{
-		{name: "same results", giveBaseline: goodKeys, wantCode: 0, wantLastLine: "4 passed, 0 failed"},
-		{name: "a baseline key that fails now is a regression", giveBaseline: append([]string{mpolKey}, goodKeys...), wantCode: 1, wantLastLine: "4 passed, 1 failed", wantOut: "1 regressions"},
-		{name: "a new pass is an improvement", giveBaseline: goodKeys[:1], wantCode: 0, wantLastLine: "4 passed, 0 failed", wantOut: "improved, run with -update"},
+		{name: "same results", giveBaseline: goodKeys, wantCode: 0, wantLastLine: "5 passed, 0 failed"},
+		{name: "a baseline key that fails now is a regression", giveBaseline: append([]string{gpolKey}, goodKeys...), wantCode: 1, wantLastLine: "5 passed, 1 failed", wantOut: "1 regressions"},
+		{name: "a new pass is an improvement", giveBaseline: goodKeys[:1], wantCode: 0, wantLastLine: "5 passed, 0 failed", wantOut: "improved, run with -update"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -97,8 +98,8 @@ func TestClassesAndFailures(t *testing.T) {
 		t.Fatalf("run(-failures) = %d, want 0 without a baseline\n%s", code, out)
 	}
 	for _, s := range []string{
-		"MutatingPolicy policies are not supported yet",
-		mpolKey,
+		"GeneratingPolicy policies are not supported yet",
+		gpolKey,
 	} {
 		if !strings.Contains(out, s) {
 			t.Errorf("run(-failures) = %q, want it to contain %q", out, s)

@@ -167,6 +167,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	pols = admissionPolicies(pols) // vpolicies.go
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -241,6 +242,12 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 					continue
 				}
 				res.Counts.add(rr, auditWarn)
+				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.Mutating != nil {
+					// Kyverno's CLI counts the results of MutatingPolicies
+					// twice (as it processes, then prints, their
+					// responses).
+					res.Counts.add(rr, auditWarn)
+				}
 			}
 		}
 		return out.resource(r, resps, outs)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
@@ -58,7 +59,15 @@ func (s *suiteRun) applyResource(ctx context.Context, r *Resource) ([]ApplyRespo
 	s.replayExisting(ctx, r, evals)
 	var outputs []PolicyOutput
 	for _, p := range s.policies {
+		if p.Compiled == nil {
+			continue
+		}
 		po := PolicyOutput{Resource: r, Policy: p, Mutates: hasRule(p.Compiled, policy.Mutate)}
+		if p.Compiled.Mutating != nil || p.Compiled.MutatingAdmission != nil {
+			// Kyverno's CLI prints the resource for a MutatingPolicy or
+			// MutatingAdmissionPolicy that returned a response.
+			po.Mutates = p.responds || slices.ContainsFunc(out, func(a ApplyResponse) bool { return a.Policy == p })
+		}
 		o := outputsOf(p, r, evals)
 		po.Patched = o.patched
 		for _, er := range evals {

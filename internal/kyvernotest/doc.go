@@ -58,6 +58,12 @@
 // PolicyExceptions and ValidatingAdmissionPolicies is an error, as in
 // Kyverno's CLI.
 //
+// MutatingPolicies and NamespacedMutatingPolicies load the same way, run
+// after the kyverno.io mutate rules, and their patchedResources are
+// compared with the resource after every MutatingPolicy, as Kyverno's CLI
+// compares them; apply prints the resource after each one that responds,
+// and counts their results twice, as Kyverno's CLI counts them.
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -57,16 +58,18 @@ type Policy struct {
 	ruleless bool
 	// binding is set for a ValidatingAdmissionPolicyBinding (vaps.go).
 	binding *vap.Binding
+	// admission is a MutatingAdmissionPolicy, compiled with the bindings
+	// of its test (admissionPolicies); mapBinding is a binding, which is
+	// not a policy of the test.
+	admission  *mpol.AdmissionPolicyDocument
+	mapBinding *mpol.BindingDocument
 }
 
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
 // does not evaluate yet.
 var otherPolicyKinds = map[string]bool{
-	"MutatingAdmissionPolicy":         true,
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
-	"MutatingPolicy":                  true,
-	"NamespacedMutatingPolicy":        true,
 	"GeneratingPolicy":                true,
 	"NamespacedGeneratingPolicy":      true,
 	"DeletingPolicy":                  true,
@@ -209,6 +212,10 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return admissionPolicyOf(p, o) // vaps.go
 	case vap.IsBinding(p.APIVersion, p.Kind):
 		return bindingOf(p, o) // vaps.go
+	case mpol.IsPolicy(p.APIVersion, p.Kind):
+		return mutatingPolicyOf(p, o)
+	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
+		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:
 		p.Unsupported = p.Kind + " policies are not supported yet"
 		return p

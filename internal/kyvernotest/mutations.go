@@ -48,6 +48,11 @@ func outputsOf(p *Policy, res *Resource, evals []*eval.Response) *outputs {
 				o.patched = m.Object
 			}
 		}
+		if p.Compiled.Mutating != nil && len(er.Mutations) > 0 {
+			// Kyverno's CLI gives every MutatingPolicy's response the
+			// resource after all of them (they run last).
+			o.patched = er.Mutations[len(er.Mutations)-1].Object
+		}
 		for _, g := range er.Generated {
 			if g.Policy != p.Name || g.PolicyNamespace != ns || g.Source || g.Action == eval.GenerateDelete {
 				continue

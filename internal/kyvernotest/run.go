@@ -314,6 +314,7 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 		return s, err
 	}
 	s.vapBindings = bindings
+	pols = admissionPolicies(pols) // vpolicies.go
 	s.entries = map[string]string{}
 	s.byName = map[string]*Policy{}
 	s.apiMocks = len(t.APICallResponses) > 0

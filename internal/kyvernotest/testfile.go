@@ -169,7 +169,9 @@ func ParseTests(name string, data []byte) ([]*Test, error) {
 // normalize folds the older schema into the current one and removes
 // duplicate paths, as Kyverno's loader does.
 func (t *Test) normalize() error {
-	if t.APIVersion != "" && t.APIVersion != "cli.kyverno.io/v1alpha1" {
+	// kyverno.io/v1 is the apiVersion of older test files, which Kyverno's
+	// CLI still runs (it reads no apiVersion).
+	if t.APIVersion != "" && t.APIVersion != "cli.kyverno.io/v1alpha1" && t.APIVersion != "kyverno.io/v1" {
 		return fmt.Errorf("apiVersion %q is not cli.kyverno.io/v1alpha1", t.APIVersion)
 	}
 	if t.Kind != "" && t.Kind != "Test" {

@@ -93,7 +93,8 @@ func hasVAP(pols []*Policy) bool {
 	return false
 }
 
-// bindingParams are the params of a ValidatingAdmissionPolicyBinding as
+// bindingParams are the params of a ValidatingAdmissionPolicyBinding or
+// MutatingAdmissionPolicyBinding as
 // Kyverno's CLI finds them among the params resources (matchesSelector in
 // pkg/admissionpolicy): whatever their kind, by selector (every object
 // whose labels match), else the first by name (its namespace not

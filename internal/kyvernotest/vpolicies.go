@@ -14,6 +14,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -29,26 +30,51 @@ import (
 // validatingPolicyOf decodes and compiles a ValidatingPolicy or
 // NamespacedValidatingPolicy document into p.
 func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
+	return celPolicyOf(p, o, vpol.DecodePolicy, policy.CompileValidating, func(c *policy.Policy) (drops []bool) {
+		for _, v := range c.Validating.Variants() {
+			drops = append(drops, v.DropsUnmatched())
+		}
+		return drops
+	})
+}
+
+// mutatingPolicyOf decodes and compiles a MutatingPolicy or
+// NamespacedMutatingPolicy document into p.
+func mutatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
+	return celPolicyOf(p, o, mpol.DecodePolicy, policy.CompileMutating, func(c *policy.Policy) (drops []bool) {
+		for _, v := range c.Mutating.Variants() {
+			drops = append(drops, v.DropsUnmatched())
+		}
+		return drops
+	})
+}
+
+// celPolicyOf decodes (errors wrapped with the document's place) and
+// compiles a policies.kyverno.io policy document into p. drops says, for
+// each variant of the compiled policy (the policy, its autogen variants),
+// whether Kyverno's CLI drops its empty response for a resource it does
+// not match.
+func celPolicyOf[D any](p *Policy, o kyverno.Object, decode func(map[string]any) (D, error), compile func(D) (*policy.Policy, error), drops func(*policy.Policy) []bool) *Policy {
 	p.ruleless = true
-	doc, err := vpol.DecodePolicy(o.Value)
+	doc, err := decode(o.Value)
 	if err != nil {
 		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
 		return p
 	}
-	compiled, err := policy.CompileValidating(doc)
+	compiled, err := compile(doc)
 	if err != nil {
 		p.Err = err
 		return p
 	}
-	// Kyverno's CLI evaluates ValidatingPolicies whatever their
+	// Kyverno's CLI evaluates these kinds whatever their
 	// evaluation.admission.enabled says.
 	compiled.Admission = true
 	p.Compiled = compiled
 	// Kyverno's CLI keeps the empty response of a variant that does not
 	// match a resource unless its constraints are a single plain resource
 	// rule: then the resource counts as excluded rather than not found.
-	for _, v := range compiled.Validating.Variants() {
-		if !v.DropsUnmatched() {
+	for _, d := range drops(compiled) {
+		if !d {
 			p.responds = true
 		}
 	}
@@ -399,4 +425,54 @@ func namespaceObjects(spec *ValuesSpec) (map[string]map[string]any, error) {
 		out[ns.Name] = obj
 	}
 	return out, nil
+}
+
+// admissionDocumentOf decodes a MutatingAdmissionPolicy or a binding into
+// p; the policy is compiled with the bindings of its test
+// (admissionPolicies).
+func admissionDocumentOf(p *Policy, o kyverno.Object) *Policy {
+	p.ruleless = true
+	var err error
+	if mpol.IsBinding(p.APIVersion, p.Kind) {
+		p.mapBinding, err = mpol.DecodeBinding(o.Value)
+	} else {
+		p.admission, err = mpol.DecodeAdmissionPolicy(o.Value)
+	}
+	if err != nil {
+		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
+	}
+	return p
+}
+
+// admissionPolicies compiles the MutatingAdmissionPolicies of pols with
+// the bindings among them (Kyverno's CLI binds a policy with the bindings
+// of the policy files of its test), on copies (the loader shares its
+// policies between tests), and leaves the bindings out.
+func admissionPolicies(pols []*Policy) []*Policy {
+	var binds []*mpol.BindingDocument
+	for _, p := range pols {
+		if p.mapBinding != nil {
+			binds = append(binds, p.mapBinding)
+		}
+	}
+	out := make([]*Policy, 0, len(pols))
+	for _, p := range pols {
+		switch {
+		case p.Kind == mpol.KindMutatingAdmissionPolicyBinding:
+			if p.Err != nil {
+				out = append(out, p) // reported as a policy that does not load
+			}
+		case p.admission != nil:
+			cp := *p
+			if compiled, err := policy.CompileMutatingAdmission(p.admission, binds); err != nil {
+				cp.Err = err
+			} else {
+				cp.Compiled = compiled
+			}
+			out = append(out, &cp)
+		default:
+			out = append(out, p)
+		}
+	}
+	return out
 }

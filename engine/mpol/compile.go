@@ -1,0 +1,271 @@
+package mpol
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	celcommon "github.com/google/cel-go/common"
+	celast "github.com/google/cel-go/common/ast"
+	"github.com/google/cel-go/parser"
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// The reinvocation policies.
+const (
+	ReinvocationNever    = string(admissionregistrationv1.NeverReinvocationPolicy)
+	ReinvocationIfNeeded = string(admissionregistrationv1.IfNeededReinvocationPolicy)
+)
+
+// Policy is a compiled MutatingPolicy or NamespacedMutatingPolicy. It is
+// immutable and safe for concurrent use.
+type Policy struct {
+	doc *Document
+
+	// Kind is MutatingPolicy or NamespacedMutatingPolicy, Name its
+	// metadata.name, Namespace the metadata.namespace of a
+	// NamespacedMutatingPolicy ("" for a MutatingPolicy).
+	Kind, Name, Namespace string
+	// Hash is the SHA-256 of the policy's kind, name, namespace,
+	// annotations and spec, hex encoded (vpol.Hash).
+	Hash string
+	// Admission, Background and MutateExisting are
+	// spec.evaluation.admission.enabled, spec.evaluation.background.enabled
+	// (default true) and spec.evaluation.mutateExisting.enabled (default
+	// false).
+	Admission, Background, MutateExisting bool
+	// FailurePolicyIgnore is spec.failurePolicy: Ignore (default Fail).
+	FailurePolicyIgnore bool
+	// Reinvocation is spec.reinvocationPolicy: ReinvocationNever (default)
+	// or ReinvocationIfNeeded.
+	Reinvocation string
+
+	variants []*Variant
+}
+
+// Variant is one of the policies Kyverno makes of a MutatingPolicy: the
+// policy as written, then its variants for pod controllers (autogen.go),
+// each evaluated as a policy of its own (with the policy's name) on the
+// object the ones before it mutated.
+type Variant struct {
+	// Autogen names the autogen configuration of a variant
+	// (vpol.AutogenDefaults, vpol.AutogenCronJobs), and Targets its
+	// controllers; both are empty for the policy as written.
+	Autogen string
+	Targets []vpol.Target
+
+	prefix string // of the paths of its fields in errors
+	spec   *policiesv1.MutatingPolicySpec
+	match  *vpol.Matcher
+	// The compiled expressions, in the order they run.
+	variables, matchConditions []*expr
+	mutations                  []*mutation
+	auditAnnots                []*expr
+}
+
+// DropsUnmatched reports whether Kyverno's CLI drops the response of this
+// variant for a resource it does not match (see vpol.Matcher).
+func (v *Variant) DropsUnmatched() bool { return v.match.DropsUnmatched() }
+
+// expr is a compiled expression with its name (a variable's, a match
+// condition's, an audit annotation's key).
+type expr struct {
+	name string
+	prog cel.Program
+}
+
+// Document returns the policy as written. Callers must not modify it.
+func (p *Policy) Document() *Document { return p.doc }
+
+// Variants returns the policy as written followed by its autogen
+// variants, in the order they run. Callers must not modify them.
+func (p *Policy) Variants() []*Variant { return p.variants }
+
+// Compile checks doc and compiles it as Kyverno's mpol compiler does:
+// every expression once, in the policy's mutating CEL environment
+// (kyvernocel.NewMutatingEnv), the autogen variants for pod controllers
+// too. Match conditions must be bool, ApplyConfiguration expressions an
+// Object, JSONPatch expressions a list of JSONPatch, audit annotations a
+// string or null. It returns every problem found, as engine.Errors sorted
+// by path (Code engine.CodeInvalidPolicy); the path of a problem of an
+// autogen variant starts with "autogen[<configuration>]".
+func Compile(doc *Document) (*Policy, error) {
+	var c compiler
+	if p := c.policy(doc); len(c.errs) == 0 {
+		return p, nil
+	}
+	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.errs.Err())
+}
+
+type compiler struct {
+	errs engine.Errors
+}
+
+func (c *compiler) invalid(path, format string, args ...any) {
+	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+}
+
+func (c *compiler) policy(doc *Document) *Policy {
+	spec := &doc.Spec
+	p := &Policy{
+		doc:            doc,
+		Kind:           doc.Kind,
+		Name:           doc.Metadata.Name,
+		Hash:           vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
+		Admission:      spec.AdmissionEnabled(),
+		Background:     spec.BackgroundEnabled(),
+		MutateExisting: spec.MutateExistingEnabled(),
+		Reinvocation:   string(spec.GetReinvocationPolicy()),
+	}
+	if doc.Namespaced() {
+		p.Namespace = doc.Metadata.Namespace
+	}
+	c.checkPolicy(p)
+	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		return p
+	}
+	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))
+	if len(c.errs) > 0 {
+		return p // the variants would repeat the policy's problems
+	}
+	for _, g := range autogen(spec) {
+		p.variants = append(p.variants, c.variant(env, g.spec, g.config, g.targets, "autogen["+g.config+"]."))
+	}
+	return p
+}
+
+// checkPolicy reports what Kyverno's policy validation and the CRD refuse
+// that decoding does not (it checks types only).
+func (c *compiler) checkPolicy(p *Policy) {
+	doc, spec := p.doc, &p.doc.Spec
+	if doc.Metadata.Name == "" {
+		c.invalid("metadata.name", "a policy needs a name")
+	}
+	if doc.Namespaced() && doc.Metadata.Namespace == "" {
+		c.invalid("metadata.namespace", "a NamespacedMutatingPolicy needs a namespace")
+	}
+	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
+		c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+	if !p.Admission && !p.MutateExisting {
+		c.invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
+	}
+	if fp := spec.FailurePolicy; fp != nil {
+		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
+		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
+			c.invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
+		}
+	}
+	if p.Reinvocation != ReinvocationNever && p.Reinvocation != ReinvocationIfNeeded {
+		c.invalid("spec.reinvocationPolicy", "unknown reinvocation policy %q (want Never or IfNeeded)", p.Reinvocation)
+	}
+	named := func(list string, i int, name, expression string) {
+		if name == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+		}
+		if expression == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+		}
+	}
+	for i, m := range spec.MatchConditions {
+		named("matchConditions", i, m.Name, m.Expression)
+		if spec.GenerateMutatingAdmissionPolicyEnabled() && readsVariables(m.Expression) {
+			c.invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
+		}
+	}
+	for i, v := range spec.Variables {
+		named("variables", i, v.Name, v.Expression)
+	}
+	for i, a := range spec.AuditAnnotations {
+		if a.Key == "" {
+			c.invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+		}
+	}
+	if len(spec.Mutations) == 0 {
+		c.invalid("spec.mutations", "a policy needs at least one mutation")
+	}
+	for i, m := range spec.Mutations {
+		path := fmt.Sprintf("spec.mutations[%d]", i)
+		switch {
+		case m.PatchType == PatchTypeApplyConfiguration && (m.ApplyConfiguration == nil || m.ApplyConfiguration.Expression == ""):
+			c.invalid(path+".applyConfiguration.expression", "an ApplyConfiguration mutation needs an expression")
+		case m.PatchType == PatchTypeJSONPatch && (m.JSONPatch == nil || m.JSONPatch.Expression == ""):
+			c.invalid(path+".jsonPatch.expression", "a JSONPatch mutation needs an expression")
+		case m.PatchType != PatchTypeApplyConfiguration && m.PatchType != PatchTypeJSONPatch:
+			c.invalid(path+".patchType", "unknown patch type %q (want ApplyConfiguration or JSONPatch)", m.PatchType)
+		}
+	}
+}
+
+// variant compiles one spec as Kyverno's mpol compiler does: variables
+// (each registered with its type for the expressions after it), match
+// conditions (which may read the variables), mutations and audit
+// annotations.
+func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicySpec, config string, targets []vpol.Target, prefix string) *Variant {
+	v := &Variant{Autogen: config, Targets: targets, prefix: prefix, spec: spec, match: vpol.CompileMatcher(spec.MatchConstraints)}
+	for i, vr := range spec.Variables {
+		prog, t := c.expression(env, vr.Expression, fmt.Sprintf("%sspec.variables[%d].expression", prefix, i))
+		env.RegisterVariable(vr.Name, t)
+		v.variables = append(v.variables, &expr{name: vr.Name, prog: prog})
+	}
+	for i, m := range spec.MatchConditions {
+		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
+		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: prog})
+	}
+	allowAtomic := spec.EvaluationConfiguration != nil && spec.EvaluationConfiguration.UseServerSideApply
+	for i, m := range spec.Mutations {
+		mu := &mutation{patchType: string(m.PatchType), allowAtomic: allowAtomic}
+		switch {
+		case mu.patchType == PatchTypeJSONPatch && m.JSONPatch != nil:
+			mu.path = fmt.Sprintf("spec.mutations[%d].jsonPatch.expression", i)
+			mu.prog, _ = c.expression(env, m.JSONPatch.Expression, prefix+mu.path, cel.ListType(kyvernocel.JSONPatchType))
+		case mu.patchType == PatchTypeApplyConfiguration && m.ApplyConfiguration != nil:
+			mu.path = fmt.Sprintf("spec.mutations[%d].applyConfiguration.expression", i)
+			mu.prog, _ = c.expression(env, m.ApplyConfiguration.Expression, prefix+mu.path, kyvernocel.ObjectType)
+		default:
+			continue // reported by checkPolicy
+		}
+		v.mutations = append(v.mutations, mu)
+	}
+	for i, a := range spec.AuditAnnotations {
+		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i), cel.StringType, cel.NullType)
+		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: prog})
+	}
+	return v
+}
+
+// expression compiles one expression whose type must be one of want,
+// and returns it with its type (dyn when it does not compile, so that the
+// expressions that use a variable report their own problems only).
+func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
+	if text == "" {
+		return nil, cel.DynType // reported by checkPolicy
+	}
+	prog, t, err := vpol.CompileExpression(env, text, path, want...)
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
+	return prog, t
+}
+
+// readsVariables reports whether an expression names `variables` (one that
+// does not parse reads nothing: compiling reports it).
+func readsVariables(expression string) bool {
+	parsed, iss := parser.Parse(celcommon.NewStringSource(expression, "matchCondition"))
+	if iss != nil && len(iss.GetErrors()) > 0 {
+		return false
+	}
+	found := false
+	celast.PreOrderVisit(parsed.Expr(), celast.NewExprVisitor(func(e celast.Expr) {
+		if e.Kind() == celast.IdentKind && e.AsIdent() == kyvernocel.VarVariables {
+			found = true
+		}
+	}))
+	return found
+}

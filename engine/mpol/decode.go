@@ -1,0 +1,47 @@
+package mpol
+
+import (
+	_ "embed"
+
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// schemaJSON holds the CRD schemas of the kinds by "Kind/version", made
+// by engine/vpol/gen_schema.go from the MutatingPolicy and
+// NamespacedMutatingPolicy CRDs:
+//
+//	go run ./engine/vpol/gen_schema.go \
+//	    ../shared/kyverno-docs/crds/schemas-policies.kyverno.io/policies.kyverno.io_mutatingpolicies.yaml \
+//	    ../shared/kyverno-docs/crds/schemas-policies.kyverno.io/policies.kyverno.io_namespacedmutatingpolicies.yaml > engine/mpol/schema.json
+//
+//go:embed schema.json
+var schemaJSON []byte
+
+var kinds = vpol.NewKinds("mpol", schemaJSON, servedVersions)
+
+// Decode reads every MutatingPolicy and NamespacedMutatingPolicy of data
+// (multi-document YAML or JSON, Lists included) and returns them in
+// order; other documents are skipped. source names the input in errors;
+// the problems of a document are wrapped with the source, its index and
+// its line.
+func Decode(source string, data []byte) ([]*Document, error) {
+	return vpol.DecodeAll(source, data, IsPolicy, DecodePolicy)
+}
+
+// DecodePolicy decodes one MutatingPolicy or NamespacedMutatingPolicy (a
+// JSON object, as kyverno.SplitDocuments returns it), strictly against
+// the CRD schema of its version, as engine/vpol decodes its kinds: an
+// unknown field, or a value of the wrong type, is an error with Code
+// engine.CodeDecode and the field path ("spec.mutations[0].patchTyp"); a
+// version the CRD does not serve is an error with Code
+// engine.CodeUnsupported at "apiVersion". Every problem is reported, as
+// engine.Errors sorted by path.
+func DecodePolicy(m map[string]any) (*Document, error) {
+	d := new(Document)
+	apiVersion, kind, err := kinds.Decode(m, &d.Metadata, &d.Spec)
+	if err != nil {
+		return nil, err
+	}
+	d.APIVersion, d.Kind = apiVersion, kind
+	return d, nil
+}

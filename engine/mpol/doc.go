@@ -1,0 +1,87 @@
+// Package mpol reads, compiles and evaluates Kyverno's MutatingPolicy and
+// NamespacedMutatingPolicy (policies.kyverno.io), with the results and
+// patches of Kyverno v1.19 (pkg/cel/policies/mpol).
+//
+// Read first: Document (types.go), the kinds as written with Kyverno's
+// own spec types (github.com/kyverno/api); Decode and DecodePolicy
+// (decode.go); Compile and Policy (compile.go); Policy.Evaluate
+// (eval.go), which takes the request as engine/vpol prepares it
+// (vpol.Input). engine/policy wraps a compiled Policy into the compiled
+// form of the kyverno.io kinds (policy.CompileMutating) and engine/eval
+// runs it in the mutate phase.
+//
+// # Decoding
+//
+// Strict, as engine/vpol decodes its kinds (vpol.Kinds): each document is
+// checked against the CRD schema of its version (schema.json, made by
+// engine/vpol/gen_schema.go from the CRDs), so an unknown field or a
+// value of the wrong type is an *engine.Error with Code engine.CodeDecode
+// and the field path. MutatingPolicy is served in v1, v1beta1 and
+// v1alpha1, NamespacedMutatingPolicy in v1 and v1beta1, as the CRDs and
+// Kyverno's CLI have them; another version is an error with Code
+// engine.CodeUnsupported.
+//
+// # Compilation
+//
+// Compile compiles every expression once in the policy's mutating CEL
+// environment (kyvernocel.NewMutatingEnv: the environment of the
+// ValidatingPolicies with Kubernetes' Object and JSONPatch types and
+// jsonpatch.escapeKey): variables (each typed for the expressions after
+// it), match conditions (bool; they may read the variables, as in
+// Kyverno), mutations (an ApplyConfiguration expression is an Object, a
+// JSONPatch expression a list of JSONPatch) and audit annotations (string
+// or null). It refuses what Kyverno's policy validation refuses (no
+// matchConstraints resource rule, admission and mutateExisting both
+// disabled, variables in the match conditions of a policy that generates
+// a MutatingAdmissionPolicy) and what the CRD requires. A policy on Pods
+// gets its autogen variants for pod controllers as Kyverno's mpol autogen
+// makes them (autogen.go): match conditions and ApplyConfiguration
+// expressions rewritten for the pod template, the rest as written.
+//
+// # Evaluation
+//
+// Evaluate runs each variant whose matchConstraints match the request
+// (vpol.Matcher), on the object the variants and policies before it
+// mutated (request.object stays the object admitted): policies.kyverno.io
+// PolicyExceptions that name the policy and match exempt it; variables are
+// bound lazily; a match condition that does not hold skips it; then the
+// mutations run in order, each on the previous one's output:
+//
+//   - ApplyConfiguration: the Object is merged into the object as the API
+//     server merges a mutating admission policy's (smd.go:
+//     structured-merge-diff, with the schema of the object's kind; lists
+//     merged by their keys, atomic fields refused unless
+//     evaluation.useServerSideApply). The schemas are those of the
+//     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
+//     (builtins.yaml, made by gen_builtins.go); a kind without a schema
+//     is an error, as in Kyverno's CLI ("type converter must not be
+//     nil").
+//   - JSONPatch: the JSONPatch values are applied as an RFC 6902 patch
+//     (gopkg.in/evanphx/json-patch.v4, as Kubernetes); a failed test
+//     operation leaves the object as it is.
+//
+// A variant that fails (an expression, a patch that does not apply, a
+// patch of the wrong type) is an error result with Kyverno's message
+// ("failed to evaluate policy: ...") and the path of the field that
+// failed (Result.Path), and changes nothing: its mutations apply to the
+// object only when all of them applied. Otherwise it passes ("success"),
+// with its audit annotations as properties.
+//
+// Kyverno's engine runs each policy once per request; reinvocation is
+// the API server's (Policy.Reinvocation is spec.reinvocationPolicy, for
+// the host).
+//
+// # Limits
+//
+// Every expression has Kubernetes' runtime cost limit
+// (kyvernocel.CostLimit); the copy operations of one JSONPatch mutation
+// add at most MaxJSONPatchCopyBytes (3 MiB, the API server's) to the
+// object. The schemas are parsed once per process, on the first
+// ApplyConfiguration.
+//
+// The package does no I/O. It depends on engine, engine/vpol,
+// engine/kyvernocel, Kyverno's API types, cel-go, apimachinery,
+// k8s.io/apiserver's CEL mutation types, structured-merge-diff and
+// json-patch; it must not import client-go, grpc, engine/policy or
+// engine/eval.
+package mpol

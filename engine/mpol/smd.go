@@ -1,0 +1,145 @@
+package mpol
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.yaml.in/yaml/v2"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
+	"sigs.k8s.io/structured-merge-diff/v6/value"
+)
+
+// builtinsYAML is the structured-merge-diff schema of Kubernetes' built-in
+// kinds (gen_builtins.go): the types Kyverno's CLI merges
+// ApplyConfigurations with.
+//
+//go:embed builtins.yaml
+var builtinsYAML []byte
+
+// typeSet is a parsed builtins.yaml: the parser of its types, the type of
+// each kind, and the group versions it has a schema document of.
+type typeSet struct {
+	parser *typed.Parser
+	kinds  map[string]string
+	gvs    map[string]bool
+}
+
+// builtins is read on the first ApplyConfiguration (300 KB of YAML, parsed
+// once per process).
+var builtins = sync.OnceValues(func() (*typeSet, error) {
+	var in struct {
+		Kinds map[string]string   `yaml:"kinds"`
+		Types []smdschema.TypeDef `yaml:"types"`
+	}
+	if err := yaml.Unmarshal(builtinsYAML, &in); err != nil {
+		return nil, fmt.Errorf("mpol: builtins.yaml: %w", err)
+	}
+	ts := &typeSet{parser: &typed.Parser{Schema: smdschema.Schema{Types: in.Types}}, kinds: in.Kinds, gvs: map[string]bool{}}
+	for k := range in.Kinds {
+		ts.gvs[k[:strings.LastIndexByte(k, '/')]] = true
+	}
+	return ts, nil
+})
+
+// errNoTypeConverter is Kubernetes' error for a kind whose group and
+// version have no schema (Kyverno's CLI knows the built-in kinds only).
+var errNoTypeConverter = errors.New("type converter must not be nil")
+
+// typeOf returns the type of a kind: errNoTypeConverter when its group and
+// version have no schema, Kubernetes' "no corresponding type" error when
+// the kind is not one of theirs.
+func (ts *typeSet) typeOf(gvk schema.GroupVersionKind) (*typed.ParseableType, error) {
+	gv := gvk.GroupVersion().String()
+	if !ts.gvs[gv] {
+		return nil, errNoTypeConverter
+	}
+	name, ok := ts.kinds[gv+"/"+gvk.Kind]
+	if !ok {
+		return nil, fmt.Errorf("failed to convert patch object to typed object: no corresponding type for %v", gvk)
+	}
+	t := ts.parser.Type(name)
+	return &t, nil
+}
+
+// mergeTyped merges patch into obj as the API server applies a mutating
+// admission policy's ApplyConfiguration (Kubernetes'
+// patch.ApplyStructuredMergeDiff): both typed as t, the patch refused
+// when it sets atomic lists, maps or structs (unless allowAtomic,
+// Kyverno's evaluation.useServerSideApply, which drops that guard), then
+// merged. obj is not modified.
+func mergeTyped(t typed.ParseableType, obj, patch map[string]any, allowAtomic bool) (map[string]any, error) {
+	patchTyped, err := t.FromUnstructured(patch)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert patch object to typed object: %w", err)
+	}
+	if !allowAtomic {
+		if atomics := findAtomics(nil, patchTyped.Schema(), patchTyped.TypeRef(), patchTyped.AsValue()); len(atomics) > 0 {
+			return nil, fmt.Errorf("invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: %v", strings.Join(atomics, ", "))
+		}
+	}
+	liveTyped, err := t.FromUnstructured(obj, typed.AllowDuplicates)
+	if err != nil {
+		return nil, fmt.Errorf("failed to convert original object to typed object: %w", err)
+	}
+	merged, err := liveTyped.Merge(patchTyped)
+	if err != nil {
+		return nil, fmt.Errorf("failed to merge patch: %w", err)
+	}
+	u := merged.AsValue().Unstructured()
+	out, ok := u.(map[string]any)
+	if !ok {
+		return nil, fmt.Errorf("failed to convert typed object to object: failed to convert value to unstructured for type %T", u)
+	}
+	return out, nil
+}
+
+// findAtomics is Kubernetes' findAtomics: the paths of the atomic lists,
+// maps and structs a value sets.
+func findAtomics(path []fieldpath.PathElement, s *smdschema.Schema, tr smdschema.TypeRef, v value.Value) (atomics []string) {
+	a, ok := s.Resolve(tr)
+	if !ok {
+		return nil
+	}
+	if v.IsMap() && a.Map != nil {
+		if a.Map.ElementRelationship == smdschema.Atomic {
+			atomics = append(atomics, pathString(path))
+		}
+		v.AsMap().Iterate(func(key string, val value.Value) bool {
+			if sf, ok := a.Map.FindField(key); ok {
+				atomics = append(atomics, findAtomics(append(path, fieldpath.PathElement{FieldName: &key}), s, sf.Type, val)...)
+			}
+			return true
+		})
+	}
+	if v.IsList() && a.List != nil {
+		if a.List.ElementRelationship == smdschema.Atomic {
+			atomics = append(atomics, pathString(path))
+		}
+		list := v.AsList()
+		for i := 0; i < list.Length(); i++ {
+			atomics = append(atomics, findAtomics(append(path, fieldpath.PathElement{Index: &i}), s, a.List.ElementType, list.At(i))...)
+		}
+	}
+	return atomics
+}
+
+func pathString(path []fieldpath.PathElement) string {
+	var sb strings.Builder
+	for _, p := range path {
+		sb.WriteString(p.String())
+	}
+	return sb.String()
+}
+
+// gvkOf is the group, version and kind of an object's apiVersion and kind.
+func gvkOf(obj map[string]any) schema.GroupVersionKind {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ := obj["kind"].(string)
+	return schema.FromAPIVersionAndKind(apiVersion, kind)
+}

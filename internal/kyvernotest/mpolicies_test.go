@@ -1,0 +1,127 @@
+package kyvernotest
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRunMutatingPolicies runs testdata/mpol/mpol-test.yaml: a
+// MutatingPolicy whose match condition reads a variable (pass, skip), a
+// second one chained after it, whose JSON patches the first policy's
+// patchedResources include (Kyverno's CLI compares the resource after
+// every MutatingPolicy), and a ValidatingPolicy that sees the mutations.
+// The expected results are those Kyverno v1.19's CLI passes.
+func TestRunMutatingPolicies(t *testing.T) {
+	rep, err := Run(context.Background(), []string{"testdata/mpol"}, Options{FileName: "mpol-test.yaml"})
+	if err != nil {
+		t.Fatalf("Run(testdata/mpol) error = %v", err)
+	}
+	var got []string
+	for _, s := range rep.Suites {
+		if s.Err != nil {
+			t.Fatalf("Run(testdata/mpol) suite error = %v", s.Err)
+		}
+		for _, r := range s.Results {
+			got = append(got, r.Policy+" "+summarize(r))
+		}
+	}
+	want := []string{
+		"team-annotation v1/Pod/shop/blue : pass -> pass ok Ok",
+		"team-annotation v1/Pod/shop/nobody : skip -> skip ok Ok",
+		"pull-always v1/Pod/shop/blue : pass -> pass ok Ok",
+		"pull-always v1/Pod/shop/nobody : pass -> pass ok Ok",
+		"annotated v1/Pod/shop/blue : pass -> pass ok Ok",
+		"annotated v1/Pod/shop/nobody : fail -> fail ok Ok",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run(testdata/mpol) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestRunMutatingPolicyPatchedMismatch checks that a patched resource
+// that differs from the expected manifest fails the result with the
+// difference, whatever the status.
+func TestRunMutatingPolicyPatchedMismatch(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"policies.yaml", "resources.yaml", "patched-blue.yaml"} {
+		data, err := os.ReadFile(filepath.Join("testdata/mpol", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The expected manifest of blue lacks the annotation of
+	// team-annotation, which runs before pull-always.
+	test := `apiVersion: cli.kyverno.io/v1alpha1
+kind: Test
+metadata: {name: mismatch}
+policies: [policies.yaml]
+resources: [resources.yaml]
+results:
+- {policy: pull-always, kind: Pod, resources: [blue], patchedResources: patched.yaml, result: pass}
+`
+	patched := strings.Replace(mustRead(t, filepath.Join(dir, "patched-blue.yaml")), "  annotations: {team: blue}\n", "", 1)
+	if err := os.WriteFile(filepath.Join(dir, "patched.yaml"), []byte(patched), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "kyverno-test.yaml"), []byte(test), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := Run(context.Background(), []string{dir}, Options{})
+	if err != nil {
+		t.Fatalf("Run(mismatch) error = %v", err)
+	}
+	rs := rep.Results()
+	if len(rs) != 1 || rs[0].OK || rs[0].Reason != "Resource diff" || !strings.Contains(rs[0].Message, `"path":"/metadata/annotations"`) {
+		t.Errorf("Run(mismatch) = %+v, want one result failed by a resource diff on /metadata/annotations", rs)
+	}
+}
+
+func mustRead(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestApplyMutatingPolicies applies testdata/mpol: the resource after each
+// MutatingPolicy is printed, a skip is reported as Kyverno's CLI reports
+// it, and its results are counted twice, as Kyverno's CLI counts them.
+func TestApplyMutatingPolicies(t *testing.T) {
+	res, err := Apply(context.Background(), ApplyOptions{
+		PolicyPaths:   []string{"testdata/mpol/policies.yaml"},
+		ResourcePaths: []string{"testdata/mpol/resources.yaml"},
+	})
+	if err != nil {
+		t.Fatalf("Apply(testdata/mpol) error = %v", err)
+	}
+	var out bytes.Buffer
+	if err := WriteMutated(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteApplyText(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{
+		"policy team-annotation applied to shop/Pod/blue:",
+		"policy pull-always applied to shop/Pod/nobody:",
+		"imagePullPolicy: Always",
+		"skipped mutate policy team-annotation -> resource shop/Pod/nobody",
+		"pass: 7, fail: 1, warn: 0, error: 0, skip: 2",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Apply(testdata/mpol) output lacks %q:\n%s", want, text)
+		}
+	}
+}
