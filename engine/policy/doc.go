@@ -24,7 +24,9 @@
 // with Background, Admission, Action, Scored, Category and Severity from
 // the policy, so that hosts hold and evaluate both generations alike.
 // CompileMutating does the same for a MutatingPolicy or
-// NamespacedMutatingPolicy (engine/mpol): its Mutating field.
+// NamespacedMutatingPolicy (engine/mpol): its Mutating field;
+// CompileMutatingAdmission for a Kubernetes MutatingAdmissionPolicy with
+// its bindings: MutatingAdmission.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
