@@ -32,9 +32,12 @@
 // Options.KyvernoCLI; the result's rule is the policy's name, and its
 // binding the property "binding".
 //
-// MutatingPolicies and NamespacedMutatingPolicies (policy.Policy with
-// Mutating set) run in the mutate phase after the mutate rules of every
-// policy, as in Kyverno's CLI (mpol.go): engine/mpol evaluates each on
+// Kubernetes MutatingAdmissionPolicies (policy.Policy with
+// MutatingAdmission set; map.go) then MutatingPolicies and
+// NamespacedMutatingPolicies (Mutating set) run in the mutate phase after
+// the mutate rules of every policy, as in Kyverno's CLI (mpol.go); the
+// params of a binding come from Lookup.Params (ParamQuery.Binding set).
+// engine/mpol evaluates each MutatingPolicy on
 // the object the ones before it left (object; request.object is the
 // object admitted), with the request's CEL view and
 // Request.CELExceptions; their results have type Mutation and Kyverno's

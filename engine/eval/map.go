@@ -1,49 +1,15 @@
 package eval
 
 import (
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/mpol"
-	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
-
-// mutatingAdmissionPolicies runs the MutatingAdmissionPolicies
-// (engine/mpol) on obj, in order, before the MutatingPolicies, as
-// Kyverno's CLI does: each with its bindings, on the object the ones
-// before it left, its params read through Lookup.Params. A policy's
-// result has type Mutation and the policy's name as rule name;
-// Response.Mutations holds the object after it. It returns the object
-// after all of them.
-func (ev *evaluation) mutatingAdmissionPolicies(policies []*policy.Policy, obj map[string]any, resp *Response) map[string]any {
-	var in *vpol.Input
-	for _, p := range policies {
-		if p.MutatingAdmission == nil || !ev.admits(p) {
-			continue
-		}
-		if ev.ctx.Err() != nil || ev.budget.Poll() != nil {
-			break
-		}
-		if in == nil {
-			in = ev.vpolInput()
-		}
-		r, out := p.MutatingAdmission.Evaluate(ev.ctx, ev.admissionRequest(in.WithObject(obj), obj))
-		if r != nil {
-			resp.Results = append(resp.Results, RuleResult{
-				Policy: p.Name(), Rule: r.Rule, Type: RuleMutation, Status: Status(r.Status), Message: r.Message,
-				Scored: p.Scored, Category: p.Category, Severity: p.Severity, Path: r.Path,
-			})
-		}
-		obj = out
-		resp.Mutations = append(resp.Mutations, Mutation{Policy: p.Name(), Object: obj})
-	}
-	return obj
-}
 
 // admissionRequest describes the request to a MutatingAdmissionPolicy.
 func (ev *evaluation) admissionRequest(in *vpol.Input, obj map[string]any) *mpol.AdmissionRequest {

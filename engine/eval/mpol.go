@@ -1,54 +1,72 @@
 package eval
 
 import (
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
-// mutatingPolicies runs the MutatingPolicies and NamespacedMutatingPolicies
-// (engine/mpol) on obj, in order, after the mutate rules of the
-// kyverno.io kinds, as Kyverno's CLI does: each sees the object as the
-// ones before it left it (object; request.object stays the object
-// admitted), and appends its results (type Mutation, Kyverno's rule
-// names: "" for the mutations, "evaluation", "exception", "match") and
-// the object after it (Response.Mutations). It returns the object after
-// all of them.
+// mutatingPolicies runs on obj, after the mutate rules of the kyverno.io
+// kinds and in Kyverno's CLI's order, the MutatingAdmissionPolicies
+// (map.go), then the MutatingPolicies and NamespacedMutatingPolicies
+// (engine/mpol), each kind in the order of policies. Each sees the object
+// as the ones before it left it (object; a MutatingPolicy's
+// request.object stays the object admitted), appends its results (type
+// Mutation, Kyverno's rule names: for a MutatingPolicy "" for the
+// mutations, "evaluation", "exception", "match"; a
+// MutatingAdmissionPolicy's name) and the object after it
+// (Response.Mutations). It returns the object after all of them.
 func (ev *evaluation) mutatingPolicies(policies []*policy.Policy, obj map[string]any, resp *Response) map[string]any {
 	var in *vpol.Input
-	for _, p := range policies {
-		if p.Mutating == nil || !ev.admits(p) {
-			continue
-		}
-		if ev.ctx.Err() != nil || ev.budget.Poll() != nil {
-			break
-		}
-		if in == nil {
-			in = ev.vpolInput()
-		}
-		out := p.Mutating.Evaluate(ev.ctx, in, obj, ev.req.CELExceptions)
-		for _, r := range out.Results {
-			res := RuleResult{
-				Policy:     p.Name(),
-				Rule:       r.Rule,
-				Type:       RuleMutation,
-				Status:     Status(r.Status),
-				Message:    r.Message,
-				Scored:     p.Scored,
-				Category:   p.Category,
-				Severity:   p.Severity,
-				Properties: r.Properties,
-				Path:       r.Path,
+	for _, admission := range []bool{true, false} {
+		for _, p := range policies {
+			if (admission && p.MutatingAdmission == nil) || (!admission && p.Mutating == nil) || !ev.admits(p) {
+				continue
 			}
-			if r.Rule == vpol.RuleMatch {
-				res.Type = RuleValidation // as Kyverno types a matching error
+			if ev.ctx.Err() != nil || ev.budget.Poll() != nil {
+				return obj
 			}
-			if p.Namespaced() {
-				res.PolicyNamespace = p.Namespace()
+			if in == nil {
+				in = ev.vpolInput()
 			}
-			resp.Results = append(resp.Results, res)
+			var results []mpol.Result
+			if admission {
+				r, out := p.MutatingAdmission.Evaluate(ev.ctx, ev.admissionRequest(in.WithObject(obj), obj))
+				if r != nil {
+					results = append(results, *r)
+				}
+				obj = out
+			} else {
+				out := p.Mutating.Evaluate(ev.ctx, in, obj, ev.req.CELExceptions)
+				results, obj = out.Results, out.Object
+			}
+			for _, r := range results {
+				resp.Results = append(resp.Results, ev.mutationResult(p, r))
+			}
+			resp.Mutations = append(resp.Mutations, Mutation{Policy: p.Name(), PolicyNamespace: p.Namespace(), Object: obj})
 		}
-		obj = out.Object
-		resp.Mutations = append(resp.Mutations, Mutation{Policy: p.Name(), PolicyNamespace: p.Namespace(), Object: obj})
 	}
 	return obj
+}
+
+func (ev *evaluation) mutationResult(p *policy.Policy, r mpol.Result) RuleResult {
+	res := RuleResult{
+		Policy:     p.Name(),
+		Rule:       r.Rule,
+		Type:       RuleMutation,
+		Status:     Status(r.Status),
+		Message:    r.Message,
+		Scored:     p.Scored,
+		Category:   p.Category,
+		Severity:   p.Severity,
+		Properties: r.Properties,
+		Path:       r.Path,
+	}
+	if r.Rule == vpol.RuleMatch && p.Mutating != nil {
+		res.Type = RuleValidation // as Kyverno types a matching error
+	}
+	if p.Namespaced() {
+		res.PolicyNamespace = p.Namespace()
+	}
+	return res
 }

@@ -105,8 +105,7 @@ func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 		resp.Mutations = append(resp.Mutations, Mutation{Policy: p.Name(), PolicyNamespace: p.Namespace(), Object: obj})
 	}
 	if !ev.req.MutateExisting {
-		mutated := ev.mutatingAdmissionPolicies(policies, obj, resp) // map.go
-		if mutated = ev.mutatingPolicies(policies, mutated, resp); !sameMap(mutated, obj) {
+		if mutated := ev.mutatingPolicies(policies, obj, resp); !sameMap(mutated, obj) { // mpol.go
 			obj = mutated
 			ev.setObject(obj)
 		}

@@ -215,3 +215,35 @@ func TestCallingPolicy(t *testing.T) {
 		}
 	}
 }
+
+// TestMutatingEnv checks what NewMutatingEnv adds to NewEnv: Object
+// literals of any field path, JSONPatch values and jsonpatch.escapeKey,
+// which NewEnv does not know.
+func TestMutatingEnv(t *testing.T) {
+	tests := []struct {
+		name     string
+		give     string
+		wantType *cel.Type
+	}{
+		{name: "object literal", give: "Object{metadata: Object.metadata{labels: {'a': 'b'}}}", wantType: kyvernocel.ObjectType},
+		{name: "json patch", give: "[JSONPatch{op: 'add', path: '/metadata/labels/' + jsonpatch.escapeKey('a/b'), value: 'x'}]", wantType: cel.ListType(kyvernocel.JSONPatchType)},
+	}
+	mutating, err := kyvernocel.NewMutatingEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	validating, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, _, err := mutating.Compile(tt.give, tt.wantType); err != nil {
+				t.Errorf("NewMutatingEnv: Compile(%q, %s) error: %v", tt.give, tt.wantType, err)
+			}
+			if _, _, err := validating.Compile(tt.give); err == nil {
+				t.Errorf("NewEnv: Compile(%q) = nil error, want an error", tt.give)
+			}
+		})
+	}
+}

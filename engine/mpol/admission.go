@@ -27,23 +27,22 @@ const (
 // converts them to one version; they have the same fields).
 var admissionVersions = []string{"v1", "v1beta1", "v1alpha1"}
 
-// AdmissionPolicyDocument is a MutatingAdmissionPolicy as written, in any
-// version Kyverno's CLI loads, with the v1 spec (the same fields).
-type AdmissionPolicyDocument struct {
-	APIVersion string
-	Kind       string
-	Metadata   metav1.ObjectMeta
-	Spec       admissionregistrationv1.MutatingAdmissionPolicySpec
+// AdmissionDocument is a Kubernetes admission object as written, in any
+// version Kyverno's CLI loads, with the v1 spec (the versions have the
+// same fields).
+type AdmissionDocument[S any] struct {
+	APIVersion string            `json:"apiVersion"`
+	Kind       string            `json:"kind"`
+	Metadata   metav1.ObjectMeta `json:"metadata"`
+	Spec       S                 `json:"spec"`
 }
 
-// BindingDocument is a MutatingAdmissionPolicyBinding as written, with the
-// v1 spec.
-type BindingDocument struct {
-	APIVersion string
-	Kind       string
-	Metadata   metav1.ObjectMeta
-	Spec       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec
-}
+// AdmissionPolicyDocument is a MutatingAdmissionPolicy, BindingDocument a
+// MutatingAdmissionPolicyBinding.
+type (
+	AdmissionPolicyDocument = AdmissionDocument[admissionregistrationv1.MutatingAdmissionPolicySpec]
+	BindingDocument         = AdmissionDocument[admissionregistrationv1.MutatingAdmissionPolicyBindingSpec]
+)
 
 // IsAdmissionPolicy reports whether apiVersion and kind name a
 // MutatingAdmissionPolicy, and IsBinding a binding of one, in any
@@ -63,31 +62,13 @@ func IsBinding(apiVersion, kind string) bool {
 // engine.CodeDecode and the field path; a version Kyverno's CLI does not
 // load is an error with Code engine.CodeUnsupported at "apiVersion".
 func DecodeAdmissionPolicy(m map[string]any) (*AdmissionPolicyDocument, error) {
-	var d struct {
-		APIVersion string                                              `json:"apiVersion"`
-		Kind       string                                              `json:"kind"`
-		Metadata   metav1.ObjectMeta                                   `json:"metadata"`
-		Spec       admissionregistrationv1.MutatingAdmissionPolicySpec `json:"spec"`
-	}
-	if err := decodeAdmission(m, KindMutatingAdmissionPolicy, &d); err != nil {
-		return nil, err
-	}
-	return &AdmissionPolicyDocument{APIVersion: d.APIVersion, Kind: d.Kind, Metadata: d.Metadata, Spec: d.Spec}, nil
+	return decodeAdmission[admissionregistrationv1.MutatingAdmissionPolicySpec](m, KindMutatingAdmissionPolicy)
 }
 
 // DecodeBinding decodes one MutatingAdmissionPolicyBinding as
 // DecodeAdmissionPolicy decodes policies.
 func DecodeBinding(m map[string]any) (*BindingDocument, error) {
-	var d struct {
-		APIVersion string                                                     `json:"apiVersion"`
-		Kind       string                                                     `json:"kind"`
-		Metadata   metav1.ObjectMeta                                          `json:"metadata"`
-		Spec       admissionregistrationv1.MutatingAdmissionPolicyBindingSpec `json:"spec"`
-	}
-	if err := decodeAdmission(m, KindMutatingAdmissionPolicyBinding, &d); err != nil {
-		return nil, err
-	}
-	return &BindingDocument{APIVersion: d.APIVersion, Kind: d.Kind, Metadata: d.Metadata, Spec: d.Spec}, nil
+	return decodeAdmission[admissionregistrationv1.MutatingAdmissionPolicyBindingSpec](m, KindMutatingAdmissionPolicyBinding)
 }
 
 // DecodeAdmission reads every MutatingAdmissionPolicy and binding of data
@@ -109,8 +90,16 @@ func DecodeAdmission(source string, data []byte) ([]*AdmissionPolicyDocument, []
 var quoted = regexp.MustCompile(`"([^"]*)"`)
 
 // decodeAdmission checks the group, version and kind of m and decodes it
-// into out with unknown and duplicate fields refused.
-func decodeAdmission(m map[string]any, kind string, out any) error {
+// with unknown and duplicate fields refused.
+func decodeAdmission[S any](m map[string]any, kind string) (*AdmissionDocument[S], error) {
+	out := &AdmissionDocument[S]{}
+	if err := decodeAdmissionInto(m, kind, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func decodeAdmissionInto(m map[string]any, kind string, out any) error {
 	apiVersion, _ := m["apiVersion"].(string)
 	group, version, _ := strings.Cut(apiVersion, "/")
 	if k, _ := m["kind"].(string); k != kind || group != AdmissionGroup {

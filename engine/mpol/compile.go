@@ -257,7 +257,11 @@ func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*c
 // readsVariables reports whether an expression names `variables` (one that
 // does not parse reads nothing: compiling reports it).
 func readsVariables(expression string) bool {
-	parsed, iss := parser.Parse(celcommon.NewStringSource(expression, "matchCondition"))
+	prs, err := parser.NewParser()
+	if err != nil {
+		return false
+	}
+	parsed, iss := prs.Parse(celcommon.NewStringSource(expression, "matchCondition"))
 	if iss != nil && len(iss.GetErrors()) > 0 {
 		return false
 	}

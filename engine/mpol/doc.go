@@ -67,6 +67,24 @@
 // object only when all of them applied. Otherwise it passes ("success"),
 // with its audit annotations as properties.
 //
+// # MutatingAdmissionPolicy
+//
+// admission.go and admission_eval.go read Kubernetes'
+// MutatingAdmissionPolicies and their bindings (admissionregistration.k8s.io
+// v1alpha1, v1beta1 and v1, decoded strictly into the v1 types) and
+// evaluate them as Kyverno's CLI does (Kyverno evaluates them nowhere
+// else; pkg/admissionpolicy): in Kubernetes' CEL environment, through
+// k8s.io/apiserver's compiler and evaluators (params when the policy has
+// a paramKind); without bindings when the policy's matchConstraints
+// match, with bindings once per binding whose matchResources match (the
+// policy's constraints are not checked then, as in Kyverno's CLI), with
+// the params of its paramRef, which the host finds; an ApplyConfiguration
+// is merged with the type Kubernetes deduces for an object without a
+// schema (maps merged, lists replaced). Results are named after the
+// policy: "mutation is successfully applied" or "match conditions aren't
+// met"; where Kyverno's CLI drops the response of a failure (and only
+// logs it), the result is an error with the path of the field.
+//
 // Kyverno's engine runs each policy once per request; reinvocation is
 // the API server's (Policy.Reinvocation is spec.reinvocationPolicy, for
 // the host).

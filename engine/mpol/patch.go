@@ -122,9 +122,11 @@ func applyJSONPatch(out ref.Val, obj map[string]any) (map[string]any, error) {
 	// object: whole numbers are int64, and the object needs a kind.
 	var res map[string]any
 	if err := kjson.UnmarshalCaseSensitivePreserveInts(patched, &res); err != nil {
+		//lint:ignore ST1005 Kubernetes' wording (apierrors.NewInternalError)
 		return nil, fmt.Errorf("Internal error occurred: %w", err)
 	}
 	if kind, _ := res["kind"].(string); kind == "" {
+		//lint:ignore ST1005 Kubernetes' wording (apierrors.NewInternalError)
 		return nil, fmt.Errorf("Internal error occurred: %w", runtime.NewMissingKindErr(string(patched)))
 	}
 	return res, nil

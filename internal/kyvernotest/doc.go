@@ -63,6 +63,9 @@
 // compared with the resource after every MutatingPolicy, as Kyverno's CLI
 // compares them; apply prints the resource after each one that responds,
 // and counts their results twice, as Kyverno's CLI counts them.
+// MutatingAdmissionPolicies are compiled with the bindings of the policy
+// files of their test (or apply), their params are the paramResources
+// their bindings select as Kyverno's CLI selects them.
 //
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,

@@ -125,3 +125,22 @@ func TestApplyMutatingPolicies(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTargetNotPatched checks that an expected result that names a
+// target resource no policy patched fails as Kyverno's CLI fails it ("Not
+// found"), instead of vanishing: here the targetMatchConstraints of a
+// MutatingPolicy, which Verdict does not evaluate yet.
+func TestRunTargetNotPatched(t *testing.T) {
+	rep, err := Run(context.Background(), []string{"testdata/mpol/existing"}, Options{FileName: "existing-test.yaml"})
+	if err != nil {
+		t.Fatalf("Run(testdata/mpol/existing) error = %v", err)
+	}
+	var got []string
+	for _, r := range rep.Results() {
+		got = append(got, r.Policy+" "+summarize(r))
+	}
+	want := []string{"label-configmaps shop/settings : pass ->  FAIL Not found"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run(testdata/mpol/existing) mismatch (-want +got):\n%s", diff)
+	}
+}
