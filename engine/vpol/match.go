@@ -176,6 +176,7 @@ func exactOrWildcard(items []string, requested string) bool {
 // internalError words a selector error as Kubernetes' predicates return
 // it (apierrors.NewInternalError).
 func internalError(err error) error {
+	//lint:ignore ST1005 Kubernetes' wording (apierrors.NewInternalError)
 	return fmt.Errorf("Internal error occurred: %w", err)
 }
 
