@@ -80,7 +80,10 @@
 // NAMESPACE/NAME, Kind: KIND, Errors: [Policy NAME: MESSAGE]", no patch;
 // mutatingDecision), one with Ignore lets it in; at admission, policies
 // with targetMatchConstraints are skipped (they mutate existing
-// resources only; admissionPolicies, handlers.go). Every evaluation can be published to a ResultSink (the report
+// resources only; admissionPolicies, handlers.go). In background mode
+// a MutatingPolicy patches nothing and fails the resources its mutations
+// would still change (the engine's backgroundMutatingPolicies, as
+// Kyverno's background scans). Every evaluation can be published to a ResultSink (the report
 // writer) through a bounded buffer that never blocks an answer.
 //
 // This package imports the engine, the API (proto) and gRPC libraries. It
