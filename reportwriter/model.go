@@ -44,6 +44,8 @@ const (
 	KindValidatingPolicy           = "ValidatingPolicy"
 	KindNamespacedValidatingPolicy = "NamespacedValidatingPolicy"
 	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
+	KindMutatingPolicy             = "MutatingPolicy"
+	KindNamespacedMutatingPolicy   = "NamespacedMutatingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -52,7 +54,7 @@ type policyKind struct {
 	// policy "namespace/name".
 	namespaced bool
 	// reportPrefix starts the name of the final report of a policy (the
-	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-.
+	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-, mpol-, nmpol-.
 	reportPrefix string
 	// labelPrefix is Kyverno's label of the policy on reports
 	// (reportutils.PolicyLabelPrefix).
@@ -60,12 +62,13 @@ type policyKind struct {
 	// source is the source of the results (reportutils.ToPolicyReportResult).
 	source string
 	// unnamedRules: the results may have an empty rule (the validations
-	// of a ValidatingPolicy).
+	// of a ValidatingPolicy, the mutations of a MutatingPolicy).
 	unnamedRules bool
 }
 
 // policyKinds are the kinds of policies reports hold. Kyverno labels both
-// ValidatingPolicy kinds vpol.kyverno.io; the report names keep them apart.
+// ValidatingPolicy kinds vpol.kyverno.io, both MutatingPolicy kinds
+// mpol.kyverno.io; the report names keep them apart.
 // The one result of a ValidatingAdmissionPolicy on a resource has the
 // policy's name as rule, as in Kyverno.
 var policyKinds = map[string]policyKind{
@@ -74,13 +77,16 @@ var policyKinds = map[string]policyKind{
 	KindValidatingPolicy:           {reportPrefix: "vpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindNamespacedValidatingPolicy: {namespaced: true, reportPrefix: "nvpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
+	KindMutatingPolicy:             {reportPrefix: "mpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
+	KindNamespacedMutatingPolicy:   {namespaced: true, reportPrefix: "nmpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them
 // and when.
 type PolicyVersion struct {
 	// ClusterPolicy, Policy, ValidatingPolicy,
-	// NamespacedValidatingPolicy or ValidatingAdmissionPolicy.
+	// NamespacedValidatingPolicy, ValidatingAdmissionPolicy,
+	// MutatingPolicy or NamespacedMutatingPolicy.
 	Kind      string `json:"kind"`
 	Namespace string `json:"namespace,omitempty"`
 	Name      string `json:"name"`
@@ -240,14 +246,15 @@ func (in *Intermediary) normalize() {
 }
 
 // PolicyOfReport returns the kind of the policy whose results the final
-// report name holds (by its prefix: cpol-, pol-, vpol-, nvpol-, vap-), and
+// report name holds (by its prefix: cpol-, pol-, vpol-, nvpol-, vap-,
+// mpol-, nmpol-), and
 // Kyverno's label prefix of that kind on the report. ok is false for a
 // name of another layout.
 func PolicyOfReport(name string) (kind, labelPrefix string, ok bool) {
 	for k, pk := range policyKinds {
 		if strings.HasPrefix(name, pk.reportPrefix) {
 			// No prefix is a prefix of another kind's: nvpol- and vpol-,
-			// cpol- and pol-, vap- are told apart.
+			// nmpol- and mpol-, cpol- and pol-, vap- are told apart.
 			return k, pk.labelPrefix, true
 		}
 	}

@@ -87,6 +87,8 @@ func TestPolicyOfReport(t *testing.T) {
 		{"vpol-a", "ValidatingPolicy", "vpol.kyverno.io/", true},
 		{"nvpol-a", "NamespacedValidatingPolicy", "vpol.kyverno.io/", true},
 		{"vap-a", "ValidatingAdmissionPolicy", "validatingadmissionpolicy.apiserver.io/", true},
+		{"mpol-a", "MutatingPolicy", "mpol.kyverno.io/", true},
+		{"nmpol-a", "NamespacedMutatingPolicy", "mpol.kyverno.io/", true},
 		{"other", "", "", false},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -111,8 +112,9 @@ func (k Kind) Matches(apiVersion, kind string) bool {
 // PolicyRef is a policy of the server as the scanner sees it.
 type PolicyRef struct {
 	// Kind is ClusterPolicy, Policy, ValidatingPolicy,
-	// NamespacedValidatingPolicy or ValidatingAdmissionPolicy; Namespace
-	// is empty for the cluster-wide kinds.
+	// NamespacedValidatingPolicy, MutatingPolicy, NamespacedMutatingPolicy
+	// or ValidatingAdmissionPolicy; Namespace is empty for the
+	// cluster-wide kinds.
 	Kind, Namespace, Name string
 	// Hash is the content hash of the version the server uses.
 	Hash string
@@ -244,6 +246,7 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 var scannedKinds = map[string]bool{
 	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
 	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
+	mpol.KindMutatingPolicy: true, mpol.KindNamespacedMutatingPolicy: true,
 	vap.KindPolicy: true,
 }
 
@@ -271,6 +274,20 @@ func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
 			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
 		}
 		p, err := policy.CompileValidating(docs[0])
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		return p, nil
+	}
+	if kind == mpol.KindMutatingPolicy || kind == mpol.KindNamespacedMutatingPolicy {
+		docs, err := mpol.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
+		}
+		p, err := policy.CompileMutating(docs[0])
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", key, err)
 		}
@@ -374,6 +391,16 @@ func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
 	if p.Validating != nil {
 		if p.Background {
 			bg.addValidating(p.Validating)
+		}
+		return bg, gen, mut
+	}
+	if p.Mutating != nil {
+		// Kyverno's background scans report whether the mutations of a
+		// MutatingPolicy with background enabled have been applied.
+		if p.Background {
+			for _, v := range p.Mutating.Variants() {
+				bg.addResourceRules(v.MatchConstraints())
+			}
 		}
 		return bg, gen, mut
 	}

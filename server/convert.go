@@ -203,6 +203,10 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 		return resp, nil
 	}
 	denials, vpWarnings := validatingDecision(groups)
+	if msg := mutatingDecision(req, groups); msg != "" {
+		denials = append(denials, msg)
+		resp.JsonPatch = nil
+	}
 	if blocked(groups) {
 		resp.Allowed = false
 		resp.Message = blockedMessage(req, groups)
@@ -259,6 +263,44 @@ func validatingDecision(groups []policyResults) (denials, warnings []string) {
 		}
 	}
 	return denials, warnings
+}
+
+// mutatingDecision is Kyverno's admission decision for the
+// MutatingPolicies of groups (webhooks/resource/mpol): an error result of
+// a policy whose failurePolicy is Fail (the default) denies the request
+// with "Resource: NAMESPACE/NAME, Kind: KIND, Errors: [Policy NAME:
+// MESSAGE ...]"; one whose failurePolicy is Ignore lets it in. It returns
+// "" when nothing denies. The request then gets no patch, as in Kyverno.
+func mutatingDecision(req *eval.Request, groups []policyResults) string {
+	var errs []string
+	for _, g := range groups {
+		mp := g.policy.Mutating
+		if mp == nil || mp.FailurePolicyIgnore {
+			continue
+		}
+		for _, r := range g.results {
+			if r.Status == eval.StatusError {
+				errs = append(errs, fmt.Sprintf("Policy %s: %s", g.policy.Name(), r.Message))
+			}
+		}
+	}
+	if len(errs) == 0 {
+		return ""
+	}
+	obj := req.Object
+	if len(obj) == 0 {
+		obj = req.OldObject
+	}
+	meta, _ := obj["metadata"].(map[string]any)
+	name, _ := meta["name"].(string)
+	ns, kind := req.Namespace, req.Kind
+	if ns == "" {
+		ns, _ = meta["namespace"].(string)
+	}
+	if kind == "" {
+		kind, _ = obj["kind"].(string)
+	}
+	return fmt.Sprintf("Resource: %s/%s, Kind: %s, Errors: %v", ns, name, kind, errs)
 }
 
 // versions holds the PolicyVersion message of each policy version the

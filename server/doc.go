@@ -22,13 +22,17 @@
 // Policies and PolicyExceptions, and the policies.kyverno.io
 // ValidatingPolicies, NamespacedValidatingPolicies and PolicyExceptions
 // (compiled by engine/policy.CompileValidating and engine/vpol, side by
-// side with the kyverno.io kinds), and Kubernetes' ValidatingAdmissionPolicies
+// side with the kyverno.io kinds), the MutatingPolicies and
+// NamespacedMutatingPolicies (policy.CompileMutating, engine/mpol), and
+// Kubernetes' ValidatingAdmissionPolicies
 // and their bindings (engine/vap, policy.CompileVAP). Kubernetes enforces
 // ValidatingAdmissionPolicies itself: the server evaluates them in
 // background mode only (those labelled reports.kyverno.io/enabled:
 // "true"), with the bindings not labelled reports.kyverno.io/disabled, as
 // Kyverno's background scans do, so that they reach the reports and never
-// a decision. The other Kyverno kinds are listed with an "unsupported"
+// a decision. Kubernetes' MutatingAdmissionPolicies are applied by the
+// API server and never served (listed as unsupported), so that nothing
+// applies them a second time. The other Kyverno kinds are listed with an "unsupported"
 // error. Requests, GetPolicy and reports name a policy by namespace and
 // name, so a ValidatingPolicy or ValidatingAdmissionPolicy with the name
 // of a ClusterPolicy (or a NamespacedValidatingPolicy with that of a
@@ -49,8 +53,8 @@
 // What a client sends is bounded before it costs memory (Options):
 // MaxRequestPolicyBytes and MaxRequestPolicyRules limit the inline
 // policies or ValidatePolicies documents one request has compiled,
-// checked before compiling (a ValidatingPolicy's validations are its
-// rules); the inline cache keeps at most InlineCacheBytes of compiled
+// checked before compiling (a ValidatingPolicy's validations, a
+// MutatingPolicy's mutations are its rules); the inline cache keeps at most InlineCacheBytes of compiled
 // policies, measured by memSize without the CEL environments the engine
 // shares between policies (sharedMemory, size.go);
 // compiling for a request happens within one of the MaxEvaluations slots
@@ -70,7 +74,16 @@
 // warnings. A ValidatingPolicy decides as Kyverno's vpol webhook does
 // (validatingDecision, convert.go): validationActions Deny denies with
 // "Policy NAME failed: MESSAGE" (or "error:"), Warn adds the same text as
-// a warning, Audit only reports. Every evaluation can be published to a ResultSink (the report
+// a warning, Audit only reports. A MutatingPolicy answers as Kyverno's
+// mpol webhook does: its patch joins the response's JSON Patch; an error
+// of a policy with failurePolicy Fail denies the request ("Resource:
+// NAMESPACE/NAME, Kind: KIND, Errors: [Policy NAME: MESSAGE]", no patch;
+// mutatingDecision), one with Ignore lets it in; at admission, policies
+// with targetMatchConstraints are skipped (they mutate existing
+// resources only; admissionPolicies, handlers.go). In background mode
+// a MutatingPolicy patches nothing and fails the resources its mutations
+// would still change (the engine's backgroundMutatingPolicies, as
+// Kyverno's background scans). Every evaluation can be published to a ResultSink (the report
 // writer) through a bounded buffer that never blocks an answer.
 //
 // This package imports the engine, the API (proto) and gRPC libraries. It

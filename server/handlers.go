@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -58,6 +59,9 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if er.Mode == eval.Admission {
+		policies = admissionPolicies(policies)
+	}
 	er.Exceptions, er.CELExceptions, er.VAPBindings = force.exceptions, force.celExceptions, force.vapBindings
 	res := s.runEngine(ctx, policies, er)
 	if err := ctx.Err(); err != nil {
@@ -86,6 +90,24 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 		})
 	}
 	return resp, nil
+}
+
+// admissionPolicies returns policies without the MutatingPolicies that
+// have targetMatchConstraints: Kyverno's webhook skips them at admission
+// (mpolengine.NoTargetMatchConstraintPolicy); they mutate existing
+// resources only. It returns policies itself when none is dropped.
+func admissionPolicies(policies []*policy.Policy) []*policy.Policy {
+	drop := func(p *policy.Policy) bool {
+		if p.Mutating == nil {
+			return false
+		}
+		tmc := p.Mutating.Document().Spec.TargetMatchConstraints
+		return tmc != nil && (len(tmc.ResourceRules) > 0 || tmc.Expression != "")
+	}
+	if !slices.ContainsFunc(policies, drop) {
+		return policies
+	}
+	return slices.DeleteFunc(slices.Clone(policies), drop)
 }
 
 // inForce are the PolicyExceptions (of both groups) and the

@@ -11,6 +11,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -28,9 +29,10 @@ type inlinePolicies struct {
 // the inline cache under the identity "inline" and the hash of its bytes.
 // A document may hold kyverno.io ClusterPolicies, Policies and
 // PolicyExceptions, and policies.kyverno.io ValidatingPolicies,
-// NamespacedValidatingPolicies and PolicyExceptions, in any mix. Before
+// NamespacedValidatingPolicies, MutatingPolicies,
+// NamespacedMutatingPolicies and PolicyExceptions, in any mix. Before
 // anything is compiled, the documents' bytes and rules (the validations
-// of a ValidatingPolicy) are checked against the request limits
+// of a ValidatingPolicy, the mutations of a MutatingPolicy) are checked against the request limits
 // (s.limits).
 func (s *Store) inline(ctx context.Context, docs [][]byte) (*inlinePolicies, error) {
 	const field = "inline_policies.documents"
@@ -99,7 +101,7 @@ func (s *Store) inline(ctx context.Context, docs [][]byte) (*inlinePolicies, err
 
 // inlineDocument is an inline document decoded: its objects in order,
 // each one kind, and the rules of its policies as written (a
-// ValidatingPolicy's validations).
+// ValidatingPolicy's validations, a MutatingPolicy's mutations).
 type inlineDocument struct {
 	objects []inlineObject
 	rules   int
@@ -111,6 +113,7 @@ type inlineDocument struct {
 type inlineObject struct {
 	policy       *kyverno.Document
 	validating   *vpol.Document
+	mutating     *mpol.Document
 	exception    *kyverno.PolicyException
 	celException *vpol.ExceptionDocument
 }
@@ -139,6 +142,11 @@ func decodeInline(source string, data []byte) *inlineDocument {
 			obj.validating, err = vpol.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.validating.Spec.Validations)
+			}
+		case mpol.IsPolicy(apiVersion, kind):
+			obj.mutating, err = mpol.DecodePolicy(o.Value)
+			if err == nil {
+				d.rules += len(obj.mutating.Spec.Mutations)
 			}
 		case vpol.IsException(apiVersion, kind):
 			obj.celException, err = vpol.DecodeException(o.Value)
@@ -197,6 +205,13 @@ func (d *inlineDocument) compile() *compiled {
 			c.policies = append(c.policies, p)
 		case o.validating != nil:
 			p, err := policy.CompileValidating(o.validating)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.policies = append(c.policies, p)
+		case o.mutating != nil:
+			p, err := policy.CompileMutating(o.mutating)
 			if err != nil {
 				errs = append(errs, err)
 				continue

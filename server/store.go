@@ -15,6 +15,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -269,7 +270,6 @@ func origin(d Document) string {
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
 	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
-	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
 	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
 	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
 	"MutatingAdmissionPolicy": true,
@@ -301,17 +301,19 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind
+	mutatingKind := mpol.IsPolicy(pk.APIVersion, pk.Kind)
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy) && pk.Metadata.Namespace == "" {
+	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy
+	if namespacedKind && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || vapKind || bindingKind {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -353,6 +355,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileValidating
 		case vapKind:
 			compile = compileVAP
+		case mutatingKind:
+			compile = compileMutating
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -434,6 +438,29 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	var errs []error
 	for _, d := range docs {
 		p, err := policy.CompileValidating(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// compileMutating decodes and compiles every MutatingPolicy and
+// NamespacedMutatingPolicy of data.
+func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := mpol.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.CompileMutating(d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -686,6 +713,12 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	}
 	if p.Validating != nil {
 		if p.Validating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+	}
+	if p.Mutating != nil {
+		if p.Mutating.FailurePolicyIgnore {
 			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 		}
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL

@@ -8,6 +8,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -24,7 +25,8 @@ const maxValidateDocuments = 256
 const CodeLimitExceeded engine.Code = "limit_exceeded"
 
 // ValidatePolicies compiles each document's policies and exceptions (of
-// kyverno.io and of policies.kyverno.io) and ValidatingAdmissionPolicies
+// kyverno.io and of policies.kyverno.io: ValidatingPolicies,
+// MutatingPolicies, PolicyExceptions) and ValidatingAdmissionPolicies
 // and their bindings, as
 // the store would, without serving them or caching them. Compiling is
 // work like an evaluation: the call takes one of the evaluation slots
@@ -87,7 +89,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind)
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
 		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
@@ -95,16 +97,19 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && !vapKind {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && !vapKind {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
 		// The rules of a ValidatingPolicy or ValidatingAdmissionPolicy
-		// are its validations.
+		// are its validations, those of a MutatingPolicy its mutations.
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
-		if vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) {
+		switch {
+		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind):
 			rulesField = "spec.validations"
+		case mpol.IsPolicy(apiVersion, kind):
+			rulesField = "spec.mutations"
 		}
 		if rules, _ := spec[strings.TrimPrefix(rulesField, "spec.")].([]any); len(rules) > limits.rules {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(CodeLimitExceeded), Path: rulesField,
@@ -119,6 +124,10 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		switch {
 		case vpol.IsPolicy(apiVersion, kind):
 			if _, err := compileValidating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case mpol.IsPolicy(apiVersion, kind):
+			if _, err := compileMutating(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case vpol.IsException(apiVersion, kind):

@@ -4,9 +4,10 @@
 // answer back into an AdmissionResponse.
 //
 // It holds no policy logic. The decision server builds Kyverno's deny
-// message, the warnings and the JSON patch (for the kyverno.io kinds and
-// for ValidatingPolicies alike: Deny denies, Warn warns, Audit only
-// reports); this package only copies them:
+// message, the warnings and the JSON patch (for the kyverno.io kinds,
+// for ValidatingPolicies: Deny denies, Warn warns, Audit only reports,
+// and for MutatingPolicies: their patch, and a denial for an error under
+// failurePolicy Fail); this package only copies them:
 //
 //   - /validate answers allowed or denied (with the server's message) and
 //     the server's warnings;

@@ -114,6 +114,7 @@ type devDeployment struct {
 	*devCluster
 	c                                 *client.Client
 	writerAddr, serverAddr, proxyAddr string
+	ca                                []byte // the proxy's certificate
 }
 
 // devCluster is a real API server with the CRDs and Namespaces of
@@ -230,7 +231,7 @@ func deployDev(t *testing.T, policies ...string) *devDeployment {
 			}
 		}
 	})
-	return &devDeployment{devCluster: dc, c: c, writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr}
+	return &devDeployment{devCluster: dc, c: c, writerAddr: writerAddr, serverAddr: serverAddr, proxyAddr: proxyAddr, ca: ca}
 }
 
 // waitPoliciesReady waits until the decision server behind c serves at

@@ -40,10 +40,10 @@ type kubeFlags struct {
 // registerKubeFlags adds the Kubernetes source flags to fs.
 func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 	k := &kubeFlags{}
-	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster of this kubeconfig file, watched (and its ValidatingAdmissionPolicies, for background reports)")
+	fs.StringVar(&k.kubeconfig, "kubeconfig", "", "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies and (Namespaced)MutatingPolicies of the cluster of this kubeconfig file, watched (and its ValidatingAdmissionPolicies, for background reports)")
 	fs.StringVar(&k.kubeContext, "context", "", "with --kubeconfig, the context to use (default: its current context)")
-	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies of the cluster the server runs in (its service account), and its ValidatingAdmissionPolicies, for background reports")
-	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read Policies and NamespacedValidatingPolicies of this namespace only (default: all)")
+	fs.BoolVar(&k.inCluster, "in-cluster", false, "also serve the kyverno.io ClusterPolicies and Policies and the policies.kyverno.io (Namespaced)ValidatingPolicies and (Namespaced)MutatingPolicies of the cluster the server runs in (its service account), and its ValidatingAdmissionPolicies, for background reports")
+	fs.StringVar(&k.namespace, "policy-namespace", "", "with --kubeconfig or --in-cluster, read Policies, NamespacedValidatingPolicies and NamespacedMutatingPolicies of this namespace only (default: all)")
 	fs.StringVar(&k.exceptionNamespace, "exception-namespace", "", "with --kubeconfig or --in-cluster, apply the PolicyExceptions (kyverno.io and policies.kyverno.io) of this namespace only (default: all)")
 	fs.BoolVar(&k.noExceptions, "disable-policy-exceptions", false, "with --kubeconfig or --in-cluster, ignore the cluster's PolicyExceptions (kyverno.io and policies.kyverno.io)")
 	fs.BoolVar(&k.noVAPs, "disable-validating-admission-policies", false, "with --kubeconfig or --in-cluster, ignore the cluster's ValidatingAdmissionPolicies and bindings (otherwise background scans report on those labelled reports.kyverno.io/enabled=true, as Kyverno's --validatingAdmissionPolicyReports)")

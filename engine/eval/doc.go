@@ -44,7 +44,11 @@
 // rule names ("" for the mutations, "evaluation", "exception", "match"),
 // and an evaluation error names the field of the policy that failed
 // (RuleResult.Path). Response.Mutations holds the object after each of
-// them, and the validate phase sees the result.
+// them, and the validate phase sees the result. In background mode
+// nothing mutates: each MutatingPolicy with background enabled is
+// evaluated on its own on the stored object, and a pass whose mutations
+// would still change it is a fail "mutation is not applied"
+// (MessageNotApplied), as in Kyverno's background scans.
 //
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the

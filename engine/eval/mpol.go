@@ -2,6 +2,7 @@ package eval
 
 import (
 	"github.com/verdict-policy/verdict/engine/mpol"
+	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -47,6 +48,42 @@ func (ev *evaluation) mutatingPolicies(policies []*policy.Policy, obj map[string
 		}
 	}
 	return obj
+}
+
+// MessageNotApplied is the message of a background scan's fail of a
+// MutatingPolicy whose mutations would still change the resource.
+const MessageNotApplied = "mutation is not applied"
+
+// backgroundMutatingPolicies reports, in a background scan, whether each
+// MutatingPolicy and NamespacedMutatingPolicy has been applied to the
+// resource, as Kyverno's background scanner does (pkg/controllers/report
+// utils.scanner): each policy is evaluated on its own on the object as
+// stored, and a pass of its mutations (not an exception's) becomes a fail
+// "mutation is not applied" when they would change the object. Nothing is
+// patched.
+func (ev *evaluation) backgroundMutatingPolicies(policies []*policy.Policy, resp *Response) {
+	var in *vpol.Input
+	obj := ev.req.Object
+	for _, p := range policies {
+		if p.Mutating == nil || !ev.admits(p) {
+			continue
+		}
+		if ev.ctx.Err() != nil || ev.budget.Poll() != nil {
+			return
+		}
+		if in == nil {
+			in = ev.vpolInput()
+		}
+		out := p.Mutating.Evaluate(ev.ctx, in, obj, ev.req.CELExceptions)
+		changed := !mutate.Equal(obj, out.Object)
+		for _, r := range out.Results {
+			res := ev.mutationResult(p, r)
+			if changed && r.Rule == "" && res.Status == StatusPass {
+				res.Status, res.Message, res.Properties = StatusFail, MessageNotApplied, nil
+			}
+			resp.Results = append(resp.Results, res)
+		}
+	}
 }
 
 func (ev *evaluation) mutationResult(p *policy.Policy, r mpol.Result) RuleResult {

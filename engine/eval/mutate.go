@@ -64,9 +64,14 @@ func errText(err error) string {
 // policy sees the object as the ones before it left it. The validate
 // phase then sees the result (ev.setObject). Background scans do not
 // mutate (Kyverno's scans validate only: the stored object was mutated
-// when it was admitted), nor do DELETE requests.
+// when it was admitted), nor do DELETE requests; they report whether the
+// MutatingPolicies have been applied (backgroundMutatingPolicies, mpol.go).
 func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 	orig := ev.req.Object
+	if len(orig) > 0 && ev.req.Mode == Background && !ev.req.MutateExisting && !ev.req.GenerateExisting {
+		ev.backgroundMutatingPolicies(policies, resp)
+		return
+	}
 	if len(orig) == 0 || ev.req.GenerateExisting || ev.req.Mode == Background && !ev.req.MutateExisting {
 		return
 	}

@@ -67,6 +67,12 @@ type Variant struct {
 	auditAnnots                []*expr
 }
 
+// MatchConstraints returns the variant's spec.matchConstraints (the pod
+// controllers' for an autogen variant). Callers must not modify it.
+func (v *Variant) MatchConstraints() *admissionregistrationv1.MatchResources {
+	return v.spec.MatchConstraints
+}
+
 // DropsUnmatched reports whether Kyverno's CLI drops the response of this
 // variant for a resource it does not match (see vpol.Matcher).
 func (v *Variant) DropsUnmatched() bool { return v.match.DropsUnmatched() }

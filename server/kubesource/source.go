@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/server"
@@ -39,6 +40,8 @@ var (
 	ValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "validatingpolicies"}
 	NamespacedValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedvalidatingpolicies"}
 	CELPolicyExceptions          = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "policyexceptions"}
+	MutatingPolicies             = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "mutatingpolicies"}
+	NamespacedMutatingPolicies   = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedmutatingpolicies"}
 
 	// Kubernetes' ValidatingAdmissionPolicies and their bindings, which
 	// Kyverno's background scans report on (the API server enforces
@@ -49,7 +52,8 @@ var (
 
 // celVersions are the versions of the policies.kyverno.io resources the
 // source tries, newest first: Kyverno 1.19 serves v1, v1beta1 and (but for
-// NamespacedValidatingPolicies) v1alpha1, with the same spec in each.
+// NamespacedValidatingPolicies and NamespacedMutatingPolicies) v1alpha1,
+// with the same spec in each.
 var celVersions = []string{"v1", "v1beta1", "v1alpha1"}
 
 // DefaultDebounce is how long a Source collects changes before it reports
@@ -62,8 +66,9 @@ type Options struct {
 	// Client reads the policies. Required. NewClient builds one from a
 	// kubeconfig or the pod's service account.
 	Client dynamic.Interface
-	// Namespace limits the namespaced Policies and
-	// NamespacedValidatingPolicies read to one namespace. Default: every
+	// Namespace limits the namespaced Policies,
+	// NamespacedValidatingPolicies and NamespacedMutatingPolicies read to
+	// one namespace. Default: every
 	// namespace.
 	Namespace string
 	// DisableExceptions ignores the cluster's PolicyExceptions, of
@@ -101,8 +106,9 @@ func (o Options) withDefaults() Options {
 
 // Source is a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, the
-// policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
-// and PolicyExceptions, and the admissionregistration.k8s.io/v1
+// policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
+// MutatingPolicies, NamespacedMutatingPolicies and PolicyExceptions, and
+// the admissionregistration.k8s.io/v1
 // ValidatingAdmissionPolicies and their bindings of a cluster, through
 // informers.
 type Source struct {
@@ -142,6 +148,8 @@ func (s *Source) resources() []watched {
 	out = append(out,
 		watched{gvr: ValidatingPolicies, kind: vpol.KindValidatingPolicy, optional: true, versions: celVersions},
 		watched{gvr: NamespacedValidatingPolicies, kind: vpol.KindNamespacedValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: MutatingPolicies, kind: mpol.KindMutatingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedMutatingPolicies, kind: mpol.KindNamespacedMutatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 	)
 	if !s.opts.DisableVAPs {
 		out = append(out,

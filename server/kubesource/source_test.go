@@ -41,6 +41,8 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 			kubesource.ValidatingPolicies:           "ValidatingPolicyList",
 			kubesource.NamespacedValidatingPolicies: "NamespacedValidatingPolicyList",
 			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
+			kubesource.MutatingPolicies:             "MutatingPolicyList",
+			kubesource.NamespacedMutatingPolicies:   "NamespacedMutatingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list
