@@ -1,0 +1,606 @@
+package ivpol
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+	"k8s.io/apiserver/pkg/cel/lazy"
+
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// Verifier checks images in registries: the host's (engine/eval adapts
+// its ImageVerifier), so that this package does no I/O.
+type Verifier interface {
+	// ImageDigest resolves image to its manifest digest.
+	ImageDigest(ctx context.Context, image string) (string, error)
+	// VerifyCosign checks the cosign signatures of c.Image against
+	// c.Cosign (its expressions resolved) or, with c.PredicateType set,
+	// its in-toto attestations of that type, whose statements it returns.
+	// An error means "not verified".
+	VerifyCosign(ctx context.Context, c CosignCheck) ([]map[string]any, error)
+}
+
+// CosignCheck is one cosign attestor applied to one image.
+type CosignCheck struct {
+	Image string
+	// Cosign is the attestor's cosign configuration, expressions
+	// resolved (key.data, certificate values).
+	Cosign *policiesv1.Cosign
+	// PredicateType is the in-toto type of an attestation check ("" for
+	// signatures).
+	PredicateType string
+	// Policy is the policy's Hash, for the verifier's cache.
+	Policy string
+}
+
+// ErrNotaryUnsupported is the error of a notary attestor: this engine
+// verifies cosign signatures only.
+var ErrNotaryUnsupported = errors.New("notary attestors are not supported")
+
+// Verifications are the images the ImageValidatingPolicies of one request
+// verified, for validationConfigurations.required (Kyverno's
+// ImageVerificationResults): create one per request.
+type Verifications struct {
+	status map[string]bool // image: verified (false: attempted, not verified)
+}
+
+// NewVerifications returns an empty record.
+func NewVerifications() *Verifications { return &Verifications{status: map[string]bool{}} }
+
+func (v *Verifications) record(image string, verified bool) {
+	if v == nil {
+		return
+	}
+	v.status[image] = v.status[image] || verified
+}
+
+// Outcome is the result of a policy on a resource, and the images it
+// matched (for EnforceRequired).
+type Outcome struct {
+	Result vpol.Result
+	// Images are the images matchImageReferences selected.
+	Images []string
+}
+
+// Evaluate runs the policy on a request as Kyverno's ivpol engine does:
+// matchConstraints (Kubernetes mode), match conditions (failurePolicy
+// Ignore turns their errors into no match), PolicyExceptions, the images
+// (the default extractors of pods, pod controllers and cron jobs, then
+// spec.images) filtered by matchImageReferences, verifyDigest, then the
+// validations with the image verification functions answered by v. It
+// returns nil when the policy does not apply. verifs collects the
+// verifications of the request (nil: none kept).
+func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception, v Verifier, verifs *Verifications) *Outcome {
+	act, ok, res := p.prepare(ctx, in, exceptions)
+	if !ok {
+		if res == nil {
+			return nil
+		}
+		return &Outcome{Result: *res}
+	}
+	vars := kyvernocel.NewVariables()
+	act.Variables = vars
+	for _, e := range p.variables {
+		prog := e.prog
+		vars.Append(e.name, func(*lazy.MapValue) ref.Val {
+			out, _, err := prog.ContextEval(ctx, act)
+			if out != nil {
+				return out
+			}
+			if err != nil {
+				return types.WrapErr(err)
+			}
+			return nil
+		})
+	}
+	images, all, err := p.images(ctx, in, act)
+	if err != nil {
+		return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}}
+	}
+	if p.VerifyDigest {
+		for _, img := range all {
+			if !strings.Contains(img, "@") {
+				return &Outcome{Result: vpol.Result{Status: vpol.StatusFail, Message: fmt.Sprintf("image %s does not have a digest", img)}, Images: all}
+			}
+		}
+	}
+	act.Images = images
+	names := make(map[string]string, len(p.attestations))
+	for n := range p.attestations {
+		names[n] = n
+	}
+	act.Attestations = names
+	attestors := lazy.NewMapValue(cel.DynType)
+	for _, a := range p.attestors {
+		a := a
+		attestors.Append(a.spec.Name, func(*lazy.MapValue) ref.Val {
+			r, err := a.resolve(ctx, act)
+			if err != nil {
+				return types.WrapErr(err)
+			}
+			return types.DefaultTypeAdapter.NativeToValue(r)
+		})
+	}
+	act.Attestors = attestors
+	act.ImageFunctions = &functions{ctx: ctx, p: p, v: v, verifs: verifs, payloads: map[string]any{}}
+
+	for i, val := range p.validations {
+		out, _, err := val.prog.ContextEval(ctx, act)
+		if err != nil {
+			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: fmt.Sprintf("spec.validations[%d].expression: %v", i, err)}, Images: all}
+		}
+		b, ok := out.Value().(bool)
+		if !ok {
+			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: fmt.Sprintf("spec.validations[%d].expression: not a bool", i)}, Images: all}
+		}
+		if b {
+			continue
+		}
+		msg := val.message
+		if val.messageExpr != nil {
+			if mo, _, err := val.messageExpr.ContextEval(ctx, act); err != nil {
+				msg = fmt.Sprintf("failed to evaluate message expression: %s", err)
+			} else if s, ok := mo.Value().(string); ok {
+				msg = s
+			}
+		}
+		if msg == "" {
+			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
+		}
+		props, err := p.auditAnnotations(ctx, act)
+		if err != nil {
+			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}, Images: all}
+		}
+		return &Outcome{Result: vpol.Result{Status: vpol.StatusFail, Message: msg, Properties: props}, Images: all}
+	}
+	props, err := p.auditAnnotations(ctx, act)
+	if err != nil {
+		return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}, Images: all}
+	}
+	return &Outcome{Result: vpol.Result{Status: vpol.StatusPass, Message: "success", Properties: props}, Images: all}
+}
+
+// EnforceRequired turns a passing outcome into a fail when
+// validationConfigurations.required holds and one of its images was not
+// verified by a policy of the request, as Kyverno does once every policy
+// of the request has run.
+func (p *Policy) EnforceRequired(o *Outcome, verifs *Verifications) {
+	if o == nil || !p.Required || o.Result.Status != vpol.StatusPass || verifs == nil {
+		return
+	}
+	for _, img := range o.Images {
+		verified, attempted := verifs.status[img]
+		if verified {
+			continue
+		}
+		o.Result.Status = vpol.StatusFail
+		if attempted {
+			o.Result.Message = fmt.Sprintf("image %s failed signature or attestation verification", img)
+		} else {
+			o.Result.Message = fmt.Sprintf("image %s is not verified: no policy performed a signature or attestation check on it", img)
+		}
+		return
+	}
+}
+
+// prepare matches the request and builds the activation: ok is false
+// when the policy does not apply (res nil) or an exception or error
+// decided (res set).
+func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception) (*kyvernocel.Activation, bool, *vpol.Result) {
+	act := in.Activation(ctx)
+	act.SetPolicy(&p.ref)
+	if p.Mode == vpol.ModeJSON {
+		act.Object, act.OldObject, act.Request, act.NamespaceObject = in.JSON(), nil, nil, nil
+	} else {
+		ok, err := p.match.Matches(in)
+		if err != nil {
+			return nil, false, &vpol.Result{Rule: vpol.RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error()}
+		}
+		if !ok {
+			return nil, false, nil
+		}
+	}
+	ok, err := p.matchAll(ctx, act, p.matchConditions, p.FailurePolicyIgnore)
+	if err != nil {
+		return nil, false, &vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: err.Error()}
+	}
+	if !ok {
+		return nil, false, nil
+	}
+	var matched []*vpol.Exception
+	for _, e := range exceptions {
+		if !e.AppliesTo(p.Kind, p.Name) || e.Expired(in.Now()) {
+			continue
+		}
+		ok, err := e.Matches(ctx, act)
+		if err != nil {
+			return nil, false, &vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: err.Error()}
+		}
+		if ok {
+			matched = append(matched, e)
+		}
+	}
+	if len(matched) > 0 {
+		r := vpol.ExceptionResult(matched)
+		return nil, false, &r
+	}
+	return act, true, nil
+}
+
+func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr, ignore bool) (bool, error) {
+	var errs []string
+	for _, c := range conds {
+		out, _, err := c.prog.ContextEval(ctx, act)
+		if err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		b, ok := out.Value().(bool)
+		if !ok {
+			errs = append(errs, fmt.Sprintf("match condition %q is not a bool", c.name))
+			continue
+		}
+		if !b {
+			return false, nil
+		}
+	}
+	switch {
+	case len(errs) == 0:
+		return true, nil
+	case ignore:
+		return false, nil
+	}
+	return false, errors.New(strings.Join(errs, "; "))
+}
+
+// The default image extractors, by resource (Kyverno's
+// getImageExtractorsFromGVR): the path of the pod spec in the object.
+var podSpecPaths = map[string][]string{
+	"/v1/pods":             {"spec"},
+	"batch/v1/jobs":        {"spec", "template", "spec"},
+	"apps/v1/deployments":  {"spec", "template", "spec"},
+	"apps/v1/statefulsets": {"spec", "template", "spec"},
+	"apps/v1/daemonsets":   {"spec", "template", "spec"},
+	"apps/v1/replicasets":  {"spec", "template", "spec"},
+	"batch/v1/cronjobs":    {"spec", "jobTemplate", "spec", "template", "spec"},
+}
+
+var containerLists = []string{"containers", "initContainers", "ephemeralContainers"}
+
+// podSpec returns the pod spec of the request's object and its JSON
+// pointer, for the resources of the default extractors.
+func podSpec(in *vpol.Input, obj any) (map[string]any, string, bool) {
+	g, v, r := in.Resource()
+	path, ok := podSpecPaths[g+"/"+v+"/"+r]
+	if !ok {
+		return nil, "", false
+	}
+	cur, _ := obj.(map[string]any)
+	for _, k := range path {
+		cur, _ = cur[k].(map[string]any)
+	}
+	return cur, "/" + strings.Join(path, "/"), true
+}
+
+// images extracts the images: by extractor name, those
+// matchImageReferences selects (every extractor has a list, maybe
+// empty), and all of them in order.
+func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Activation) (map[string][]string, []string, error) {
+	byName := map[string][]string{}
+	var all []string
+	add := func(name string, imgs []string) error {
+		list := []string{}
+		for _, img := range imgs {
+			ok, err := p.matchImage(img)
+			if err != nil {
+				return fmt.Errorf("spec.matchImageReferences: %w", err)
+			}
+			if ok {
+				list = append(list, img)
+				all = append(all, img)
+			}
+		}
+		byName[name] = list
+		return nil
+	}
+	if p.Mode != vpol.ModeJSON {
+		obj := act.Object
+		if obj == nil {
+			obj = act.OldObject
+		}
+		if spec, _, ok := podSpec(in, obj); ok {
+			for _, l := range containerLists {
+				var imgs []string
+				cs, _ := spec[l].([]any)
+				for _, c := range cs {
+					if m, ok := c.(map[string]any); ok {
+						if s, ok := m["image"].(string); ok {
+							imgs = append(imgs, s)
+						}
+					}
+				}
+				if err := add(l, imgs); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+	}
+	for i, x := range p.extractors {
+		out, _, err := x.prog.ContextEval(ctx, act)
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.images[%d].expression: %w", i, err)
+		}
+		native, err := out.ConvertToNative(reflect.TypeFor[[]string]())
+		if err != nil {
+			return nil, nil, fmt.Errorf("spec.images[%d].expression: the images of %q must be a list of strings: %w", i, x.name, err)
+		}
+		if err := add(x.name, native.([]string)); err != nil {
+			return nil, nil, err
+		}
+	}
+	return byName, all, nil
+}
+
+func (p *Policy) auditAnnotations(ctx context.Context, act *kyvernocel.Activation) (map[string]string, error) {
+	if len(p.auditAnnots) == 0 {
+		return nil, nil
+	}
+	out := map[string]string{}
+	for _, a := range p.auditAnnots {
+		val, _, err := a.prog.ContextEval(ctx, act)
+		if err != nil {
+			return nil, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
+		}
+		s, ok := val.Value().(string)
+		if !ok {
+			return nil, fmt.Errorf("failed to convert auditAnnotation '%s' expression", a.name)
+		}
+		if s != "" {
+			out[a.name] = s
+		}
+	}
+	return out, nil
+}
+
+// resolve returns the attestor with the values of its expressions, as a
+// JSON map (the value of attestors.<name>).
+func (a *attestor) resolve(ctx context.Context, act *kyvernocel.Activation) (map[string]any, error) {
+	at := a.spec
+	str := func(prog cel.Program, field string) (string, error) {
+		out, _, err := prog.ContextEval(ctx, act)
+		if err != nil {
+			return "", fmt.Errorf("failed to evaluate %s of attestor %s: %w", field, at.Name, err)
+		}
+		s, ok := out.Value().(string)
+		if !ok {
+			return "", fmt.Errorf("%s of attestor %s is not a string", field, at.Name)
+		}
+		return s, nil
+	}
+	var err error
+	if at.Cosign != nil {
+		co := *at.Cosign
+		at.Cosign = &co
+		if a.key != nil {
+			k := *co.Key
+			if k.Data, err = str(a.key, "cosign.key.expression"); err != nil {
+				return nil, err
+			}
+			co.Key = &k
+		}
+		if a.cert != nil || a.certChain != nil {
+			cert := *co.Certificate
+			if a.cert != nil {
+				v := *cert.Certificate
+				if v.Value, err = str(a.cert, "cosign.certificate.cert.expression"); err != nil {
+					return nil, err
+				}
+				cert.Certificate = &v
+			}
+			if a.certChain != nil {
+				v := *cert.CertificateChain
+				if v.Value, err = str(a.certChain, "cosign.certificate.certChain.expression"); err != nil {
+					return nil, err
+				}
+				cert.CertificateChain = &v
+			}
+			co.Certificate = &cert
+		}
+		if a.trustedRoot != nil {
+			v := *co.TrustedRoot
+			if v.Value, err = str(a.trustedRoot, "cosign.trustedRoot.expression"); err != nil {
+				return nil, err
+			}
+			co.TrustedRoot = &v
+		}
+	}
+	b, err := json.Marshal(at)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	err = json.Unmarshal(b, &m)
+	return m, err
+}
+
+// functions answers the image verification functions of one evaluation
+// (Kyverno's ivfuncs).
+type functions struct {
+	ctx      context.Context
+	p        *Policy
+	v        Verifier
+	verifs   *Verifications
+	payloads map[string]any // image + "\x00" + attestation: verified payload
+}
+
+var _ kyvernocel.ImageFunctions = (*functions)(nil)
+
+func attestorsOf(list []any) ([]policiesv1.Attestor, error) {
+	out := make([]policiesv1.Attestor, 0, len(list))
+	for _, e := range list {
+		b, err := json.Marshal(e)
+		if err != nil {
+			return nil, err
+		}
+		var a policiesv1.Attestor
+		if err := json.Unmarshal(b, &a); err != nil || a.Name == "" {
+			return nil, fmt.Errorf("not an attestor (use attestors.<name>): %s", b)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}
+
+func (f *functions) digest(image string) error {
+	if f.v == nil {
+		return kyvernocel.ErrNoImageFunctions
+	}
+	if _, err := f.v.ImageDigest(f.ctx, image); err != nil {
+		return fmt.Errorf("failed to get imagedata: %w", err)
+	}
+	return nil
+}
+
+func (f *functions) VerifyImageSignatures(image string, list []any) (int64, error) {
+	return f.verify(image, nil, list)
+}
+
+func (f *functions) VerifyAttestationSignatures(image, attestation string, list []any) (int64, error) {
+	a, ok := f.p.attestations[attestation]
+	if !ok {
+		return 0, fmt.Errorf("attestation not found in policy: %s", attestation)
+	}
+	return f.verify(image, &a, list)
+}
+
+func (f *functions) verify(image string, att *policiesv1.Attestation, list []any) (int64, error) {
+	attestors, err := attestorsOf(list)
+	if err != nil {
+		return 0, err
+	}
+	if ok, err := f.p.matchImage(image); err != nil || !ok {
+		return 0, err
+	}
+	if err := f.digest(image); err != nil {
+		return 0, err
+	}
+	var count int64
+	for _, a := range attestors {
+		if a.Notary != nil {
+			return 0, fmt.Errorf("attestor %s: %w", a.Name, ErrNotaryUnsupported)
+		}
+		if a.Cosign == nil {
+			continue
+		}
+		c := CosignCheck{Image: image, Cosign: a.Cosign, Policy: f.p.Hash}
+		if att != nil {
+			if att.InToto == nil {
+				return 0, fmt.Errorf("attestation %s: cosign verifies in-toto attestations only", att.Name)
+			}
+			c.PredicateType = att.InToto.Type
+		}
+		sts, err := f.v.VerifyCosign(f.ctx, c)
+		if err != nil {
+			continue
+		}
+		count++
+		if att != nil {
+			for _, st := range sts {
+				if st["predicateType"] == c.PredicateType {
+					f.payloads[image+"\x00"+att.Name] = st["predicate"]
+					break
+				}
+			}
+		}
+	}
+	if len(attestors) > 0 {
+		f.verifs.record(image, count > 0)
+	}
+	return count, nil
+}
+
+func (f *functions) ExtractPayload(image, attestation string) (any, error) {
+	a, ok := f.p.attestations[attestation]
+	if !ok {
+		return nil, fmt.Errorf("attestation not found in policy: %s", attestation)
+	}
+	if err := f.digest(image); err != nil {
+		return nil, err
+	}
+	if pl, ok := f.payloads[image+"\x00"+attestation]; ok {
+		return pl, nil
+	}
+	if a.InToto != nil {
+		return nil, errors.New("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation")
+	}
+	return nil, fmt.Errorf("failed to get payload: %w", ErrNotaryUnsupported)
+}
+
+func (f *functions) GetImageData(image string) (any, error) {
+	if f.v == nil {
+		return nil, kyvernocel.ErrNoImageFunctions
+	}
+	d, err := f.v.ImageDigest(f.ctx, image)
+	if err != nil {
+		return nil, fmt.Errorf("failed to get imagedata: %w", err)
+	}
+	return map[string]any{"image": image, "resolvedImage": image + "@" + d, "digest": d}, nil
+}
+
+// DigestPatches returns the JSON Patch operations of
+// validationConfigurations.mutateDigest: each image of the pod spec's
+// containers, initContainers and ephemeralContainers that
+// matchImageReferences selects and that has no digest is replaced by
+// image@digest. nil when the policy does not apply, mutateDigest is off or
+// an exception exempts the resource; an image whose digest does not
+// resolve is an error (the patches of the others are returned with it).
+func (p *Policy) DigestPatches(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception, v Verifier) ([]map[string]any, error) {
+	if !p.MutateDigest || p.Mode == vpol.ModeJSON {
+		return nil, nil
+	}
+	act, ok, _ := p.prepare(ctx, in, exceptions)
+	if !ok {
+		return nil, nil
+	}
+	spec, ptr, ok := podSpec(in, act.Object)
+	if !ok {
+		return nil, nil
+	}
+	var ops []map[string]any
+	var errs []error
+	for _, l := range containerLists {
+		cs, _ := spec[l].([]any)
+		for i, c := range cs {
+			m, _ := c.(map[string]any)
+			img, _ := m["image"].(string)
+			if img == "" || strings.Contains(img, "@") {
+				continue
+			}
+			if ok, err := p.matchImage(img); err != nil {
+				return nil, err
+			} else if !ok {
+				continue
+			}
+			if v == nil {
+				return nil, kyvernocel.ErrNoImageFunctions
+			}
+			d, err := v.ImageDigest(ctx, img)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("failed to resolve digest for image %s: %w", img, err))
+				continue
+			}
+			ops = append(ops, map[string]any{"op": "replace", "path": fmt.Sprintf("%s/%s/%d/image", ptr, l, i), "value": img + "@" + d})
+		}
+	}
+	return ops, errors.Join(errs...)
+}
