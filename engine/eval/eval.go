@@ -10,6 +10,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/celrule"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/match"
@@ -108,7 +109,10 @@ type evaluation struct {
 	pod *podCache
 	// vpIn is the request as ValidatingPolicies and MutatingPolicies see
 	// it (vpolInput), for the object vpObject.
-	vpIn     *vpol.Input
+	vpIn *vpol.Input
+	// ivVerifs are the images the ImageValidatingPolicies of the request
+	// verified (ivpol.go), made on first use.
+	ivVerifs *ivpol.Verifications
 	vpObject map[string]any
 	// vapIn is the resource as ValidatingAdmissionPolicies see it
 	// (vapInput), for the object vapObject.

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -762,3 +763,8 @@ func scopedImageMeta(obj map[string]any) map[string]map[string]map[string]string
 	}
 	return scoped.Policies
 }
+
+// ErrKeylessUnsupported is the error of an ImageValidatingPolicy's cosign
+// attestor without a public key (keyless, certificate): the
+// ImageVerifier checks key-based signatures only.
+var ErrKeylessUnsupported = fmt.Errorf("cosign attestors without a public key (keyless, certificate): %w", ivpol.ErrAttestorUnsupported)

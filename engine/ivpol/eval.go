@@ -43,9 +43,14 @@ type CosignCheck struct {
 	Policy string
 }
 
+// ErrAttestorUnsupported is (wrapped) the error of an attestor this engine
+// cannot verify with: the evaluation is an error, not an unverified
+// image.
+var ErrAttestorUnsupported = errors.New("attestor not supported")
+
 // ErrNotaryUnsupported is the error of a notary attestor: this engine
 // verifies cosign signatures only.
-var ErrNotaryUnsupported = errors.New("notary attestors are not supported")
+var ErrNotaryUnsupported = fmt.Errorf("notary attestors: %w", ErrAttestorUnsupported)
 
 // Verifications are the images the ImageValidatingPolicies of one request
 // verified, for validationConfigurations.required (Kyverno's
@@ -510,6 +515,9 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 			c.PredicateType = att.InToto.Type
 		}
 		sts, err := f.v.VerifyCosign(f.ctx, c)
+		if errors.Is(err, ErrAttestorUnsupported) {
+			return 0, fmt.Errorf("attestor %s: %w", a.Name, err)
+		}
 		if err != nil {
 			continue
 		}

@@ -73,8 +73,8 @@ func (v imageFuncsVal) ConvertToType(t ref.Type) ref.Val {
 	return types.NewErr("type conversion error from %s to %s", imageFuncsType, t)
 }
 func (v imageFuncsVal) Equal(other ref.Val) ref.Val { return types.Bool(false) }
-func (v imageFuncsVal) Type() ref.Type             { return imageFuncsType }
-func (v imageFuncsVal) Value() any                 { return v.f }
+func (v imageFuncsVal) Type() ref.Type              { return imageFuncsType }
+func (v imageFuncsVal) Value() any                  { return v.f }
 
 // imageEnvOptions are the declarations NewImageEnv adds: Kyverno's ivpol
 // variables and the kyverno.imageverify functions, which the parser
