@@ -1,0 +1,191 @@
+package imageverify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-containerregistry/pkg/name"
+
+	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/ivpol"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+func compileImageValidating(t *testing.T, yaml string) *policy.Policy {
+	t.Helper()
+	docs, err := ivpol.Decode("test", []byte(yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := policy.CompileImageValidating(docs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestImageValidatingPolicyEndToEnd runs ImageValidatingPolicies through
+// the engine with this package's Verifier against a loopback registry.
+// The messages are those of Kyverno's ivpol engine.
+func TestImageValidatingPolicyEndToEnd(t *testing.T) {
+	reg := newTestRegistry(t)
+	good, other := newKey(t), newKey(t)
+	signed := reg.push("team/signed", "v1")
+	reg.sign(signed, good)
+	unsigned := reg.push("team/unsigned", "v1")
+	attested := reg.push("team/attested", "v1")
+	reg.sign(attested, good)
+	reg.attest(attested, good, "https://example.com/review/v1", map[string]any{"reviewed": true, "author": "ann"})
+
+	verifier, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eval.New(eval.Options{ImageVerifier: verifier})
+
+	policyWith := func(key, config, validation string) string {
+		return fmt.Sprintf(`apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata:
+  name: check-images
+spec:
+  validationActions: [Deny]
+  validationConfigurations:
+%s
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  matchImageReferences:
+  - glob: "%s/team/*"
+  attestors:
+  - name: cosign
+    cosign:
+      key:
+        data: |-
+%s
+      ctlog:
+        insecureIgnoreTlog: true
+        insecureIgnoreSCT: true
+  - name: notary
+    notary:
+      certs:
+        value: not-used
+  attestations:
+  - name: review
+    intoto:
+      type: https://example.com/review/v1
+  validations:
+  - expression: >-
+      %s
+    message: failed the image verification
+`, config, reg.host, indent(key, 10), validation)
+	}
+	const sigs = "images.containers.map(image, verifyImageSignatures(image, [attestors.cosign])).all(e, e > 0)"
+	const noDigest = "    verifyDigest: false"
+	tag := func(d name.Digest) string { return d.Repository.Name() + ":v1" }
+	tests := []struct {
+		name       string
+		policy     string
+		image      string
+		want       []result
+		wantPrefix bool // the message is a prefix of the one got
+	}{{
+		name:   "signed with the right key passes",
+		policy: policyWith(good.pem, noDigest, sigs),
+		image:  tag(signed),
+		want:   []result{{"", "Validation", "pass", "success"}},
+	}, {
+		name:   "unsigned fails",
+		policy: policyWith(good.pem, noDigest, sigs),
+		image:  tag(unsigned),
+		want:   []result{{"", "Validation", "fail", "failed the image verification"}},
+	}, {
+		name:   "wrong key fails",
+		policy: policyWith(other.pem, noDigest, sigs),
+		image:  tag(signed),
+		want:   []result{{"", "Validation", "fail", "failed the image verification"}},
+	}, {
+		name:   "verifyDigest (default) fails a tag",
+		policy: policyWith(good.pem, "    mutateDigest: false", sigs),
+		image:  tag(signed),
+		want:   []result{{"", "Validation", "fail", "image " + tag(signed) + " does not have a digest"}},
+	}, {
+		name:   "a digest reference passes verifyDigest",
+		policy: policyWith(good.pem, "    mutateDigest: false", sigs),
+		image:  signed.String(),
+		want:   []result{{"", "Validation", "pass", "success"}},
+	}, {
+		name:   "an image outside matchImageReferences is not checked, and required does not apply to it",
+		policy: policyWith(good.pem, noDigest, sigs),
+		image:  "docker.io/library/nginx:1.25",
+		want:   []result{{"", "Validation", "pass", "success"}},
+	}, {
+		name:   "required fails an image no attestor checked",
+		policy: policyWith(good.pem, noDigest, "true"),
+		image:  tag(signed),
+		want:   []result{{"", "Validation", "fail", "image " + tag(signed) + " is not verified: no policy performed a signature or attestation check on it"}},
+	}, {
+		name:   "attestation verified and its payload read",
+		policy: policyWith(good.pem, noDigest, "images.containers.all(image, verifyAttestationSignatures(image, attestations.review, [attestors.cosign]) > 0 && extractPayload(image, attestations.review).author == 'ann')"),
+		image:  tag(attested),
+		want:   []result{{"", "Validation", "pass", "success"}},
+	}, {
+		name:   "payload read before the attestation is verified is an error",
+		policy: policyWith(good.pem, noDigest, "images.containers.all(image, extractPayload(image, attestations.review).author == 'ann')"),
+		image:  tag(attested),
+		want:   []result{{"", "Validation", "error", "spec.validations[0].expression: failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation"}},
+	}, {
+		name:       "notary attestors are an error, not an unverified image",
+		policy:     policyWith(good.pem, noDigest, "images.containers.all(image, verifyImageSignatures(image, [attestors.notary]) > 0)"),
+		image:      tag(signed),
+		want:       []result{{"", "Validation", "error", "spec.validations[0].expression: attestor notary: notary attestors"}},
+		wantPrefix: true,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := compileImageValidating(t, tt.policy)
+			resp := e.Evaluate(context.Background(), []*policy.Policy{p}, &eval.Request{Object: pod(tt.image)})
+			var got []result
+			for i, r := range resp.Results {
+				msg := r.Message
+				if tt.wantPrefix && i < len(tt.want) && strings.HasPrefix(msg, tt.want[i].Message) {
+					msg = tt.want[i].Message
+				}
+				got = append(got, result{r.Rule, string(r.Type), string(r.Status), msg})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Evaluate(%s) results (-want +got):\n%s", tt.image, diff)
+			}
+		})
+	}
+
+	t.Run("mutateDigest patches", func(t *testing.T) {
+		p := compileImageValidating(t, policyWith(good.pem, "", sigs))
+		in := vpol.NewInput(vpol.Request{Object: pod(tag(signed)), Operation: "CREATE"})
+		got, err := p.ImageValidating.DigestPatches(context.Background(), in, nil, digestOnly{verifier})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []map[string]any{{"op": "replace", "path": "/spec/containers/0/image", "value": tag(signed) + "@" + signed.DigestStr()}}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("DigestPatches() (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// digestOnly is the Verifier as DigestPatches needs it.
+type digestOnly struct{ v *Verifier }
+
+func (d digestOnly) ImageDigest(ctx context.Context, image string) (string, error) {
+	return d.v.ImageDigest(ctx, image)
+}
+func (d digestOnly) VerifyCosign(context.Context, ivpol.CosignCheck) ([]map[string]any, error) {
+	return nil, fmt.Errorf("not used")
+}
