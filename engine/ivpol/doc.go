@@ -1,0 +1,54 @@
+// Package ivpol reads, compiles and evaluates Kyverno's
+// ImageValidatingPolicy and NamespacedImageValidatingPolicy
+// (policies.kyverno.io), with the results of Kyverno v1.19
+// (pkg/image/verification/evaluator, pkg/cel/libs/imageverify).
+//
+// Read first: Document (types.go); Decode and DecodePolicy (decode.go),
+// strict against the CRD schemas as engine/vpol decodes its kinds (an
+// unknown field is an *engine.Error with Code engine.CodeDecode and the
+// field path); Compile and Policy (compile.go); Policy.Evaluate and
+// Policy.DigestPatches (eval.go), which take the request as engine/vpol
+// prepares it (vpol.Input).
+//
+// # Compilation
+//
+// Compile compiles every expression once, in the policy's image CEL
+// environment (kyvernocel.NewImageEnv: the ValidatingPolicies'
+// environment with images, attestors, attestations and the functions
+// verifyImageSignatures, verifyAttestationSignatures, extractPayload and
+// getImageData): match conditions, matchImageReferences (globs with
+// github.com/gobwas/glob as Kyverno, or bool expressions of `ref`),
+// spec.images (lists of strings), variables, the attestors' expressions,
+// validations and audit annotations. It refuses an attestor that names no
+// way to verify (a cosign attestor without key, keyless identities or
+// certificate; a keyless identity without subject or issuer; a notary
+// attestor without certificates), an attestation without intoto or
+// referrer type, and what the CRD requires; every problem is reported
+// with its path (engine.Errors, Code engine.CodeInvalidPolicy).
+// Autogen variants for pod controllers are not made: the default image
+// extractors of Deployments, Jobs, CronJobs and the other controllers
+// read their pod templates anyway.
+//
+// # Evaluation
+//
+// Evaluate follows Kyverno's ivpol engine: matchConstraints (Kubernetes
+// mode), match conditions (errors skip the policy with failurePolicy
+// Ignore), policies.kyverno.io PolicyExceptions (an exception that
+// matches gives vpol.ExceptionResult), the images of the default
+// extractors (containers, initContainers, ephemeralContainers of Pods,
+// pod templates and CronJobs) and of spec.images, filtered by
+// matchImageReferences; verifyDigest fails an image without a digest;
+// then the validations, the first false one failing with its message.
+// The image functions reach the registry only through the host's
+// Verifier (ImageDigest, VerifyCosign): a digest that does not resolve
+// is an error ("failed to get imagedata"), an attestor that does not
+// verify is not counted, a notary attestor (or a cosign attestor the
+// host cannot check, ErrAttestorUnsupported) is an error rather than an
+// unverified image. EnforceRequired applies validationConfigurations.
+// required with the Verifications of the request. DigestPatches returns
+// mutateDigest's JSON Patch (replace each matched image without a digest
+// by image@digest).
+//
+// The package does no I/O and must not import client-go, grpc,
+// engine/policy or engine/eval.
+package ivpol
