@@ -27,7 +27,10 @@
 // ValidatingAdmissionPolicy compiled by engine/vap (field VAP), which
 // evaluation runs in background mode only unless the host sets Admission.
 // CompileMutating does the same for a MutatingPolicy or
-// NamespacedMutatingPolicy (engine/mpol): its Mutating field.
+// NamespacedMutatingPolicy (engine/mpol): its Mutating field;
+// CompileImageValidating for an ImageValidatingPolicy or
+// NamespacedImageValidatingPolicy (engine/ivpol): its ImageValidating
+// field, run by engine/eval in the validate phase.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
