@@ -113,7 +113,10 @@ type evaluation struct {
 	// ivVerifs are the images the ImageValidatingPolicies of the request
 	// verified (ivpol.go), made on first use.
 	ivVerifs *ivpol.Verifications
-	vpObject map[string]any
+	// ivPending are the passing ImageValidatingPolicies whose
+	// required check waits for the others (enforceRequired).
+	ivPending []ivPending
+	vpObject  map[string]any
 	// vapIn is the resource as ValidatingAdmissionPolicies see it
 	// (vapInput), for the object vapObject.
 	vapIn     *vap.Input
@@ -144,6 +147,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 		}
 		resp.Results = ev.policy(p, resp.Results)
 	}
+	ev.enforceRequired(resp) // ivpol.go
 	ev.generatePhase(policies, resp)
 	resp.Steps = ev.budget.Used()
 	return resp

@@ -314,6 +314,9 @@ func (ev *evaluation) verifyImagesPhase(policies []*policy.Policy, resp *Respons
 			ev.setObject(obj)
 		}
 	}
+	if next, ok := ev.imageDigests(policies, obj, resp); ok { // ivpol.go
+		obj, changed = next, true
+	}
 	if changed {
 		resp.Patched = obj
 		if patch, err := mutate.MarshalPatch(mutate.Diff(orig, obj)); err == nil {

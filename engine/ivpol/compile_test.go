@@ -114,7 +114,8 @@ spec:
 	}
 	in := vpol.NewInput(vpol.Request{Object: map[string]any{"foo": int64(1)}})
 	o := p.Evaluate(context.Background(), in, nil, nil, nil)
-	if o == nil || o.Result.Status != vpol.StatusError || !strings.HasPrefix(o.Result.Message, `spec.images[0].expression: the images of "bar" must be a list of strings`) {
-		t.Errorf("Evaluate() = %+v, want an error naming spec.images[0].expression", o)
+	if o == nil || o.Result.Status != vpol.StatusError || o.Path != "spec.images[0].expression" ||
+		!strings.HasPrefix(o.Result.Message, `failed to evaluate policy: the images of "bar" must be a list of strings`) {
+		t.Errorf("Evaluate() = %+v, want an error at spec.images[0].expression", o)
 	}
 }

@@ -69,29 +69,57 @@ func (v *Verifications) record(image string, verified bool) {
 	v.status[image] = v.status[image] || verified
 }
 
+// Rule names of results, as Kyverno's ivpol engine names them: the
+// policy's name for pass, fail and the error of a validation's value,
+// else one of these.
+const (
+	// RuleEvaluation is the error of an evaluation that could not finish
+	// (an expression, the images, the registry).
+	RuleEvaluation = "evaluation"
+	// RuleMatch is the error of matchConstraints.
+	RuleMatch = "match"
+	// RuleException is the skip of a resource a PolicyException exempts.
+	RuleException = "exception"
+	// RuleMutateDigest is the error of mutateDigest.
+	RuleMutateDigest = "mutateDigest"
+)
+
 // Outcome is the result of a policy on a resource, and the images it
 // matched (for EnforceRequired).
 type Outcome struct {
+	// Result has Kyverno's rule name (the policy's name, or RuleEvaluation,
+	// RuleMatch, RuleException), status and message.
 	Result vpol.Result
+	// Path is, for an error, the field of the policy that failed ("" when
+	// none did: the registry, the request).
+	Path string
 	// Images are the images matchImageReferences selected.
 	Images []string
+}
+
+func (p *Policy) outcome(status vpol.Status, msg string, props map[string]string, images []string) *Outcome {
+	return &Outcome{Result: vpol.Result{Rule: p.Name, Status: status, Message: msg, Properties: props}, Images: images}
+}
+
+// evaluationError is Kyverno's "failed to evaluate policy" error, with the
+// field that failed.
+func evaluationError(path string, err error) *Outcome {
+	return &Outcome{Result: vpol.Result{Rule: RuleEvaluation, Status: vpol.StatusError, Message: "failed to evaluate policy: " + err.Error()}, Path: path}
 }
 
 // Evaluate runs the policy on a request as Kyverno's ivpol engine does:
 // matchConstraints (Kubernetes mode), match conditions (failurePolicy
 // Ignore turns their errors into no match), PolicyExceptions, the images
 // (the default extractors of pods, pod controllers and cron jobs, then
-// spec.images) filtered by matchImageReferences, verifyDigest, then the
-// validations with the image verification functions answered by v. It
-// returns nil when the policy does not apply. verifs collects the
-// verifications of the request (nil: none kept).
+// spec.images) filtered by matchImageReferences, verifyDigest, the image
+// data of each (its digest, through v), then the validations with the
+// image verification functions answered by v. It returns nil when the
+// policy does not apply. verifs collects the verifications of the
+// request (nil: none kept).
 func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception, v Verifier, verifs *Verifications) *Outcome {
 	act, ok, res := p.prepare(ctx, in, exceptions)
 	if !ok {
-		if res == nil {
-			return nil
-		}
-		return &Outcome{Result: *res}
+		return res
 	}
 	vars := kyvernocel.NewVariables()
 	act.Variables = vars
@@ -108,15 +136,22 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 			return nil
 		})
 	}
-	images, all, err := p.images(ctx, in, act)
+	images, all, path, err := p.images(ctx, in, act)
 	if err != nil {
-		return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}}
+		return evaluationError(path, err)
 	}
 	if p.VerifyDigest {
 		for _, img := range all {
 			if !strings.Contains(img, "@") {
-				return &Outcome{Result: vpol.Result{Status: vpol.StatusFail, Message: fmt.Sprintf("image %s does not have a digest", img)}, Images: all}
+				return p.outcome(vpol.StatusFail, fmt.Sprintf("image %s does not have a digest", img), nil, all)
 			}
+		}
+	}
+	f := &functions{ctx: ctx, p: p, v: v, verifs: verifs, payloads: map[string]any{}}
+	// Kyverno loads the data of every image before the validations.
+	for _, img := range all {
+		if err := f.digest(img); err != nil {
+			return evaluationError("", err)
 		}
 	}
 	act.Images = images
@@ -137,16 +172,19 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 		})
 	}
 	act.Attestors = attestors
-	act.ImageFunctions = &functions{ctx: ctx, p: p, v: v, verifs: verifs, payloads: map[string]any{}}
+	act.ImageFunctions = f
 
 	for i, val := range p.validations {
+		path := fmt.Sprintf("spec.validations[%d].expression", i)
 		out, _, err := val.prog.ContextEval(ctx, act)
 		if err != nil {
-			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: fmt.Sprintf("spec.validations[%d].expression: %v", i, err)}, Images: all}
+			return evaluationError(path, err)
 		}
 		b, ok := out.Value().(bool)
 		if !ok {
-			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: fmt.Sprintf("spec.validations[%d].expression: not a bool", i)}, Images: all}
+			o := p.outcome(vpol.StatusError, fmt.Sprintf("error: %s is not a bool", out.Type().TypeName()), nil, all)
+			o.Path = path
+			return o
 		}
 		if b {
 			continue
@@ -157,22 +195,24 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 				msg = fmt.Sprintf("failed to evaluate message expression: %s", err)
 			} else if s, ok := mo.Value().(string); ok {
 				msg = s
+			} else {
+				msg = fmt.Sprintf("failed to convert message expression to string: %s", mo.Type().TypeName())
 			}
 		}
 		if msg == "" {
 			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
 		}
-		props, err := p.auditAnnotations(ctx, act)
+		props, path, err := p.auditAnnotations(ctx, act)
 		if err != nil {
-			return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}, Images: all}
+			return evaluationError(path, err)
 		}
-		return &Outcome{Result: vpol.Result{Status: vpol.StatusFail, Message: msg, Properties: props}, Images: all}
+		return p.outcome(vpol.StatusFail, msg, props, all)
 	}
-	props, err := p.auditAnnotations(ctx, act)
+	props, path, err := p.auditAnnotations(ctx, act)
 	if err != nil {
-		return &Outcome{Result: vpol.Result{Status: vpol.StatusError, Message: err.Error()}, Images: all}
+		return evaluationError(path, err)
 	}
-	return &Outcome{Result: vpol.Result{Status: vpol.StatusPass, Message: "success", Properties: props}, Images: all}
+	return p.outcome(vpol.StatusPass, "success", props, all)
 }
 
 // EnforceRequired turns a passing outcome into a fail when
@@ -201,7 +241,7 @@ func (p *Policy) EnforceRequired(o *Outcome, verifs *Verifications) {
 // prepare matches the request and builds the activation: ok is false
 // when the policy does not apply (res nil) or an exception or error
 // decided (res set).
-func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception) (*kyvernocel.Activation, bool, *vpol.Result) {
+func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception) (*kyvernocel.Activation, bool, *Outcome) {
 	act := in.Activation(ctx)
 	act.SetPolicy(&p.ref)
 	if p.Mode == vpol.ModeJSON {
@@ -209,7 +249,7 @@ func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol
 	} else {
 		ok, err := p.match.Matches(in)
 		if err != nil {
-			return nil, false, &vpol.Result{Rule: vpol.RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error()}
+			return nil, false, &Outcome{Result: vpol.Result{Rule: RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error()}, Path: "spec.matchConstraints"}
 		}
 		if !ok {
 			return nil, false, nil
@@ -217,7 +257,7 @@ func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol
 	}
 	ok, err := p.matchAll(ctx, act, p.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
-		return nil, false, &vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: err.Error()}
+		return nil, false, evaluationError("spec.matchConditions", err)
 	}
 	if !ok {
 		return nil, false, nil
@@ -229,15 +269,20 @@ func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol
 		}
 		ok, err := e.Matches(ctx, act)
 		if err != nil {
-			return nil, false, &vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: err.Error()}
+			return nil, false, evaluationError("", fmt.Errorf("exception %s: %w", e.Key, err))
 		}
 		if ok {
 			matched = append(matched, e)
 		}
 	}
 	if len(matched) > 0 {
-		r := vpol.ExceptionResult(matched)
-		return nil, false, &r
+		// Kyverno's ivpol engine skips, whatever the exceptions'
+		// reportResult.
+		keys := make([]string, len(matched))
+		for i, e := range matched {
+			keys[i] = e.Key
+		}
+		return nil, false, &Outcome{Result: vpol.Result{Rule: RuleException, Status: vpol.StatusSkip, Message: "rule is skipped due to policy exception: " + strings.Join(keys, ", "), Exceptions: keys}}
 	}
 	return act, true, nil
 }
@@ -300,7 +345,7 @@ func podSpec(in *vpol.Input, obj any) (map[string]any, string, bool) {
 // images extracts the images: by extractor name, those
 // matchImageReferences selects (every extractor has a list, maybe
 // empty), and all of them in order.
-func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Activation) (map[string][]string, []string, error) {
+func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Activation) (map[string][]string, []string, string, error) {
 	byName := map[string][]string{}
 	var all []string
 	add := func(name string, imgs []string) error {
@@ -308,7 +353,7 @@ func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Act
 		for _, img := range imgs {
 			ok, err := p.matchImage(img)
 			if err != nil {
-				return fmt.Errorf("spec.matchImageReferences: %w", err)
+				return err
 			}
 			if ok {
 				list = append(list, img)
@@ -335,46 +380,48 @@ func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Act
 					}
 				}
 				if err := add(l, imgs); err != nil {
-					return nil, nil, err
+					return nil, nil, "spec.matchImageReferences", err
 				}
 			}
 		}
 	}
 	for i, x := range p.extractors {
+		path := fmt.Sprintf("spec.images[%d].expression", i)
 		out, _, err := x.prog.ContextEval(ctx, act)
 		if err != nil {
-			return nil, nil, fmt.Errorf("spec.images[%d].expression: %w", i, err)
+			return nil, nil, path, err
 		}
 		native, err := out.ConvertToNative(reflect.TypeFor[[]string]())
 		if err != nil {
-			return nil, nil, fmt.Errorf("spec.images[%d].expression: the images of %q must be a list of strings: %w", i, x.name, err)
+			return nil, nil, path, fmt.Errorf("the images of %q must be a list of strings: %w", x.name, err)
 		}
 		if err := add(x.name, native.([]string)); err != nil {
-			return nil, nil, err
+			return nil, nil, "spec.matchImageReferences", err
 		}
 	}
-	return byName, all, nil
+	return byName, all, "", nil
 }
 
-func (p *Policy) auditAnnotations(ctx context.Context, act *kyvernocel.Activation) (map[string]string, error) {
+func (p *Policy) auditAnnotations(ctx context.Context, act *kyvernocel.Activation) (map[string]string, string, error) {
 	if len(p.auditAnnots) == 0 {
-		return nil, nil
+		return nil, "", nil
 	}
 	out := map[string]string{}
-	for _, a := range p.auditAnnots {
+	for i, a := range p.auditAnnots {
+		path := fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i)
 		val, _, err := a.prog.ContextEval(ctx, act)
 		if err != nil {
-			return nil, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
+			return nil, path, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
 		}
 		s, ok := val.Value().(string)
 		if !ok {
-			return nil, fmt.Errorf("failed to convert auditAnnotation '%s' expression", a.name)
+			return nil, path, fmt.Errorf("failed to convert auditAnnotation '%s' expression", a.name)
 		}
 		if s != "" {
 			out[a.name] = s
 		}
 	}
-	return out, nil
+	return out, "", nil
 }
 
 // resolve returns the attestor with the values of its expressions, as a
@@ -576,8 +623,11 @@ func (p *Policy) DigestPatches(ctx context.Context, in *vpol.Input, exceptions [
 	if !p.MutateDigest || p.Mode == vpol.ModeJSON {
 		return nil, nil
 	}
-	act, ok, _ := p.prepare(ctx, in, exceptions)
+	act, ok, res := p.prepare(ctx, in, exceptions)
 	if !ok {
+		if res != nil && res.Result.Status == vpol.StatusError {
+			return nil, errors.New(res.Result.Message)
+		}
 		return nil, nil
 	}
 	spec, ptr, ok := podSpec(in, act.Object)

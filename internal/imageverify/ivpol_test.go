@@ -88,64 +88,86 @@ spec:
 `, config, reg.host, indent(key, 10), validation)
 	}
 	const sigs = "images.containers.map(image, verifyImageSignatures(image, [attestors.cosign])).all(e, e > 0)"
-	const noDigest = "    verifyDigest: false"
+	const noDigest = "    verifyDigest: false\n    mutateDigest: false"
 	tag := func(d name.Digest) string { return d.Repository.Name() + ":v1" }
+	pinned := func(d name.Digest) string { return tag(d) + "@" + d.DigestStr() }
+	const rule = "check-images"
 	tests := []struct {
 		name       string
 		policy     string
 		image      string
 		want       []result
-		wantPrefix bool // the message is a prefix of the one got
+		wantPath   string
+		wantImage  string // the image after mutateDigest ("" when unchanged)
+		wantPrefix bool   // the message is a prefix of the one got
 	}{{
 		name:   "signed with the right key passes",
 		policy: policyWith(good.pem, noDigest, sigs),
 		image:  tag(signed),
-		want:   []result{{"", "Validation", "pass", "success"}},
+		want:   []result{{rule, "ImageVerify", "pass", "success"}},
+	}, {
+		name:      "mutateDigest (default) pins the tag before the validations, which pass with verifyDigest",
+		policy:    policyWith(good.pem, "", sigs),
+		image:     tag(signed),
+		want:      []result{{rule, "ImageVerify", "pass", "success"}},
+		wantImage: pinned(signed),
+	}, {
+		name:   "a digest that does not resolve is a mutateDigest error, and verifyDigest fails the tag",
+		policy: policyWith(good.pem, "", sigs),
+		image:  reg.host + "/team/missing:v1",
+		want: []result{
+			{"mutateDigest", "ImageVerify", "error", "failed to update digest: failed to resolve digest for image " + reg.host + "/team/missing:v1: "},
+			{rule, "ImageVerify", "fail", "image " + reg.host + "/team/missing:v1 does not have a digest"},
+		},
+		wantPrefix: true,
 	}, {
 		name:   "unsigned fails",
 		policy: policyWith(good.pem, noDigest, sigs),
 		image:  tag(unsigned),
-		want:   []result{{"", "Validation", "fail", "failed the image verification"}},
+		want:   []result{{rule, "ImageVerify", "fail", "failed the image verification"}},
 	}, {
 		name:   "wrong key fails",
 		policy: policyWith(other.pem, noDigest, sigs),
 		image:  tag(signed),
-		want:   []result{{"", "Validation", "fail", "failed the image verification"}},
+		want:   []result{{rule, "ImageVerify", "fail", "failed the image verification"}},
 	}, {
 		name:   "verifyDigest (default) fails a tag",
 		policy: policyWith(good.pem, "    mutateDigest: false", sigs),
 		image:  tag(signed),
-		want:   []result{{"", "Validation", "fail", "image " + tag(signed) + " does not have a digest"}},
+		want:   []result{{rule, "ImageVerify", "fail", "image " + tag(signed) + " does not have a digest"}},
 	}, {
 		name:   "a digest reference passes verifyDigest",
 		policy: policyWith(good.pem, "    mutateDigest: false", sigs),
 		image:  signed.String(),
-		want:   []result{{"", "Validation", "pass", "success"}},
+		want:   []result{{rule, "ImageVerify", "pass", "success"}},
 	}, {
 		name:   "an image outside matchImageReferences is not checked, and required does not apply to it",
 		policy: policyWith(good.pem, noDigest, sigs),
 		image:  "docker.io/library/nginx:1.25",
-		want:   []result{{"", "Validation", "pass", "success"}},
+		want:   []result{{rule, "ImageVerify", "pass", "success"}},
 	}, {
-		name:   "required fails an image no attestor checked",
-		policy: policyWith(good.pem, noDigest, "true"),
-		image:  tag(signed),
-		want:   []result{{"", "Validation", "fail", "image " + tag(signed) + " is not verified: no policy performed a signature or attestation check on it"}},
+		name:      "required fails an image no attestor checked",
+		policy:    policyWith(good.pem, "    verifyDigest: false", "true"),
+		image:     tag(signed),
+		want:      []result{{rule, "ImageVerify", "fail", "image " + pinned(signed) + " is not verified: no policy performed a signature or attestation check on it"}},
+		wantImage: pinned(signed),
 	}, {
 		name:   "attestation verified and its payload read",
 		policy: policyWith(good.pem, noDigest, "images.containers.all(image, verifyAttestationSignatures(image, attestations.review, [attestors.cosign]) > 0 && extractPayload(image, attestations.review).author == 'ann')"),
 		image:  tag(attested),
-		want:   []result{{"", "Validation", "pass", "success"}},
+		want:   []result{{rule, "ImageVerify", "pass", "success"}},
 	}, {
-		name:   "payload read before the attestation is verified is an error",
-		policy: policyWith(good.pem, noDigest, "images.containers.all(image, extractPayload(image, attestations.review).author == 'ann')"),
-		image:  tag(attested),
-		want:   []result{{"", "Validation", "error", "spec.validations[0].expression: failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation"}},
+		name:     "payload read before the attestation is verified is an error",
+		policy:   policyWith(good.pem, noDigest, "images.containers.all(image, extractPayload(image, attestations.review).author == 'ann')"),
+		image:    tag(attested),
+		want:     []result{{"evaluation", "ImageVerify", "error", "failed to evaluate policy: failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation"}},
+		wantPath: "spec.validations[0].expression",
 	}, {
 		name:       "notary attestors are an error, not an unverified image",
 		policy:     policyWith(good.pem, noDigest, "images.containers.all(image, verifyImageSignatures(image, [attestors.notary]) > 0)"),
 		image:      tag(signed),
-		want:       []result{{"", "Validation", "error", "spec.validations[0].expression: attestor notary: notary attestors"}},
+		want:       []result{{"evaluation", "ImageVerify", "error", "failed to evaluate policy: attestor notary: notary attestors"}},
+		wantPath:   "spec.validations[0].expression",
 		wantPrefix: true,
 	}}
 	for _, tt := range tests {
@@ -162,6 +184,16 @@ spec:
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Evaluate(%s) results (-want +got):\n%s", tt.image, diff)
+			}
+			if len(resp.Results) == 1 && resp.Results[0].Path != tt.wantPath {
+				t.Errorf("Evaluate(%s) path = %q, want %q", tt.image, resp.Results[0].Path, tt.wantPath)
+			}
+			gotImage := ""
+			if resp.Patched != nil {
+				gotImage = resp.Patched["spec"].(map[string]any)["containers"].([]any)[0].(map[string]any)["image"].(string)
+			}
+			if gotImage != tt.wantImage {
+				t.Errorf("Evaluate(%s) patched image = %q, want %q", tt.image, gotImage, tt.wantImage)
 			}
 		})
 	}
