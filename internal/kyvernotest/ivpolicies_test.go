@@ -1,0 +1,39 @@
+package kyvernotest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestRunImageValidatingPolicies runs testdata/ivpol/ivpol-test.yaml: an
+// ImageValidatingPolicy whose tagged image fails verifyDigest before any
+// registry call, whose image outside matchImageReferences passes, and a
+// PolicyException that skips a Pod (a Pod its match condition excludes
+// gets no result). The expected results are those of Kyverno v1.19's ivpol
+// engine (checkDigests before loading image data; an empty image list
+// verifies nothing).
+func TestRunImageValidatingPolicies(t *testing.T) {
+	rep, err := Run(context.Background(), []string{"testdata/ivpol"}, Options{FileName: "ivpol-test.yaml"})
+	if err != nil {
+		t.Fatalf("Run(testdata/ivpol) error = %v", err)
+	}
+	var got []string
+	for _, s := range rep.Suites {
+		if s.Err != nil {
+			t.Fatalf("Run(testdata/ivpol) suite error = %v", s.Err)
+		}
+		for _, r := range s.Results {
+			got = append(got, r.Policy+" "+summarize(r))
+		}
+	}
+	want := []string{
+		"signed-images v1/Pod/default/tagged signed-images: fail -> fail ok Ok",
+		"signed-images v1/Pod/default/elsewhere signed-images: pass -> pass ok Ok",
+		"signed-images v1/Pod/default/exempt exception: skip -> skip ok Ok",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run(testdata/ivpol) mismatch (-want +got):\n%s", diff)
+	}
+}
