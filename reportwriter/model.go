@@ -44,6 +44,9 @@ const (
 	KindValidatingPolicy           = "ValidatingPolicy"
 	KindNamespacedValidatingPolicy = "NamespacedValidatingPolicy"
 	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
+
+	KindImageValidatingPolicy           = "ImageValidatingPolicy"
+	KindNamespacedImageValidatingPolicy = "NamespacedImageValidatingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -74,6 +77,10 @@ var policyKinds = map[string]policyKind{
 	KindValidatingPolicy:           {reportPrefix: "vpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindNamespacedValidatingPolicy: {namespaced: true, reportPrefix: "nvpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
+	// The result of an ImageValidatingPolicy has the policy's name as
+	// rule (or evaluation, exception, mutateDigest), as in Kyverno.
+	KindImageValidatingPolicy:           {reportPrefix: "ivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
+	KindNamespacedImageValidatingPolicy: {namespaced: true, reportPrefix: "nivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -268,7 +269,6 @@ func origin(d Document) string {
 // otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
-	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
 	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
 	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
 	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
@@ -301,17 +301,18 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind
+	imageValidatingKind := ivpol.IsPolicy(pk.APIVersion, pk.Kind)
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || imageValidatingKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy) && pk.Metadata.Namespace == "" {
+	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == ivpol.KindNamespacedImageValidatingPolicy) && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == ivpol.KindImageValidatingPolicy || vapKind || bindingKind {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -353,6 +354,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileValidating
 		case vapKind:
 			compile = compileVAP
+		case imageValidatingKind:
+			compile = compileImageValidating
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -434,6 +437,29 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	var errs []error
 	for _, d := range docs {
 		p, err := policy.CompileValidating(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// compileImageValidating decodes and compiles every ImageValidatingPolicy
+// and NamespacedImageValidatingPolicy of data.
+func compileImageValidating(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := ivpol.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.CompileImageValidating(d)
 		if err != nil {
 			errs = append(errs, err)
 			continue

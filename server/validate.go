@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -87,7 +88,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind)
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
 		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
@@ -95,7 +96,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && !vapKind {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != ivpol.KindImageValidatingPolicy && !vapKind {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
@@ -103,7 +104,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		// are its validations.
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
-		if vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) {
+		if vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind) {
 			rulesField = "spec.validations"
 		}
 		if rules, _ := spec[strings.TrimPrefix(rulesField, "spec.")].([]any); len(rules) > limits.rules {
@@ -119,6 +120,10 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		switch {
 		case vpol.IsPolicy(apiVersion, kind):
 			if _, err := compileValidating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case ivpol.IsPolicy(apiVersion, kind):
+			if _, err := compileImageValidating(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case vpol.IsException(apiVersion, kind):

@@ -41,6 +41,9 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 			kubesource.ValidatingPolicies:           "ValidatingPolicyList",
 			kubesource.NamespacedValidatingPolicies: "NamespacedValidatingPolicyList",
 			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
+
+			kubesource.ImageValidatingPolicies:           "ImageValidatingPolicyList",
+			kubesource.NamespacedImageValidatingPolicies: "NamespacedImageValidatingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list
