@@ -716,6 +716,12 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 		}
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
 	}
+	if p.ImageValidating != nil {
+		if p.ImageValidating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+	}
 	if p.VAP != nil {
 		if p.VAP.FailurePolicyIgnore {
 			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
