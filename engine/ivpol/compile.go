@@ -40,13 +40,25 @@ type Policy struct {
 	// spec.validationConfigurations (defaults true, true, true).
 	MutateDigest, VerifyDigest, Required bool
 
+	imageRefs    []imageRef
+	attestations map[string]policiesv1.Attestation
+	variants     []*variant
+}
+
+// variant is the policy as written, or one of its autogen variants for
+// pod controllers (autogen.go), which Kyverno evaluates as a policy of its
+// own with the policy's name.
+type variant struct {
+	// autogen is "" for the policy as written, or the autogen
+	// configuration (vpol.AutogenDefaults, vpol.AutogenCronJobs).
+	autogen string
+	prefix  string // of the paths of its fields
+
 	match           *vpol.Matcher
 	matchConditions []*expr
-	imageRefs       []imageRef
 	extractors      []*expr // spec.images, in order
 	variables       []*expr
 	attestors       []*attestor
-	attestations    map[string]policiesv1.Attestation
 	validations     []*validation
 	auditAnnots     []*expr
 }
@@ -134,7 +146,6 @@ func (c *compiler) policy(doc *Document) *Policy {
 		if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
 			c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 		}
-		p.match = vpol.CompileMatcher(spec.MatchConstraints)
 	case vpol.ModeJSON:
 	default:
 		c.errs = append(c.errs, engine.Errorf(engine.CodeUnsupported, "spec.evaluation.mode", fmt.Sprintf("evaluation mode %q is not supported (want Kubernetes or JSON)", p.Mode)))
@@ -161,45 +172,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
 		return p
 	}
-	for i, m := range spec.MatchConditions {
-		path := fmt.Sprintf("spec.matchConditions[%d]", i)
-		if m.Name == "" {
-			c.invalid(path+".name", "a match condition needs a name")
-		}
-		p.matchConditions = append(p.matchConditions, &expr{name: m.Name, prog: c.expression(env, m.Expression, path+".expression", cel.BoolType)})
-	}
 	c.imageReferences(p, spec.MatchImageReferences)
-	seen := map[string]bool{}
-	for i, x := range spec.ImageExtractors {
-		path := fmt.Sprintf("spec.images[%d]", i)
-		if x.Name == "" {
-			c.invalid(path+".name", "an image extractor needs a name")
-		} else if seen[x.Name] {
-			c.invalid(path+".name", "duplicate image extractor name %q", x.Name)
-		}
-		seen[x.Name] = true
-		prog := c.expression(env, x.Expression, path+".expression", cel.ListType(cel.StringType), cel.DynType, cel.ListType(cel.DynType))
-		p.extractors = append(p.extractors, &expr{name: x.Name, prog: prog})
-	}
-	for i, v := range spec.Variables {
-		path := fmt.Sprintf("spec.variables[%d]", i)
-		if v.Name == "" {
-			c.invalid(path+".name", "a variable needs a name")
-		}
-		var prog cel.Program
-		t := cel.DynType
-		if v.Expression == "" {
-			c.invalid(path+".expression", "an expression is required")
-		} else {
-			var cerr *engine.Error
-			if prog, t, cerr = vpol.CompileExpression(env, v.Expression, path+".expression"); cerr != nil {
-				c.errs = append(c.errs, cerr)
-			}
-		}
-		env.RegisterVariable(v.Name, t)
-		p.variables = append(p.variables, &expr{name: v.Name, prog: prog})
-	}
-	c.compileAttestors(env, p, spec.Attestors)
 	p.attestations = map[string]policiesv1.Attestation{}
 	for i, a := range spec.Attestations {
 		path := fmt.Sprintf("spec.attestations[%d]", i)
@@ -217,22 +190,83 @@ func (c *compiler) policy(doc *Document) *Policy {
 		}
 		p.attestations[a.Name] = a
 	}
-	for i, v := range spec.Validations {
-		path := fmt.Sprintf("spec.validations[%d]", i)
-		val := &validation{message: v.Message, prog: c.expression(env, v.Expression, path+".expression", cel.BoolType)}
-		if v.MessageExpression != "" {
-			val.messageExpr = c.expression(env, v.MessageExpression, path+".messageExpression", cel.StringType)
+	p.variants = append(p.variants, c.variant(env, p, spec, "", ""))
+	if len(c.errs) > 0 {
+		return p // the variants would repeat the policy's problems
+	}
+	gen, err := autogen(spec)
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
+	}
+	for _, g := range gen {
+		p.variants = append(p.variants, c.variant(env, p, g.spec, g.config, "autogen["+g.config+"]."))
+	}
+	return p
+}
+
+// variant compiles one spec (the policy's, or an autogen variant's) as
+// Kyverno's ivpol compiler does: match conditions, spec.images,
+// variables (each registered with its type for the expressions after
+// it), attestors, validations and audit annotations.
+func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.ImageValidatingPolicySpec, config, prefix string) *variant {
+	v := &variant{autogen: config, prefix: prefix}
+	if p.Mode == vpol.ModeKubernetes {
+		v.match = vpol.CompileMatcher(spec.MatchConstraints)
+	}
+	for i, m := range spec.MatchConditions {
+		path := fmt.Sprintf(prefix+"spec.matchConditions[%d]", i)
+		if m.Name == "" {
+			c.invalid(path+".name", "a match condition needs a name")
 		}
-		p.validations = append(p.validations, val)
+		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: c.expression(env, m.Expression, path+".expression", cel.BoolType)})
+	}
+	seen := map[string]bool{}
+	for i, x := range spec.ImageExtractors {
+		path := fmt.Sprintf(prefix+"spec.images[%d]", i)
+		if x.Name == "" {
+			c.invalid(path+".name", "an image extractor needs a name")
+		} else if seen[x.Name] {
+			c.invalid(path+".name", "duplicate image extractor name %q", x.Name)
+		}
+		seen[x.Name] = true
+		prog := c.expression(env, x.Expression, path+".expression", cel.ListType(cel.StringType), cel.DynType, cel.ListType(cel.DynType))
+		v.extractors = append(v.extractors, &expr{name: x.Name, prog: prog})
+	}
+	for i, vr := range spec.Variables {
+		path := fmt.Sprintf(prefix+"spec.variables[%d]", i)
+		if vr.Name == "" {
+			c.invalid(path+".name", "a variable needs a name")
+		}
+		var prog cel.Program
+		t := cel.DynType
+		if vr.Expression == "" {
+			c.invalid(path+".expression", "an expression is required")
+		} else {
+			var cerr *engine.Error
+			if prog, t, cerr = vpol.CompileExpression(env, vr.Expression, path+".expression"); cerr != nil {
+				c.errs = append(c.errs, cerr)
+			}
+		}
+		env.RegisterVariable(vr.Name, t)
+		v.variables = append(v.variables, &expr{name: vr.Name, prog: prog})
+	}
+	c.compileAttestors(env, v, spec.Attestors)
+	for i, val := range spec.Validations {
+		path := fmt.Sprintf(prefix+"spec.validations[%d]", i)
+		cv := &validation{message: val.Message, prog: c.expression(env, val.Expression, path+".expression", cel.BoolType)}
+		if val.MessageExpression != "" {
+			cv.messageExpr = c.expression(env, val.MessageExpression, path+".messageExpression", cel.StringType)
+		}
+		v.validations = append(v.validations, cv)
 	}
 	for i, a := range spec.AuditAnnotations {
-		path := fmt.Sprintf("spec.auditAnnotations[%d]", i)
+		path := fmt.Sprintf(prefix+"spec.auditAnnotations[%d]", i)
 		if a.Key == "" {
 			c.invalid(path+".key", "an audit annotation needs a key")
 		}
-		p.auditAnnots = append(p.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType)})
+		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType)})
 	}
-	return p
+	return v
 }
 
 // imageReferences compiles spec.matchImageReferences as Kyverno does: a
@@ -279,10 +313,10 @@ func (c *compiler) imageReferences(p *Policy, refs []policiesv1.MatchImageRefere
 // compileAttestors checks each attestor names a way to verify (a cosign
 // key, keyless identities or certificate; notary certificates) and
 // compiles the expressions of its fields (each a string).
-func (c *compiler) compileAttestors(env *kyvernocel.Env, p *Policy, list []policiesv1.Attestor) {
+func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []policiesv1.Attestor) {
 	seen := map[string]bool{}
 	for i, a := range list {
-		path := fmt.Sprintf("spec.attestors[%d]", i)
+		path := fmt.Sprintf(v.prefix+"spec.attestors[%d]", i)
 		at := &attestor{spec: a}
 		if a.Name == "" {
 			c.invalid(path+".name", "an attestor needs a name")
@@ -343,7 +377,7 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, p *Policy, list []polic
 		default:
 			c.invalid(path, "attestor %q needs cosign or notary", a.Name)
 		}
-		p.attestors = append(p.attestors, at)
+		v.attestors = append(v.attestors, at)
 	}
 }
 

@@ -25,9 +25,11 @@
 // attestor without certificates), an attestation without intoto or
 // referrer type, and what the CRD requires; every problem is reported
 // with its path (engine.Errors, Code engine.CodeInvalidPolicy).
-// Autogen variants for pod controllers are not made: the default image
-// extractors of Deployments, Jobs, CronJobs and the other controllers
-// read their pod templates anyway.
+// A policy on Pods gets the autogen variants for pod controllers of
+// Kyverno's ivpol autogen (autogen.go: matchConstraints for the
+// controllers, the whole spec rewritten for the pod template), each
+// evaluated as a policy of its own with the policy's name; the paths of
+// their fields start with "autogen[<configuration>]".
 //
 // # Evaluation
 //

@@ -117,13 +117,26 @@ func evaluationError(path string, err error) *Outcome {
 // policy does not apply. verifs collects the verifications of the
 // request (nil: none kept).
 func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception, v Verifier, verifs *Verifications) *Outcome {
-	act, ok, res := p.prepare(ctx, in, exceptions)
+	// Kyverno evaluates each variant as a policy of its own and keeps the
+	// last response of the name: the policy's, or that of the variant of
+	// the resource's controller.
+	var out *Outcome
+	for _, vr := range p.variants {
+		if o := p.evaluate(ctx, vr, in, exceptions, v, verifs); o != nil {
+			out = o
+		}
+	}
+	return out
+}
+
+func (p *Policy) evaluate(ctx context.Context, vr *variant, in *vpol.Input, exceptions []*vpol.Exception, v Verifier, verifs *Verifications) *Outcome {
+	act, ok, res := p.prepare(ctx, vr, in, exceptions)
 	if !ok {
 		return res
 	}
 	vars := kyvernocel.NewVariables()
 	act.Variables = vars
-	for _, e := range p.variables {
+	for _, e := range vr.variables {
 		prog := e.prog
 		vars.Append(e.name, func(*lazy.MapValue) ref.Val {
 			out, _, err := prog.ContextEval(ctx, act)
@@ -136,7 +149,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 			return nil
 		})
 	}
-	images, all, path, err := p.images(ctx, in, act)
+	images, all, path, err := p.images(ctx, vr, in, act)
 	if err != nil {
 		return evaluationError(path, err)
 	}
@@ -161,7 +174,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	}
 	act.Attestations = names
 	attestors := lazy.NewMapValue(cel.DynType)
-	for _, a := range p.attestors {
+	for _, a := range vr.attestors {
 		a := a
 		attestors.Append(a.spec.Name, func(*lazy.MapValue) ref.Val {
 			r, err := a.resolve(ctx, act)
@@ -174,8 +187,8 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	act.Attestors = attestors
 	act.ImageFunctions = f
 
-	for i, val := range p.validations {
-		path := fmt.Sprintf("spec.validations[%d].expression", i)
+	for i, val := range vr.validations {
+		path := fmt.Sprintf(vr.prefix+"spec.validations[%d].expression", i)
 		out, _, err := val.prog.ContextEval(ctx, act)
 		if err != nil {
 			return evaluationError(path, err)
@@ -202,13 +215,13 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 		if msg == "" {
 			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
 		}
-		props, path, err := p.auditAnnotations(ctx, act)
+		props, path, err := p.auditAnnotations(ctx, vr, act)
 		if err != nil {
 			return evaluationError(path, err)
 		}
 		return p.outcome(vpol.StatusFail, msg, props, all)
 	}
-	props, path, err := p.auditAnnotations(ctx, act)
+	props, path, err := p.auditAnnotations(ctx, vr, act)
 	if err != nil {
 		return evaluationError(path, err)
 	}
@@ -241,23 +254,23 @@ func (p *Policy) EnforceRequired(o *Outcome, verifs *Verifications) {
 // prepare matches the request and builds the activation: ok is false
 // when the policy does not apply (res nil) or an exception or error
 // decided (res set).
-func (p *Policy) prepare(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception) (*kyvernocel.Activation, bool, *Outcome) {
+func (p *Policy) prepare(ctx context.Context, vr *variant, in *vpol.Input, exceptions []*vpol.Exception) (*kyvernocel.Activation, bool, *Outcome) {
 	act := in.Activation(ctx)
 	act.SetPolicy(&p.ref)
 	if p.Mode == vpol.ModeJSON {
 		act.Object, act.OldObject, act.Request, act.NamespaceObject = in.JSON(), nil, nil, nil
 	} else {
-		ok, err := p.match.Matches(in)
+		ok, err := vr.match.Matches(in)
 		if err != nil {
-			return nil, false, &Outcome{Result: vpol.Result{Rule: RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error()}, Path: "spec.matchConstraints"}
+			return nil, false, &Outcome{Result: vpol.Result{Rule: RuleMatch, Status: vpol.StatusError, Message: "failed to execute matching: " + err.Error()}, Path: vr.prefix + "spec.matchConstraints"}
 		}
 		if !ok {
 			return nil, false, nil
 		}
 	}
-	ok, err := p.matchAll(ctx, act, p.matchConditions, p.FailurePolicyIgnore)
+	ok, err := p.matchAll(ctx, act, vr.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
-		return nil, false, evaluationError("spec.matchConditions", err)
+		return nil, false, evaluationError(vr.prefix+"spec.matchConditions", err)
 	}
 	if !ok {
 		return nil, false, nil
@@ -345,7 +358,7 @@ func podSpec(in *vpol.Input, obj any) (map[string]any, string, bool) {
 // images extracts the images: by extractor name, those
 // matchImageReferences selects (every extractor has a list, maybe
 // empty), and all of them in order.
-func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Activation) (map[string][]string, []string, string, error) {
+func (p *Policy) images(ctx context.Context, vr *variant, in *vpol.Input, act *kyvernocel.Activation) (map[string][]string, []string, string, error) {
 	byName := map[string][]string{}
 	var all []string
 	add := func(name string, imgs []string) error {
@@ -385,8 +398,8 @@ func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Act
 			}
 		}
 	}
-	for i, x := range p.extractors {
-		path := fmt.Sprintf("spec.images[%d].expression", i)
+	for i, x := range vr.extractors {
+		path := fmt.Sprintf(vr.prefix+"spec.images[%d].expression", i)
 		out, _, err := x.prog.ContextEval(ctx, act)
 		if err != nil {
 			return nil, nil, path, err
@@ -402,13 +415,13 @@ func (p *Policy) images(ctx context.Context, in *vpol.Input, act *kyvernocel.Act
 	return byName, all, "", nil
 }
 
-func (p *Policy) auditAnnotations(ctx context.Context, act *kyvernocel.Activation) (map[string]string, string, error) {
-	if len(p.auditAnnots) == 0 {
+func (p *Policy) auditAnnotations(ctx context.Context, vr *variant, act *kyvernocel.Activation) (map[string]string, string, error) {
+	if len(vr.auditAnnots) == 0 {
 		return nil, "", nil
 	}
 	out := map[string]string{}
-	for i, a := range p.auditAnnots {
-		path := fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i)
+	for i, a := range vr.auditAnnots {
+		path := fmt.Sprintf(vr.prefix+"spec.auditAnnotations[%d].valueExpression", i)
 		val, _, err := a.prog.ContextEval(ctx, act)
 		if err != nil {
 			return nil, path, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
@@ -623,11 +636,18 @@ func (p *Policy) DigestPatches(ctx context.Context, in *vpol.Input, exceptions [
 	if !p.MutateDigest || p.Mode == vpol.ModeJSON {
 		return nil, nil
 	}
-	act, ok, res := p.prepare(ctx, in, exceptions)
-	if !ok {
-		if res != nil && res.Result.Status == vpol.StatusError {
-			return nil, errors.New(res.Result.Message)
+	var act *kyvernocel.Activation
+	for _, vr := range p.variants {
+		a, ok, res := p.prepare(ctx, vr, in, exceptions)
+		if !ok {
+			if res != nil && res.Result.Status == vpol.StatusError {
+				return nil, errors.New(res.Result.Message)
+			}
+			continue
 		}
+		act = a
+	}
+	if act == nil {
 		return nil, nil
 	}
 	spec, ptr, ok := podSpec(in, act.Object)

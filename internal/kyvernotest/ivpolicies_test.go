@@ -11,7 +11,8 @@ import (
 // ImageValidatingPolicy whose tagged image fails verifyDigest before any
 // registry call, whose image outside matchImageReferences passes, and a
 // PolicyException that skips a Pod (a Pod its match condition excludes
-// gets no result). The expected results are those of Kyverno v1.19's ivpol
+// gets no result); the autogen variant for Deployments checks the pod
+// template of a Deployment. The expected results are those of Kyverno v1.19's ivpol
 // engine (checkDigests before loading image data; an empty image list
 // verifies nothing).
 func TestRunImageValidatingPolicies(t *testing.T) {
@@ -32,6 +33,7 @@ func TestRunImageValidatingPolicies(t *testing.T) {
 		"signed-images v1/Pod/default/tagged signed-images: fail -> fail ok Ok",
 		"signed-images v1/Pod/default/elsewhere signed-images: pass -> pass ok Ok",
 		"signed-images v1/Pod/default/exempt exception: skip -> skip ok Ok",
+		"signed-images apps/v1/Deployment/default/tagged-deploy signed-images: fail -> fail ok Ok",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Run(testdata/ivpol) mismatch (-want +got):\n%s", diff)
