@@ -147,7 +147,13 @@ func (a ivVerifier) VerifyCosign(ctx context.Context, c ivpol.CosignCheck) ([]ma
 		check.IgnoreTlog, check.IgnoreSCT = co.CTLog.InsecureIgnoreTlog, co.CTLog.InsecureIgnoreSCT
 		check.RekorURL, check.RekorPubKey = co.CTLog.URL, co.CTLog.RekorPubKey
 	}
-	if check.PublicKey == "" {
+	if co.Keyless != nil && check.PublicKey == "" {
+		check.Roots = co.Keyless.Roots
+		for _, id := range co.Keyless.Identities {
+			check.Identities = append(check.Identities, ImageIdentity{Issuer: id.Issuer, Subject: id.Subject, IssuerRegExp: id.IssuerRegExp, SubjectRegExp: id.SubjectRegExp})
+		}
+	}
+	if check.PublicKey == "" && len(check.Identities) == 0 {
 		return nil, ErrKeylessUnsupported
 	}
 	v, err := a.v.VerifyImage(ctx, check)

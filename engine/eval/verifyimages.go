@@ -39,6 +39,11 @@ type ImageCheck struct {
 	// (sha256 when empty).
 	PublicKey          string
 	SignatureAlgorithm string
+	// Identities make a keyless check, without PublicKey: the certificate
+	// of a signature must chain to Roots (PEM certificates; empty:
+	// Sigstore's public Fulcio roots) and name one of the identities.
+	Identities []ImageIdentity
+	Roots      string
 	// Repository stores the signatures when they are not next to the image.
 	Repository string
 	// IgnoreTlog and IgnoreSCT skip the transparency log and SCT checks;
@@ -52,6 +57,12 @@ type ImageCheck struct {
 	// Policy is the policy's Hash: a verifier that caches results keys them
 	// by it, so a changed policy verifies again.
 	Policy string
+}
+
+// ImageIdentity is a signer a keyless check accepts: the issuer and
+// subject of its certificate, as strings or regular expressions.
+type ImageIdentity struct {
+	Issuer, Subject, IssuerRegExp, SubjectRegExp string
 }
 
 // ImageVerified is what a successful check found.
@@ -768,6 +779,6 @@ func scopedImageMeta(obj map[string]any) map[string]map[string]map[string]string
 }
 
 // ErrKeylessUnsupported is the error of an ImageValidatingPolicy's cosign
-// attestor without a public key (keyless, certificate): the
-// ImageVerifier checks key-based signatures only.
-var ErrKeylessUnsupported = fmt.Errorf("cosign attestors without a public key (keyless, certificate): %w", ivpol.ErrAttestorUnsupported)
+// attestor with neither a public key nor keyless identities: the
+// ImageVerifier checks those two only.
+var ErrKeylessUnsupported = fmt.Errorf("cosign attestors without a public key or keyless identities (certificate, KMS, TUF): %w", ivpol.ErrAttestorUnsupported)
