@@ -3,6 +3,7 @@ package ivpol
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -117,5 +118,66 @@ spec:
 	if o == nil || o.Result.Status != vpol.StatusError || o.Path != "spec.images[0].expression" ||
 		!strings.HasPrefix(o.Result.Message, `failed to evaluate policy: the images of "bar" must be a list of strings`) {
 		t.Errorf("Evaluate() = %+v, want an error at spec.images[0].expression", o)
+	}
+}
+
+// digestVerifier answers every image with the same digest and verifies
+// every signature, counting the calls.
+type digestVerifier struct{ calls int }
+
+func (d *digestVerifier) ImageDigest(context.Context, string) (string, error) {
+	d.calls++
+	return "sha256:0000000000000000000000000000000000000000000000000000000000000000", nil
+}
+
+func (d *digestVerifier) VerifyCosign(context.Context, CosignCheck) ([]map[string]any, error) {
+	d.calls++
+	return nil, nil
+}
+
+// TestMaxVerifierCalls: an evaluation makes at most MaxVerifierCalls
+// calls to the verifier; the call past it is an error naming the limit.
+func TestMaxVerifierCalls(t *testing.T) {
+	tests := []struct {
+		name      string
+		calls     int // of verifyImageSignatures, 2 verifier calls each
+		wantError bool
+	}{
+		{name: "at the limit", calls: MaxVerifierCalls / 2},
+		{name: "over the limit", calls: MaxVerifierCalls/2 + 1, wantError: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata:
+  name: p
+spec:
+  evaluation:
+    mode: JSON
+  attestors:
+  - name: a
+    cosign:
+      key: {data: k}
+  validations:
+  - expression: "lists.range(` + strconv.Itoa(tt.calls) + `).all(i, verifyImageSignatures('registry.example/app:v1', [attestors.a]) == 1)"
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compile(docs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := &digestVerifier{}
+			o := p.Evaluate(context.Background(), vpol.NewInput(vpol.Request{Object: map[string]any{}}), nil, v, nil)
+			gotError := o != nil && o.Result.Status == vpol.StatusError && strings.Contains(o.Result.Message, "ivpol.MaxVerifierCalls")
+			if gotError != tt.wantError || (!tt.wantError && (o == nil || o.Result.Status != vpol.StatusPass)) {
+				t.Errorf("Evaluate(%d calls) = %+v, want error %v", tt.calls, o, tt.wantError)
+			}
+			if v.calls > MaxVerifierCalls {
+				t.Errorf("Evaluate(%d calls) made %d verifier calls, want at most %d", tt.calls, v.calls, MaxVerifierCalls)
+			}
+		})
 	}
 }

@@ -51,6 +51,12 @@
 // mutateDigest's JSON Patch (replace each matched image without a digest
 // by image@digest).
 //
+// # Limits
+//
+// Every expression has Kubernetes' runtime cost limit
+// (kyvernocel.CostLimit); one evaluation makes at most MaxVerifierCalls
+// (256) calls to the Verifier, the one past it an error naming the limit.
+//
 // The package does no I/O and must not import client-go, grpc,
 // engine/policy or engine/eval.
 package ivpol

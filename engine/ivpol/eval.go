@@ -43,6 +43,16 @@ type CosignCheck struct {
 	Policy string
 }
 
+// MaxVerifierCalls bounds the calls one evaluation of a policy makes to
+// the Verifier (a digest, a signature or attestation check each): an
+// expression that calls the image functions over a long list fails with
+// ErrTooManyVerifierCalls instead of reaching the registry without end.
+const MaxVerifierCalls = 256
+
+// ErrTooManyVerifierCalls is (wrapped) the error of the call past
+// MaxVerifierCalls.
+var ErrTooManyVerifierCalls = fmt.Errorf("more than %d image verification calls in one evaluation (ivpol.MaxVerifierCalls)", MaxVerifierCalls)
+
 // ErrAttestorUnsupported is (wrapped) the error of an attestor this engine
 // cannot verify with: the evaluation is an error, not an unverified
 // image.
@@ -506,6 +516,16 @@ type functions struct {
 	v        Verifier
 	verifs   *Verifications
 	payloads map[string]any // image + "\x00" + attestation: verified payload
+	calls    int            // to v, at most MaxVerifierCalls
+}
+
+// call counts one call to the Verifier.
+func (f *functions) call() error {
+	if f.calls >= MaxVerifierCalls {
+		return ErrTooManyVerifierCalls
+	}
+	f.calls++
+	return nil
 }
 
 var _ kyvernocel.ImageFunctions = (*functions)(nil)
@@ -529,6 +549,9 @@ func attestorsOf(list []any) ([]policiesv1.Attestor, error) {
 func (f *functions) digest(image string) error {
 	if f.v == nil {
 		return kyvernocel.ErrNoImageFunctions
+	}
+	if err := f.call(); err != nil {
+		return err
 	}
 	if _, err := f.v.ImageDigest(f.ctx, image); err != nil {
 		return fmt.Errorf("failed to get imagedata: %w", err)
@@ -574,6 +597,9 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 			}
 			c.PredicateType = att.InToto.Type
 		}
+		if err := f.call(); err != nil {
+			return 0, err
+		}
 		sts, err := f.v.VerifyCosign(f.ctx, c)
 		if errors.Is(err, ErrAttestorUnsupported) {
 			return 0, fmt.Errorf("attestor %s: %w", a.Name, err)
@@ -617,6 +643,9 @@ func (f *functions) ExtractPayload(image, attestation string) (any, error) {
 func (f *functions) GetImageData(image string) (any, error) {
 	if f.v == nil {
 		return nil, kyvernocel.ErrNoImageFunctions
+	}
+	if err := f.call(); err != nil {
+		return nil, err
 	}
 	d, err := f.v.ImageDigest(f.ctx, image)
 	if err != nil {
