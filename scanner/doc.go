@@ -34,7 +34,8 @@
 // does) and rules that read userInfo, roles or subjects, and never denies.
 // LoadPolicies learns the kinds to list from the match blocks of the
 // kyverno.io kinds and from the resourceRules of the ValidatingPolicies
-// (their autogen variants included) and ValidatingAdmissionPolicies (a
+// and ImageValidatingPolicies (their autogen variants included) and
+// ValidatingAdmissionPolicies (a
 // resource selector is matched by plural resource name). The scanner
 // supplies what a stored resource gives: the object, its namespace and
 // that namespace's labels, and for a resource listed from a cluster the

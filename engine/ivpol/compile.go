@@ -54,6 +54,7 @@ type variant struct {
 	autogen string
 	prefix  string // of the paths of its fields
 
+	constraints     *admissionregistrationv1.MatchResources
 	match           *vpol.Matcher
 	matchConditions []*expr
 	extractors      []*expr // spec.images, in order
@@ -87,6 +88,18 @@ type attestor struct {
 	// key, cert, certChain, notaryCerts, notaryTSACerts and trustedRoot
 	// are the expressions of the fields that have one.
 	key, cert, certChain, notaryCerts, notaryTSACerts, trustedRoot cel.Program
+}
+
+// MatchConstraints returns the spec.matchConstraints of the policy and of
+// its autogen variants (none in JSON mode). Callers must not modify them.
+func (p *Policy) MatchConstraints() []*admissionregistrationv1.MatchResources {
+	var out []*admissionregistrationv1.MatchResources
+	for _, v := range p.variants {
+		if v.match != nil && v.constraints != nil {
+			out = append(out, v.constraints)
+		}
+	}
+	return out
 }
 
 // Document returns the policy as written. Callers must not modify it.
@@ -209,7 +222,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 // variables (each registered with its type for the expressions after
 // it), attestors, validations and audit annotations.
 func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.ImageValidatingPolicySpec, config, prefix string) *variant {
-	v := &variant{autogen: config, prefix: prefix}
+	v := &variant{autogen: config, prefix: prefix, constraints: spec.MatchConstraints}
 	if p.Mode == vpol.ModeKubernetes {
 		v.match = vpol.CompileMatcher(spec.MatchConstraints)
 	}

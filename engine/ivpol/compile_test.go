@@ -160,7 +160,7 @@ spec:
     cosign:
       key: {data: k}
   validations:
-  - expression: "lists.range(` + strconv.Itoa(tt.calls) + `).all(i, verifyImageSignatures('registry.example/app:v1', [attestors.a]) == 1)"
+  - expression: "lists.range(`+strconv.Itoa(tt.calls)+`).all(i, verifyImageSignatures('registry.example/app:v1', [attestors.a]) == 1)"
 `))
 			if err != nil {
 				t.Fatal(err)
