@@ -76,9 +76,9 @@ func (r *testRegistry) signKeyless(d name.Digest, ca *testCA, subject, issuer st
 	tmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		NotBefore:    time.Now().Add(-time.Minute), NotAfter: time.Now().Add(10 * time.Minute),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
-		URIs:         []*url.URL{u},
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning},
+		URIs:        []*url.URL{u},
 		ExtraExtensions: []pkix.Extension{{
 			Id: asn1.ObjectIdentifier{1, 3, 6, 1, 4, 1, 57264, 1, 1}, Value: []byte(issuer),
 		}},
