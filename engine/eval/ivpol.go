@@ -134,7 +134,20 @@ func (a ivVerifier) ImageDigest(ctx context.Context, image string) (string, erro
 	return a.v.ImageDigest(ctx, image)
 }
 
-func (a ivVerifier) VerifyCosign(ctx context.Context, c ivpol.CosignCheck) ([]map[string]any, error) {
+func (a ivVerifier) VerifyAttestor(ctx context.Context, c ivpol.AttestorCheck) ([]map[string]any, error) {
+	if n := c.Notary; n != nil {
+		check := ImageCheck{Image: c.Image, Policy: c.Policy}
+		if n.Certs != nil {
+			check.NotaryCerts = n.Certs.Value
+		}
+		if n.TSACerts != nil {
+			check.NotaryTSACerts = n.TSACerts.Value
+		}
+		if _, err := a.v.VerifyImage(ctx, check); err != nil {
+			return nil, err
+		}
+		return nil, nil
+	}
 	co := c.Cosign
 	check := ImageCheck{Image: c.Image, PredicateType: c.PredicateType, Policy: c.Policy, Annotations: co.Annotations}
 	if co.Key != nil {

@@ -44,6 +44,11 @@ type ImageCheck struct {
 	// Sigstore's public Fulcio roots) and name one of the identities.
 	Identities []ImageIdentity
 	Roots      string
+	// NotaryCerts make a notary check, without PublicKey nor Identities:
+	// a notary signature of the image must chain to these PEM
+	// certificates (NotaryTSACerts: the timestamping authorities'). A
+	// notary check has no attestations.
+	NotaryCerts, NotaryTSACerts string
 	// Repository stores the signatures when they are not next to the image.
 	Repository string
 	// IgnoreTlog and IgnoreSCT skip the transparency log and SCT checks;

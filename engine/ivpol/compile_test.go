@@ -130,7 +130,7 @@ func (d *digestVerifier) ImageDigest(context.Context, string) (string, error) {
 	return "sha256:0000000000000000000000000000000000000000000000000000000000000000", nil
 }
 
-func (d *digestVerifier) VerifyCosign(context.Context, CosignCheck) ([]map[string]any, error) {
+func (d *digestVerifier) VerifyAttestor(context.Context, AttestorCheck) ([]map[string]any, error) {
 	d.calls++
 	return nil, nil
 }

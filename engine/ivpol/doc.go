@@ -42,11 +42,11 @@
 // matchImageReferences; verifyDigest fails an image without a digest;
 // then the validations, the first false one failing with its message.
 // The image functions reach the registry only through the host's
-// Verifier (ImageDigest, VerifyCosign): a digest that does not resolve
+// Verifier (ImageDigest, VerifyAttestor): a digest that does not resolve
 // is an error ("failed to get imagedata"), an attestor that does not
-// verify is not counted, a notary attestor (or a cosign attestor the
-// host cannot check, ErrAttestorUnsupported) is an error rather than an
-// unverified image. EnforceRequired applies validationConfigurations.
+// verify is not counted, a notary attestor of an attestation (or an
+// attestor the host cannot check, ErrAttestorUnsupported) is an error
+// rather than an unverified image. EnforceRequired applies validationConfigurations.
 // required with the Verifications of the request. DigestPatches returns
 // mutateDigest's JSON Patch (replace each matched image without a digest
 // by image@digest).

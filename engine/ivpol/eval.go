@@ -23,19 +23,21 @@ import (
 type Verifier interface {
 	// ImageDigest resolves image to its manifest digest.
 	ImageDigest(ctx context.Context, image string) (string, error)
-	// VerifyCosign checks the cosign signatures of c.Image against
-	// c.Cosign (its expressions resolved) or, with c.PredicateType set,
-	// its in-toto attestations of that type, whose statements it returns.
-	// An error means "not verified".
-	VerifyCosign(ctx context.Context, c CosignCheck) ([]map[string]any, error)
+	// VerifyAttestor checks the signatures of c.Image against c.Cosign
+	// or c.Notary (their expressions resolved) or, with c.PredicateType
+	// set, its in-toto attestations of that type, whose statements it
+	// returns. An error means "not verified", but for one wrapping
+	// ErrAttestorUnsupported.
+	VerifyAttestor(ctx context.Context, c AttestorCheck) ([]map[string]any, error)
 }
 
-// CosignCheck is one cosign attestor applied to one image.
-type CosignCheck struct {
+// AttestorCheck is one attestor applied to one image.
+type AttestorCheck struct {
 	Image string
-	// Cosign is the attestor's cosign configuration, expressions
-	// resolved (key.data, certificate values).
+	// Cosign or Notary is the attestor's configuration, expressions
+	// resolved (key.data, certificate values, notary certs).
 	Cosign *policiesv1.Cosign
+	Notary *policiesv1.Notary
 	// PredicateType is the in-toto type of an attestation check ("" for
 	// signatures).
 	PredicateType string
@@ -58,9 +60,9 @@ var ErrTooManyVerifierCalls = fmt.Errorf("more than %d image verification calls 
 // image.
 var ErrAttestorUnsupported = errors.New("attestor not supported")
 
-// ErrNotaryUnsupported is the error of a notary attestor: this engine
-// verifies cosign signatures only.
-var ErrNotaryUnsupported = fmt.Errorf("notary attestors: %w", ErrAttestorUnsupported)
+// ErrNotaryUnsupported is the error of a notary attestor of an
+// attestation: this engine verifies notary image signatures only.
+var ErrNotaryUnsupported = fmt.Errorf("notary attestations: %w", ErrAttestorUnsupported)
 
 // Verifications are the images the ImageValidatingPolicies of one request
 // verified, for validationConfigurations.required (Kyverno's
@@ -499,6 +501,24 @@ func (a *attestor) resolve(ctx context.Context, act *kyvernocel.Activation) (map
 			co.TrustedRoot = &v
 		}
 	}
+	if at.Notary != nil && (a.notaryCerts != nil || a.notaryTSACerts != nil) {
+		n := *at.Notary
+		at.Notary = &n
+		if a.notaryCerts != nil {
+			v := *n.Certs
+			if v.Value, err = str(a.notaryCerts, "notary.certs.expression"); err != nil {
+				return nil, err
+			}
+			n.Certs = &v
+		}
+		if a.notaryTSACerts != nil {
+			v := *n.TSACerts
+			if v.Value, err = str(a.notaryTSACerts, "notary.tsaCerts.expression"); err != nil {
+				return nil, err
+			}
+			n.TSACerts = &v
+		}
+	}
 	b, err := json.Marshal(at)
 	if err != nil {
 		return nil, err
@@ -584,13 +604,16 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 	}
 	var count int64
 	for _, a := range attestors {
-		if a.Notary != nil {
+		if a.Notary != nil && att != nil {
+			if att.Referrer == nil {
+				return 0, errors.New("notary verifier only supports oci 1.1 referrers as attestations")
+			}
 			return 0, fmt.Errorf("attestor %s: %w", a.Name, ErrNotaryUnsupported)
 		}
-		if a.Cosign == nil {
+		if a.Cosign == nil && a.Notary == nil {
 			continue
 		}
-		c := CosignCheck{Image: image, Cosign: a.Cosign, Policy: f.p.Hash}
+		c := AttestorCheck{Image: image, Cosign: a.Cosign, Notary: a.Notary, Policy: f.p.Hash}
 		if att != nil {
 			if att.InToto == nil {
 				return 0, fmt.Errorf("attestation %s: cosign verifies in-toto attestations only", att.Name)
@@ -600,7 +623,7 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 		if err := f.call(); err != nil {
 			return 0, err
 		}
-		sts, err := f.v.VerifyCosign(f.ctx, c)
+		sts, err := f.v.VerifyAttestor(f.ctx, c)
 		if errors.Is(err, ErrAttestorUnsupported) {
 			return 0, fmt.Errorf("attestor %s: %w", a.Name, err)
 		}
@@ -637,7 +660,7 @@ func (f *functions) ExtractPayload(image, attestation string) (any, error) {
 	if a.InToto != nil {
 		return nil, errors.New("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation")
 	}
-	return nil, fmt.Errorf("failed to get payload: %w", ErrNotaryUnsupported)
+	return nil, fmt.Errorf("failed to get payload of referrer attestation %s: %w", attestation, ErrNotaryUnsupported)
 }
 
 func (f *functions) GetImageData(image string) (any, error) {

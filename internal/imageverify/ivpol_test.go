@@ -163,10 +163,10 @@ spec:
 		want:     []result{{"evaluation", "ImageVerify", "error", "failed to evaluate policy: failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation"}},
 		wantPath: "spec.validations[0].expression",
 	}, {
-		name:       "notary attestors are an error, not an unverified image",
-		policy:     policyWith(good.pem, noDigest, "images.containers.all(image, verifyImageSignatures(image, [attestors.notary]) > 0)"),
+		name:       "a notary attestor of an in-toto attestation is an error, not an unverified image",
+		policy:     policyWith(good.pem, noDigest, "images.containers.all(image, verifyAttestationSignatures(image, attestations.review, [attestors.notary]) > 0)"),
 		image:      tag(signed),
-		want:       []result{{"evaluation", "ImageVerify", "error", "failed to evaluate policy: attestor notary: notary attestors"}},
+		want:       []result{{"evaluation", "ImageVerify", "error", "failed to evaluate policy: notary verifier only supports oci 1.1 referrers as attestations"}},
 		wantPath:   "spec.validations[0].expression",
 		wantPrefix: true,
 	}}
@@ -218,6 +218,6 @@ type digestOnly struct{ v *Verifier }
 func (d digestOnly) ImageDigest(ctx context.Context, image string) (string, error) {
 	return d.v.ImageDigest(ctx, image)
 }
-func (d digestOnly) VerifyCosign(context.Context, ivpol.CosignCheck) ([]map[string]any, error) {
+func (d digestOnly) VerifyAttestor(context.Context, ivpol.AttestorCheck) ([]map[string]any, error) {
 	return nil, fmt.Errorf("not used")
 }
