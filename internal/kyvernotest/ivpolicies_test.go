@@ -39,3 +39,36 @@ func TestRunImageValidatingPolicies(t *testing.T) {
 		t.Errorf("Run(testdata/ivpol) mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestApplyImageValidatingPolicies: verdict apply reports an
+// ImageValidatingPolicy's results as Kyverno's CLI does (source
+// KyvernoImageValidatingPolicy, rule the policy's name, process
+// background scan: the policy's background evaluation is enabled).
+func TestApplyImageValidatingPolicies(t *testing.T) {
+	res, err := Apply(context.Background(), ApplyOptions{
+		PolicyPaths:    []string{"testdata/ivpol/policies.yaml"},
+		ResourcePaths:  []string{"testdata/ivpol/resources.yaml"},
+		ExceptionPaths: []string{"testdata/ivpol/exceptions.yaml"},
+	})
+	if err != nil {
+		t.Fatalf("Apply(testdata/ivpol) error = %v", err)
+	}
+	var found bool
+	for _, rep := range res.Reports() {
+		for _, r := range rep.Results {
+			if r.Resources[0].Name != "tagged" {
+				continue
+			}
+			found = true
+			want := ReportResult{Source: "KyvernoImageValidatingPolicy", Policy: "signed-images", Rule: "signed-images", Result: "fail", Scored: true,
+				Message: "image registry.example/team/app:v1 does not have a digest", Properties: map[string]string{"process": "background scan"}}
+			r.Resources, r.Timestamp = nil, Timestamp{}
+			if diff := cmp.Diff(want, r); diff != "" {
+				t.Errorf("Apply(testdata/ivpol) report result (-want +got):\n%s", diff)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("Apply(testdata/ivpol) report has no result for tagged")
+	}
+}
