@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -103,5 +104,30 @@ func TestImageValidatingPoliciesFromTheFolder(t *testing.T) {
 				t.Errorf("Evaluate(%s) = results %v, want %v", tt.name, results, tt.wantResults)
 			}
 		})
+	}
+}
+
+// TestValidateImageValidatingPolicies: ValidatePolicies (and so
+// /policyvalidate) accepts a valid ImageValidatingPolicy and refuses one
+// whose cosign attestor names no way to verify, with the field's path.
+func TestValidateImageValidatingPolicies(t *testing.T) {
+	ts := startServer(t, Options{})
+	c := ts.client(t)
+	valid := imageValidatingPolicy("signed", "[Deny]", "{}")
+	invalid := strings.Replace(valid, "      key:\n        data: unused\n", "      ctlog: {insecureIgnoreTlog: true}\n", 1)
+	resp, err := c.ValidatePolicies(t.Context(), &verdictv1.ValidatePoliciesRequest{Documents: [][]byte{[]byte(valid), []byte(invalid)}})
+	if err != nil {
+		t.Fatalf("ValidatePolicies = %v", err)
+	}
+	docs := resp.GetDocuments()
+	if len(docs) != 2 {
+		t.Fatalf("ValidatePolicies = %d documents, want 2", len(docs))
+	}
+	if errs := docs[0].GetErrors(); len(errs) != 0 {
+		t.Errorf("ValidatePolicies(valid) errors = %v, want none", errs)
+	}
+	errs := docs[1].GetErrors()
+	if len(errs) != 1 || errs[0].GetCode() != "invalid_policy" || errs[0].GetPath() != "spec.attestors[0].cosign" {
+		t.Errorf("ValidatePolicies(invalid) errors = %v, want one invalid_policy at spec.attestors[0].cosign", errs)
 	}
 }

@@ -31,6 +31,9 @@
 // evaluated as a policy of its own with the policy's name; the paths of
 // their fields start with "autogen[<configuration>]".
 //
+// spec.credentials is not read: the registry credentials are the host's
+// (its Verifier's), as are the registries it may reach.
+//
 // # Evaluation
 //
 // Evaluate follows Kyverno's ivpol engine: matchConstraints (Kubernetes
