@@ -136,17 +136,18 @@ func (a ivVerifier) ImageDigest(ctx context.Context, image string) (string, erro
 
 func (a ivVerifier) VerifyAttestor(ctx context.Context, c ivpol.AttestorCheck) ([]map[string]any, error) {
 	if n := c.Notary; n != nil {
-		check := ImageCheck{Image: c.Image, Policy: c.Policy}
+		check := ImageCheck{Image: c.Image, Policy: c.Policy, ReferrerType: c.ReferrerType}
 		if n.Certs != nil {
 			check.NotaryCerts = n.Certs.Value
 		}
 		if n.TSACerts != nil {
 			check.NotaryTSACerts = n.TSACerts.Value
 		}
-		if _, err := a.v.VerifyImage(ctx, check); err != nil {
+		v, err := a.v.VerifyImage(ctx, check)
+		if err != nil {
 			return nil, err
 		}
-		return nil, nil
+		return v.Statements, nil
 	}
 	co := c.Cosign
 	check := ImageCheck{Image: c.Image, PredicateType: c.PredicateType, Policy: c.Policy, Annotations: co.Annotations}

@@ -46,9 +46,12 @@ type ImageCheck struct {
 	Roots      string
 	// NotaryCerts make a notary check, without PublicKey nor Identities:
 	// a notary signature of the image must chain to these PEM
-	// certificates (NotaryTSACerts: the timestamping authorities'). A
-	// notary check has no attestations.
-	NotaryCerts, NotaryTSACerts string
+	// certificates (NotaryTSACerts: the timestamping authorities'). With
+	// ReferrerType set, the check is of the image's OCI referrers of that
+	// artifact type instead: the first whose notary signature verifies
+	// gives its data (JSON) as the one statement, {"predicateType": type,
+	// "predicate": data}.
+	NotaryCerts, NotaryTSACerts, ReferrerType string
 	// Repository stores the signatures when they are not next to the image.
 	Repository string
 	// IgnoreTlog and IgnoreSCT skip the transparency log and SCT checks;

@@ -47,9 +47,12 @@
 // The image functions reach the registry only through the host's
 // Verifier (ImageDigest, VerifyAttestor): a digest that does not resolve
 // is an error ("failed to get imagedata"), an attestor that does not
-// verify is not counted, a notary attestor of an attestation (or an
-// attestor the host cannot check, ErrAttestorUnsupported) is an error
-// rather than an unverified image. EnforceRequired applies validationConfigurations.
+// verify is not counted, an attestor the host cannot check
+// (ErrAttestorUnsupported) is an error rather than an unverified image.
+// A cosign attestor verifies in-toto attestations, a notary one the OCI
+// referrers of a referrer attestation's type (AttestorCheck.ReferrerType);
+// extractPayload returns the payload of an attestation verified in the
+// same evaluation (Kyverno reads an unverified referrer's). EnforceRequired applies validationConfigurations.
 // required with the Verifications of the request. DigestPatches returns
 // mutateDigest's JSON Patch (replace each matched image without a digest
 // by image@digest).

@@ -38,9 +38,10 @@ type AttestorCheck struct {
 	// resolved (key.data, certificate values, notary certs).
 	Cosign *policiesv1.Cosign
 	Notary *policiesv1.Notary
-	// PredicateType is the in-toto type of an attestation check ("" for
-	// signatures).
-	PredicateType string
+	// PredicateType is the in-toto type of a cosign attestation check,
+	// ReferrerType the artifact type of a notary attestation check (the
+	// OCI referrers of the image); both are "" for signatures.
+	PredicateType, ReferrerType string
 	// Policy is the policy's Hash, for the verifier's cache.
 	Policy string
 }
@@ -59,10 +60,6 @@ var ErrTooManyVerifierCalls = fmt.Errorf("more than %d image verification calls 
 // cannot verify with: the evaluation is an error, not an unverified
 // image.
 var ErrAttestorUnsupported = errors.New("attestor not supported")
-
-// ErrNotaryUnsupported is the error of a notary attestor of an
-// attestation: this engine verifies notary image signatures only.
-var ErrNotaryUnsupported = fmt.Errorf("notary attestations: %w", ErrAttestorUnsupported)
 
 // Verifications are the images the ImageValidatingPolicies of one request
 // verified, for validationConfigurations.required (Kyverno's
@@ -604,20 +601,20 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 	}
 	var count int64
 	for _, a := range attestors {
-		if a.Notary != nil && att != nil {
-			if att.Referrer == nil {
-				return 0, errors.New("notary verifier only supports oci 1.1 referrers as attestations")
-			}
-			return 0, fmt.Errorf("attestor %s: %w", a.Name, ErrNotaryUnsupported)
+		if a.Notary != nil && att != nil && att.Referrer == nil {
+			return 0, errors.New("notary verifier only supports oci 1.1 referrers as attestations")
 		}
 		if a.Cosign == nil && a.Notary == nil {
 			continue
 		}
 		c := AttestorCheck{Image: image, Cosign: a.Cosign, Notary: a.Notary, Policy: f.p.Hash}
-		if att != nil {
-			if att.InToto == nil {
-				return 0, fmt.Errorf("attestation %s: cosign verifies in-toto attestations only", att.Name)
-			}
+		switch {
+		case att == nil:
+		case a.Notary != nil:
+			c.ReferrerType = att.Referrer.Type
+		case att.InToto == nil:
+			return 0, fmt.Errorf("attestation %s: cosign verifies in-toto attestations only", att.Name)
+		default:
 			c.PredicateType = att.InToto.Type
 		}
 		if err := f.call(); err != nil {
@@ -632,8 +629,9 @@ func (f *functions) verify(image string, att *policiesv1.Attestation, list []any
 		}
 		count++
 		if att != nil {
+			want := c.PredicateType + c.ReferrerType // one of them is set
 			for _, st := range sts {
-				if st["predicateType"] == c.PredicateType {
+				if st["predicateType"] == want {
 					f.payloads[image+"\x00"+att.Name] = st["predicate"]
 					break
 				}
@@ -660,7 +658,7 @@ func (f *functions) ExtractPayload(image, attestation string) (any, error) {
 	if a.InToto != nil {
 		return nil, errors.New("failed to get payload: intoto attestation payload cannot be fetch before verifying intoto attestation")
 	}
-	return nil, fmt.Errorf("failed to get payload of referrer attestation %s: %w", attestation, ErrNotaryUnsupported)
+	return nil, fmt.Errorf("failed to get payload: referrer attestation %s of %s is not verified", attestation, image)
 }
 
 func (f *functions) GetImageData(image string) (any, error) {

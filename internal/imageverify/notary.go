@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -26,8 +27,8 @@ import (
 // tries, as Kyverno does (notation.VerifyOptions.MaxSignatureAttempts).
 const maxNotarySignatures = 10
 
-// maxNotaryBlob bounds the size of a notary signature envelope read from
-// a registry (notation's own limit for signature envelopes).
+// maxNotaryBlob bounds the size of a notary signature envelope, or of a
+// referrer's data, read from a registry (4 MiB).
 const maxNotaryBlob = 4 << 20
 
 // verifyNotary checks the notary signatures of pinned against the CA
@@ -81,6 +82,46 @@ func (v *Verifier) verifyNotary(ctx context.Context, pinned name.Digest, c notar
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// verifyNotaryReferrer checks the OCI referrers of pinned of
+// artifactType, as Kyverno's ivpol notary verifier checks an attestation:
+// the first whose notary signature verifies gives its data (the one
+// layer of its manifest, JSON). No referrer of the type is an error.
+func (v *Verifier) verifyNotaryReferrer(ctx context.Context, pinned name.Digest, artifactType string, c notaryCheck) (any, error) {
+	repo := &notaryRepository{ctx: ctx, repo: pinned.Context(), opts: v.remoteOpts(ctx)}
+	idx, err := remote.Referrers(pinned, append(repo.opts, remote.WithFilter("artifactType", artifactType))...)
+	if err != nil {
+		return nil, fmt.Errorf("referrers of %s: %w", pinned, err)
+	}
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return nil, fmt.Errorf("referrers of %s: %w", pinned, err)
+	}
+	var errs []error
+	for _, d := range m.Manifests {
+		if d.ArtifactType != artifactType {
+			continue
+		}
+		ref := pinned.Context().Digest(d.Digest.String())
+		if err := v.verifyNotary(ctx, ref, c); err != nil {
+			errs = append(errs, fmt.Errorf("referrer %s: %w", d.Digest, err))
+			continue
+		}
+		b, _, err := repo.FetchSignatureBlob(ctx, ociDescriptor(d))
+		if err != nil {
+			return nil, fmt.Errorf("referrer %s: %w", d.Digest, err)
+		}
+		var data any
+		if err := json.Unmarshal(b, &data); err != nil {
+			return nil, fmt.Errorf("failed to unmarshal json of referrer %s: %w", d.Digest, err)
+		}
+		return data, nil
+	}
+	if len(errs) == 0 {
+		return nil, fmt.Errorf("attestation verification failed, no attestations found for type: %s", artifactType)
+	}
+	return nil, errors.Join(errs...)
 }
 
 // notaryCheck is what a notary check reads of an ImageCheck.
@@ -164,11 +205,11 @@ func (r *notaryRepository) FetchSignatureBlob(_ context.Context, desc ocispec.De
 		return nil, ocispec.Descriptor{}, err
 	}
 	if len(m.Layers) != 1 {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature manifest %s has %d layers, want 1", desc.Digest, len(m.Layers))
+		return nil, ocispec.Descriptor{}, fmt.Errorf("manifest %s has %d layers, want 1", desc.Digest, len(m.Layers))
 	}
 	layer := m.Layers[0]
 	if layer.Size > maxNotaryBlob {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature envelope of %d bytes, over %d", layer.Size, maxNotaryBlob)
+		return nil, ocispec.Descriptor{}, fmt.Errorf("blob of %d bytes, over %d", layer.Size, maxNotaryBlob)
 	}
 	l, err := img.LayerByDigest(layer.Digest)
 	if err != nil {
@@ -184,7 +225,7 @@ func (r *notaryRepository) FetchSignatureBlob(_ context.Context, desc ocispec.De
 		return nil, ocispec.Descriptor{}, err
 	}
 	if len(b) > maxNotaryBlob {
-		return nil, ocispec.Descriptor{}, fmt.Errorf("signature envelope over %d bytes", maxNotaryBlob)
+		return nil, ocispec.Descriptor{}, fmt.Errorf("blob over %d bytes", maxNotaryBlob)
 	}
 	return b, ociDescriptor(layer), nil
 }

@@ -15,6 +15,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-containerregistry/pkg/name"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	ggcrmutate "github.com/google/go-containerregistry/pkg/v1/mutate"
+	ggcrremote "github.com/google/go-containerregistry/pkg/v1/remote"
+	ggcrstatic "github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 	"github.com/notaryproject/notation-core-go/signature/jws"
 	"github.com/notaryproject/notation-go"
 	notationregistry "github.com/notaryproject/notation-go/registry"
@@ -157,6 +163,118 @@ spec:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := compileImageValidating(t, tt.policy)
+			resp := e.Evaluate(context.Background(), []*policy.Policy{p}, &eval.Request{Object: pod(tt.image)})
+			var got []result
+			for _, r := range resp.Results {
+				got = append(got, result{r.Rule, string(r.Type), string(r.Status), r.Message})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Evaluate(%s) results (-want +got):\n%s", tt.image, diff)
+			}
+		})
+	}
+}
+
+// pushReferrer pushes an OCI artifact of artifactType whose one layer is
+// data (JSON), with d as subject, and returns its digest reference.
+func (r *testRegistry) pushReferrer(d name.Digest, artifactType string, data string) name.Digest {
+	r.t.Helper()
+	img, err := ggcrmutate.AppendLayers(empty.Image, ggcrstatic.NewLayer([]byte(data), "application/vnd.cyclonedx+json"))
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	img = ggcrmutate.MediaType(img, types.OCIManifestSchema1)
+	img = ggcrmutate.ConfigMediaType(img, types.MediaType(artifactType))
+	subject, err := ggcrremote.Head(d)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	img = ggcrmutate.Subject(img, *subject).(v1.Image)
+	dig, err := img.Digest()
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	ref := d.Repository.Digest(dig.String())
+	if err := ggcrremote.Write(ref, img); err != nil {
+		r.t.Fatal(err)
+	}
+	return ref
+}
+
+// TestImageValidatingPolicyNotaryReferrers verifies a notary-signed OCI
+// referrer as an attestation and reads its data, as Kyverno's own
+// ImageValidatingPolicy suites do with an SBOM.
+func TestImageValidatingPolicyNotaryReferrers(t *testing.T) {
+	reg := newTestRegistry(t)
+	good := newNotarySigner(t)
+	withSBOM := reg.push("team/sbom", "v1")
+	reg.signNotary(withSBOM, good)
+	sbom := reg.pushReferrer(withSBOM, "sbom/cyclone-dx", `{"bomFormat": "CycloneDX", "specVersion": "1.4"}`)
+	reg.signNotary(sbom, good)
+	unsignedSBOM := reg.push("team/unsigned-sbom", "v1")
+	reg.signNotary(unsignedSBOM, good)
+	reg.pushReferrer(unsignedSBOM, "sbom/cyclone-dx", `{"bomFormat": "CycloneDX"}`)
+	noSBOM := reg.push("team/no-sbom", "v1")
+	reg.signNotary(noSBOM, good)
+
+	verifier, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := eval.New(eval.Options{ImageVerifier: verifier})
+	p := compileImageValidating(t, fmt.Sprintf(`apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata:
+  name: sbom
+spec:
+  validationConfigurations: {mutateDigest: false, verifyDigest: false}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  attestors:
+  - name: notary
+    notary:
+      certs:
+        value: |
+%s
+  attestations:
+  - name: sbom
+    referrer:
+      type: sbom/cyclone-dx
+  validations:
+  - expression: >-
+      images.containers.map(image, verifyImageSignatures(image, [attestors.notary])).all(e, e > 0)
+    message: failed to verify image with notary cert
+  - expression: >-
+      images.containers.map(image, verifyAttestationSignatures(image, attestations.sbom ,[attestors.notary])).all(e, e > 0)
+    message: failed to verify attestation with notary cert
+  - expression: >-
+      images.containers.map(image, extractPayload(image, attestations.sbom).bomFormat == 'CycloneDX').all(e, e)
+    message: sbom is not a cyclone dx sbom
+`, indent(good.rootPEM, 10)))
+	tag := func(d name.Digest) string { return d.Repository.Name() + ":v1" }
+	tests := []struct {
+		name  string
+		image string
+		want  []result
+	}{{
+		name:  "signed image, signed SBOM",
+		image: tag(withSBOM),
+		want:  []result{{"sbom", "ImageVerify", "pass", "success"}},
+	}, {
+		name:  "signed image, SBOM not signed",
+		image: tag(unsignedSBOM),
+		want:  []result{{"sbom", "ImageVerify", "fail", "failed to verify attestation with notary cert"}},
+	}, {
+		name:  "signed image without SBOM",
+		image: tag(noSBOM),
+		want:  []result{{"sbom", "ImageVerify", "fail", "failed to verify attestation with notary cert"}},
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			resp := e.Evaluate(context.Background(), []*policy.Policy{p}, &eval.Request{Object: pod(tt.image)})
 			var got []result
 			for _, r := range resp.Results {

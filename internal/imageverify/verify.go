@@ -107,10 +107,19 @@ func (v *Verifier) VerifyImage(ctx context.Context, c eval.ImageCheck) (*eval.Im
 	res := &eval.ImageVerified{Digest: digest}
 	if c.NotaryCerts != "" {
 		if c.PredicateType != "" {
-			return nil, errors.New("notary checks have no attestations")
+			return nil, errors.New("notary checks have no in-toto attestations")
 		}
-		if err := v.verifyNotary(ctx, pinned, notaryCheck{certs: c.NotaryCerts, tsaCerts: c.NotaryTSACerts}); err != nil {
-			return nil, err
+		nc := notaryCheck{certs: c.NotaryCerts, tsaCerts: c.NotaryTSACerts}
+		if c.ReferrerType == "" {
+			if err := v.verifyNotary(ctx, pinned, nc); err != nil {
+				return nil, err
+			}
+		} else {
+			data, err := v.verifyNotaryReferrer(ctx, pinned, c.ReferrerType, nc)
+			if err != nil {
+				return nil, err
+			}
+			res.Statements = []map[string]any{{"predicateType": c.ReferrerType, "predicate": data}}
 		}
 		if v.cache != nil {
 			v.cache.Add(key, res)
