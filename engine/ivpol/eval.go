@@ -14,6 +14,7 @@ import (
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	"k8s.io/apiserver/pkg/cel/lazy"
 
+	"github.com/verdict-policy/verdict/engine/internal/imageref"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -677,9 +678,9 @@ func (f *functions) GetImageData(image string) (any, error) {
 
 // DigestPatches returns the JSON Patch operations of
 // validationConfigurations.mutateDigest: each image of the pod spec's
-// containers, initContainers and ephemeralContainers that
-// matchImageReferences selects and that has no digest is replaced by
-// image@digest. nil when the policy does not apply, mutateDigest is off or
+// containers, initContainers and ephemeralContainers without a digest,
+// named as Kyverno names it (docker.io/nginx:latest for nginx), that
+// matchImageReferences selects is replaced by that name@digest. nil when the policy does not apply, mutateDigest is off or
 // an exception exempts the resource; an image whose digest does not
 // resolve is an error (the patches of the others are returned with it).
 func (p *Policy) DigestPatches(ctx context.Context, in *vpol.Input, exceptions []*vpol.Exception, v Verifier) ([]map[string]any, error) {
@@ -710,8 +711,15 @@ func (p *Policy) DigestPatches(ctx context.Context, in *vpol.Input, exceptions [
 		cs, _ := spec[l].([]any)
 		for i, c := range cs {
 			m, _ := c.(map[string]any)
-			img, _ := m["image"].(string)
-			if img == "" || strings.Contains(img, "@") {
+			written, _ := m["image"].(string)
+			if written == "" || strings.Contains(written, "@") {
+				continue
+			}
+			// Kyverno pins the image as its ImageInfo names it
+			// (docker.io/nginx:latest for nginx).
+			img, err := imageref.String(written)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("failed to resolve digest for image %s: %w", written, err))
 				continue
 			}
 			if ok, err := p.matchImage(img); err != nil {
