@@ -46,6 +46,9 @@ const (
 	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	KindMutatingPolicy             = "MutatingPolicy"
 	KindNamespacedMutatingPolicy   = "NamespacedMutatingPolicy"
+
+	KindImageValidatingPolicy           = "ImageValidatingPolicy"
+	KindNamespacedImageValidatingPolicy = "NamespacedImageValidatingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -54,7 +57,8 @@ type policyKind struct {
 	// policy "namespace/name".
 	namespaced bool
 	// reportPrefix starts the name of the final report of a policy (the
-	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-, mpol-, nmpol-.
+	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-, mpol-, nmpol-,
+	// ivpol-, nivpol-.
 	reportPrefix string
 	// labelPrefix is Kyverno's label of the policy on reports
 	// (reportutils.PolicyLabelPrefix).
@@ -79,6 +83,10 @@ var policyKinds = map[string]policyKind{
 	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
 	KindMutatingPolicy:             {reportPrefix: "mpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
 	KindNamespacedMutatingPolicy:   {namespaced: true, reportPrefix: "nmpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
+	// The result of an ImageValidatingPolicy has the policy's name as
+	// rule (or evaluation, exception, mutateDigest), as in Kyverno.
+	KindImageValidatingPolicy:           {reportPrefix: "ivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
+	KindNamespacedImageValidatingPolicy: {namespaced: true, reportPrefix: "nivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them

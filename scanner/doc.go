@@ -36,7 +36,8 @@
 // mutations have been applied ("mutation is not applied" fails, as in
 // Kyverno) and patches nothing. LoadPolicies learns the kinds to list from
 // the match blocks of the kyverno.io kinds and from the resourceRules of
-// the ValidatingPolicies and MutatingPolicies (their autogen variants
+// the ValidatingPolicies, MutatingPolicies and ImageValidatingPolicies
+// (their autogen variants
 // included) and ValidatingAdmissionPolicies (a
 // resource selector is matched by plural resource name). The scanner
 // supplies what a stored resource gives: the object, its namespace and

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -247,6 +248,7 @@ var scannedKinds = map[string]bool{
 	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
 	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
 	mpol.KindMutatingPolicy: true, mpol.KindNamespacedMutatingPolicy: true,
+	ivpol.KindImageValidatingPolicy: true, ivpol.KindNamespacedImageValidatingPolicy: true,
 	vap.KindPolicy: true,
 }
 
@@ -260,6 +262,20 @@ func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
 			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
 		}
 		p, err := policy.CompileVAP(docs[0])
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		return p, nil
+	}
+	if kind == ivpol.KindImageValidatingPolicy || kind == ivpol.KindNamespacedImageValidatingPolicy {
+		docs, err := ivpol.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
+		}
+		p, err := policy.CompileImageValidating(docs[0])
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", key, err)
 		}
@@ -400,6 +416,14 @@ func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
 		if p.Background {
 			for _, v := range p.Mutating.Variants() {
 				bg.addResourceRules(v.MatchConstraints())
+			}
+		}
+		return bg, gen, mut
+	}
+	if p.ImageValidating != nil {
+		if p.Background {
+			for _, mc := range p.ImageValidating.MatchConstraints() {
+				bg.addResourceRules(mc)
 			}
 		}
 		return bg, gen, mut

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -269,7 +270,6 @@ func origin(d Document) string {
 // otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
-	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
 	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
 	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
 	"MutatingAdmissionPolicy": true,
@@ -302,18 +302,19 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
 	mutatingKind := mpol.IsPolicy(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind
+	imageValidatingKind := ivpol.IsPolicy(pk.APIVersion, pk.Kind)
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind || imageValidatingKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy
+	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy || pk.Kind == ivpol.KindNamespacedImageValidatingPolicy
 	if namespacedKind && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || pk.Kind == ivpol.KindImageValidatingPolicy || vapKind || bindingKind {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -357,6 +358,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileVAP
 		case mutatingKind:
 			compile = compileMutating
+		case imageValidatingKind:
+			compile = compileImageValidating
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -461,6 +464,29 @@ func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
 	var errs []error
 	for _, d := range docs {
 		p, err := policy.CompileMutating(d)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return out, nil
+}
+
+// compileImageValidating decodes and compiles every ImageValidatingPolicy
+// and NamespacedImageValidatingPolicy of data.
+func compileImageValidating(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := ivpol.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*policy.Policy, 0, len(docs))
+	var errs []error
+	for _, d := range docs {
+		p, err := policy.CompileImageValidating(d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -719,6 +745,12 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	}
 	if p.Mutating != nil {
 		if p.Mutating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+	}
+	if p.ImageValidating != nil {
+		if p.ImageValidating.FailurePolicyIgnore {
 			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 		}
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -89,7 +90,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind)
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
 		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
@@ -97,7 +98,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && !vapKind {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && kind != ivpol.KindImageValidatingPolicy && !vapKind {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
@@ -106,7 +107,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
 		switch {
-		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind):
+		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind):
 			rulesField = "spec.validations"
 		case mpol.IsPolicy(apiVersion, kind):
 			rulesField = "spec.mutations"
@@ -128,6 +129,10 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			}
 		case mpol.IsPolicy(apiVersion, kind):
 			if _, err := compileMutating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case ivpol.IsPolicy(apiVersion, kind):
+			if _, err := compileImageValidating(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case vpol.IsException(apiVersion, kind):

@@ -71,6 +71,9 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 	if p.VAP != nil {
 		return ev.admissionPolicy(p, out) // vap.go
 	}
+	if p.ImageValidating != nil {
+		return ev.imageValidatingPolicy(p, out) // ivpol.go
+	}
 	applied := 0
 	for _, r := range p.Rules {
 		if ev.ctx.Err() != nil {

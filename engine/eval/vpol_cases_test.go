@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -77,6 +78,8 @@ func casePolicies(tc testCase) ([]*policy.Policy, error) {
 			p, err = celPolicy(o.Value, mpol.DecodeAdmissionPolicy, compileAdmission)
 		case mpol.IsBinding(apiVersion, kind):
 			continue
+		case ivpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, ivpol.DecodePolicy, policy.CompileImageValidating)
 		}
 		if err != nil {
 			return nil, kyverno.NewDocumentError(tc.Note, i+1, o.Line, err)

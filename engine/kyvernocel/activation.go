@@ -21,6 +21,12 @@ type Activation struct {
 	// Variables is the `variables` map; nil leaves `variables` undefined
 	// (match conditions, which run before variables exist).
 	Variables *lazy.MapValue
+	// Images, Attestors and Attestations are the values of the variables
+	// of an ImageValidatingPolicy (NewImageEnv); ImageFunctions answers
+	// its image verification calls (nil: they fail with
+	// ErrNoImageFunctions).
+	Images, Attestors, Attestations any
+	ImageFunctions                  ImageFunctions
 
 	exceptions any // nil: `exceptions` is undefined (SetExceptions)
 	now        types.Timestamp
@@ -135,6 +141,14 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		return a.exceptions, true
 	case varNow:
 		return a.now, true
+	case VarImages:
+		return a.Images, a.Images != nil
+	case VarAttestors:
+		return a.Attestors, a.Attestors != nil
+	case VarAttestations:
+		return a.Attestations, a.Attestations != nil
+	case varImageFuncs:
+		return imageFuncsVal{a.ImageFunctions}, true
 	case varResource:
 		return a.contexts().resource, true
 	case varHTTP:

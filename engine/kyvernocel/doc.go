@@ -8,7 +8,10 @@
 // options and the sdk libraries; Env.Compile checks the output type as
 // Kyverno does), NewMutatingEnv (the same with what Kyverno's mpol
 // compiler adds: Kubernetes' Object and JSONPatch types, ObjectType and
-// JSONPatchType, and jsonpatch.escapeKey), Activation (the variables of one evaluation) and Sources
+// JSONPatchType, and jsonpatch.escapeKey), NewImageEnv (the same with
+// what Kyverno's ivpol compiler adds: images, attestors, attestations and
+// the image verification functions, which the parser rewrites into calls
+// on the evaluation's Activation.ImageFunctions; image.go), Activation (the variables of one evaluation) and Sources
 // (data.go: the interfaces the libraries read through).
 //
 // # Data sources

@@ -108,11 +108,21 @@ func NewMutatingEnv(namespace string) (*Env, error) {
 	return newEnv(envKey{namespace: namespace, mutating: true})
 }
 
+// NewImageEnv builds the environment of an ImageValidatingPolicy of
+// namespace, as Kyverno's ivpol compiler extends NewEnv's: the variables
+// images, attestors and attestations, and the kyverno.imageverify
+// functions (verifyImageSignatures, verifyAttestationSignatures,
+// extractPayload, getImageData), answered by Activation.ImageFunctions.
+func NewImageEnv(namespace string) (*Env, error) {
+	return newEnv(envKey{namespace: namespace, images: true})
+}
+
 // envKey names a shared environment: the namespace of its policies, and
-// whether it has the mutation types.
+// whether it has the mutation types or the image verification ones.
 type envKey struct {
 	namespace string
 	mutating  bool
+	images    bool
 }
 
 func newEnv(key envKey) (*Env, error) {
@@ -227,6 +237,9 @@ func buildEnv(key envKey) (*cel.Env, error) {
 			// in Kubernetes' mutating admission policies.
 			common.ResolverEnvOption(&mutation.DynamicTypeResolver{}),
 		)
+	}
+	if key.images {
+		opts = append(opts, imageEnvOptions()...)
 	}
 	env, err := stored.Extend(opts...)
 	if err != nil {

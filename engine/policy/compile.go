@@ -12,6 +12,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/autogen"
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
@@ -86,6 +87,10 @@ type Policy struct {
 	// empty.
 	Mutating          *mpol.Policy
 	MutatingAdmission *mpol.AdmissionPolicy
+	// ImageValidating is set for an ImageValidatingPolicy or
+	// NamespacedImageValidatingPolicy (CompileImageValidating); Rules is
+	// then empty.
+	ImageValidating *ivpol.Policy
 }
 
 // Document returns the policy as written. Callers must not modify it.

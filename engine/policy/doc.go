@@ -29,7 +29,10 @@
 // CompileMutating does the same for a MutatingPolicy or
 // NamespacedMutatingPolicy (engine/mpol): its Mutating field;
 // CompileMutatingAdmission for a Kubernetes MutatingAdmissionPolicy with
-// its bindings: MutatingAdmission.
+// its bindings: MutatingAdmission;
+// CompileImageValidating for an ImageValidatingPolicy or
+// NamespacedImageValidatingPolicy (engine/ivpol): its ImageValidating
+// field, run by engine/eval in the validate phase.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

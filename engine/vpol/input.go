@@ -301,3 +301,11 @@ func (in *Input) WithObject(obj map[string]any) *Input {
 
 // Now is the request's clock.
 func (in *Input) Now() time.Time { return in.req.Now }
+
+// JSON is the payload of a JSON-mode policy: the request's object.
+func (in *Input) JSON() any { return in.json }
+
+// Resource is the group, version and plural resource of the request.
+func (in *Input) Resource() (group, version, resource string) {
+	return in.resGroup, in.resVersion, in.resource
+}

@@ -70,6 +70,7 @@ var reportKinds = map[string]bool{
 	reportwriter.KindClusterPolicy: true, reportwriter.KindPolicy: true,
 	reportwriter.KindValidatingPolicy: true, reportwriter.KindNamespacedValidatingPolicy: true,
 	reportwriter.KindValidatingAdmissionPolicy: true,
+	reportwriter.KindImageValidatingPolicy:     true, reportwriter.KindNamespacedImageValidatingPolicy: true,
 }
 
 // PolicySet reads the policies in use from a decision server and returns

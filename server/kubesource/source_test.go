@@ -43,6 +43,9 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
 			kubesource.MutatingPolicies:             "MutatingPolicyList",
 			kubesource.NamespacedMutatingPolicies:   "NamespacedMutatingPolicyList",
+
+			kubesource.ImageValidatingPolicies:           "ImageValidatingPolicyList",
+			kubesource.NamespacedImageValidatingPolicies: "NamespacedImageValidatingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list
