@@ -141,6 +141,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 		resp.Results = ev.policy(p, resp.Results)
 	}
 	ev.generatePhase(policies, resp)
+	ev.generatingPolicies(policies, resp) // gpol.go
 	resp.Steps = ev.budget.Used()
 	return resp
 }

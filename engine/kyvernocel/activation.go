@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
+	"github.com/kyverno/sdk/extensions/cel/libs/generator"
 	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
@@ -29,6 +30,8 @@ type Activation struct {
 	// values whose calls carry it in their context, made on first use.
 	policy *PolicyRef
 	own    *contexts
+	// generator receives generator.Apply's calls (SetGenerator).
+	generator generator.ContextInterface
 }
 
 // NewActivation returns an activation whose libraries read sources with
@@ -96,6 +99,11 @@ func (a *Activation) contexts() *contexts {
 	return a.own
 }
 
+// SetGenerator makes g receive the generator.Apply calls of the
+// expressions evaluated with the activation (a GeneratingPolicy's
+// environment, NewGeneratingEnv).
+func (a *Activation) SetGenerator(g generator.ContextInterface) { a.generator = g }
+
 // NewVariables returns an empty `variables` map, to Append the policy's
 // variables to.
 func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
@@ -141,6 +149,11 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		return a.contexts().http, true
 	case varImageData:
 		return a.contexts().image, true
+	case varGenerator:
+		if a.generator == nil {
+			return nil, false
+		}
+		return generator.Context{ContextInterface: a.generator}, true
 	case varGlobalContext:
 		return a.contexts().globalContext, true
 	}

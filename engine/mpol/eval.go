@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apiserver/pkg/cel/lazy"
@@ -230,4 +231,33 @@ func annotations(ctx context.Context, act *kyvernocel.Activation, annots []*expr
 		}
 	}
 	return out, nil
+}
+
+// The hooks below give the other kinds of the group (engine/gpol) this
+// package's evaluation steps, with their programs as cel.Programs.
+
+// Exempt applies the exceptions as Kyverno's CEL policies do (see
+// exempt): the result of a resource they exempt, or nil after handing
+// the images and values of the others to the expressions.
+func Exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*vpol.Result, error) {
+	return exempt(ctx, act, excs)
+}
+
+// Conditions reports whether every condition holds (see conditions).
+func Conditions(ctx context.Context, act *kyvernocel.Activation, conds []cel.Program) (bool, error) {
+	exprs := make([]*expr, len(conds))
+	for i, c := range conds {
+		exprs[i] = &expr{prog: c}
+	}
+	return conditions(ctx, act, exprs)
+}
+
+// AuditAnnotations evaluates audit annotations, keys[i] the key of
+// progs[i] (see annotations).
+func AuditAnnotations(ctx context.Context, act *kyvernocel.Activation, keys []string, progs []cel.Program) (map[string]string, error) {
+	exprs := make([]*expr, len(progs))
+	for i, p := range progs {
+		exprs[i] = &expr{name: keys[i], prog: p}
+	}
+	return annotations(ctx, act, exprs)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -70,8 +71,6 @@ type Policy struct {
 var otherPolicyKinds = map[string]bool{
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
-	"GeneratingPolicy":                true,
-	"NamespacedGeneratingPolicy":      true,
 	"DeletingPolicy":                  true,
 	"NamespacedDeletingPolicy":        true,
 	"CleanupPolicy":                   true,
@@ -214,6 +213,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return bindingOf(p, o) // vaps.go
 	case mpol.IsPolicy(p.APIVersion, p.Kind):
 		return mutatingPolicyOf(p, o)
+	case gpol.IsPolicy(p.APIVersion, p.Kind):
+		return generatingPolicyOf(p, o) // gpolicies.go
 	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
 		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:

@@ -1,0 +1,196 @@
+package gpol
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// Policy is a compiled GeneratingPolicy or NamespacedGeneratingPolicy. It
+// is immutable and safe for concurrent use.
+type Policy struct {
+	doc *Document
+
+	// Kind is GeneratingPolicy or NamespacedGeneratingPolicy, Name its
+	// metadata.name, Namespace the metadata.namespace of a
+	// NamespacedGeneratingPolicy ("" for a GeneratingPolicy).
+	Kind, Name, Namespace string
+	// Hash is the SHA-256 of the policy's kind, name, namespace,
+	// annotations and spec, hex encoded (vpol.Hash).
+	Hash string
+	// Admission is spec.evaluation.admission.enabled (default true);
+	// GenerateExisting, Synchronize and OrphanDownstream are
+	// spec.evaluation.generateExisting.enabled,
+	// spec.evaluation.synchronize.enabled and
+	// spec.evaluation.orphanDownstreamOnPolicyDelete.enabled (default
+	// false); UseServerSideApply is spec.useServerSideApply.
+	Admission, GenerateExisting, Synchronize, OrphanDownstream, UseServerSideApply bool
+
+	match *vpol.Matcher
+	// The compiled expressions, in the order they run.
+	matchConditions []cel.Program
+	variables       []*expr
+	generations     []*expr
+	annotKeys       []string
+	annotProgs      []cel.Program
+}
+
+// expr is a compiled expression with its name (a variable's, a match
+// condition's, an audit annotation's key) or, for a generation, the path
+// of its field.
+type expr struct {
+	name string
+	prog cel.Program
+}
+
+// Document returns the policy as written. Callers must not modify it.
+func (p *Policy) Document() *Document { return p.doc }
+
+// DropsUnmatched reports whether Kyverno's CLI drops the response of the
+// policy for a resource it does not match (see vpol.Matcher).
+func (p *Policy) DropsUnmatched() bool { return p.match.DropsUnmatched() }
+
+// Compile checks doc and compiles it as Kyverno's gpol compiler does:
+// every expression once, in the policy's generating CEL environment
+// (kyvernocel.NewGeneratingEnv). Match conditions must be bool, audit
+// annotations a string or null; generations may be of any type (they run
+// for generator.Apply's effect). It returns every problem found, as
+// engine.Errors sorted by path (Code engine.CodeInvalidPolicy; a
+// generation template, which Verdict does not support, is Code
+// engine.CodeUnsupported).
+func Compile(doc *Document) (*Policy, error) {
+	var c compiler
+	if p := c.policy(doc); len(c.errs) == 0 {
+		return p, nil
+	}
+	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.errs.Err())
+}
+
+type compiler struct {
+	errs engine.Errors
+}
+
+func (c *compiler) invalid(path, format string, args ...any) {
+	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+}
+
+func (c *compiler) policy(doc *Document) *Policy {
+	spec := &doc.Spec
+	p := &Policy{
+		doc:                doc,
+		Kind:               doc.Kind,
+		Name:               doc.Metadata.Name,
+		Hash:               vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
+		Admission:          spec.AdmissionEnabled(),
+		GenerateExisting:   spec.GenerateExistingEnabled(),
+		Synchronize:        spec.SynchronizationEnabled(),
+		OrphanDownstream:   spec.OrphanDownstreamOnPolicyDeleteEnabled(),
+		UseServerSideApply: spec.UseServerSideApply,
+		match:              vpol.CompileMatcher(spec.MatchConstraints),
+	}
+	if doc.Namespaced() {
+		p.Namespace = doc.Metadata.Namespace
+	}
+	c.checkPolicy(p)
+	env, err := kyvernocel.NewGeneratingEnv(p.Namespace)
+	if err != nil {
+		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		return p
+	}
+	c.expressions(env, p, spec)
+	return p
+}
+
+// checkPolicy reports what Kyverno's policy validation and the CRD refuse
+// that decoding does not (it checks types only).
+func (c *compiler) checkPolicy(p *Policy) {
+	doc, spec := p.doc, &p.doc.Spec
+	if doc.Metadata.Name == "" {
+		c.invalid("metadata.name", "a policy needs a name")
+	}
+	if doc.Namespaced() && doc.Metadata.Namespace == "" {
+		c.invalid("metadata.namespace", "a NamespacedGeneratingPolicy needs a namespace")
+	}
+	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
+		c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+	named := func(list string, i int, name, expression string) {
+		if name == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+		}
+		if expression == "" {
+			c.invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+		}
+	}
+	for i, m := range spec.MatchConditions {
+		named("matchConditions", i, m.Name, m.Expression)
+	}
+	for i, v := range spec.Variables {
+		named("variables", i, v.Name, v.Expression)
+	}
+	for i, a := range spec.AuditAnnotations {
+		if a.Key == "" {
+			c.invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+		}
+	}
+	if len(spec.Generation) == 0 {
+		c.invalid("spec.generate", "a policy needs at least one generation")
+	}
+	for i, g := range spec.Generation {
+		path := fmt.Sprintf("spec.generate[%d]", i)
+		switch {
+		case g.Template != nil && g.Expression != "":
+			c.invalid(path, "only one of expression or template may be set")
+		case g.Template != nil:
+			c.errs = append(c.errs, engine.Errorf(engine.CodeUnsupported, path+".template", "generation templates are not supported; use an expression calling generator.Apply"))
+		case g.Expression == "":
+			c.invalid(path, "one of expression or template must be set")
+		}
+	}
+}
+
+// expressions compiles the expressions as Kyverno's gpol compiler does:
+// match conditions, variables (each registered with its type for the
+// expressions after it), generations and audit annotations.
+func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.GeneratingPolicySpec) {
+	for i, m := range spec.MatchConditions {
+		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("spec.matchConditions[%d].expression", i), cel.BoolType)
+		p.matchConditions = append(p.matchConditions, prog)
+	}
+	for i, vr := range spec.Variables {
+		prog, t := c.expression(env, vr.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
+		env.RegisterVariable(vr.Name, t)
+		p.variables = append(p.variables, &expr{name: vr.Name, prog: prog})
+	}
+	for i, g := range spec.Generation {
+		if g.Expression == "" || g.Template != nil {
+			continue // reported by checkPolicy
+		}
+		path := fmt.Sprintf("spec.generate[%d].expression", i)
+		prog, _ := c.expression(env, g.Expression, path)
+		p.generations = append(p.generations, &expr{name: path, prog: prog})
+	}
+	for i, a := range spec.AuditAnnotations {
+		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), cel.StringType, cel.NullType)
+		p.annotKeys, p.annotProgs = append(p.annotKeys, a.Key), append(p.annotProgs, prog)
+	}
+}
+
+// expression compiles one expression whose type must be one of want,
+// and returns it with its type (dyn when it does not compile, so that the
+// expressions that use a variable report their own problems only).
+func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
+	if text == "" {
+		return nil, cel.DynType // reported by checkPolicy
+	}
+	prog, t, err := vpol.CompileExpression(env, text, path, want...)
+	if err != nil {
+		c.errs = append(c.errs, err)
+	}
+	return prog, t
+}
