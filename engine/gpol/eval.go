@@ -183,4 +183,3 @@ func groupOf(apiVersion string) string {
 	}
 	return ""
 }
-
