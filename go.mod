@@ -48,7 +48,7 @@ require (
 )
 
 require (
-	github.com/aptible/supercronic v0.2.45 // indirect
+	github.com/aptible/supercronic v0.2.45
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/kyverno/api v0.0.1-alpha.3.0.20260723090831-fb2785727f98 // indirect
 	github.com/kyverno/sdk v0.0.0-20260703121625-e0dc6fb8661a // indirect

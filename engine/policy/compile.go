@@ -12,6 +12,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/autogen"
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -91,6 +92,9 @@ type Policy struct {
 	// NamespacedGeneratingPolicy (CompileGenerating, generating.go); Rules
 	// is then empty.
 	Generating *gpol.Policy
+	// Deleting is set for a DeletingPolicy or NamespacedDeletingPolicy
+	// (CompileDeleting, deleting.go); Rules is then empty.
+	Deleting *dpol.Policy
 }
 
 // Document returns the policy as written. Callers must not modify it.
@@ -113,7 +117,7 @@ func (p *Policy) Namespace() string { return p.namespace }
 // NamespacedValidatingPolicy or NamespacedMutatingPolicy.
 func (p *Policy) Namespaced() bool {
 	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy || p.kind == mpol.KindNamespacedMutatingPolicy ||
-		p.kind == gpol.KindNamespacedGeneratingPolicy
+		p.kind == gpol.KindNamespacedGeneratingPolicy || p.kind == dpol.KindNamespacedDeletingPolicy
 }
 
 // Hash is the SHA-256 of the policy's spec and identity, hex encoded: it

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -71,8 +72,6 @@ type Policy struct {
 var otherPolicyKinds = map[string]bool{
 	"ImageValidatingPolicy":           true,
 	"NamespacedImageValidatingPolicy": true,
-	"DeletingPolicy":                  true,
-	"NamespacedDeletingPolicy":        true,
 	"CleanupPolicy":                   true,
 	"ClusterCleanupPolicy":            true,
 }
@@ -215,6 +214,8 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return mutatingPolicyOf(p, o)
 	case gpol.IsPolicy(p.APIVersion, p.Kind):
 		return generatingPolicyOf(p, o) // gpolicies.go
+	case dpol.IsPolicy(p.APIVersion, p.Kind):
+		return deletingPolicyOf(p, o) // dpolicies.go
 	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
 		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:
