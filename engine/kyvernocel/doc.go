@@ -1,5 +1,6 @@
 // Package kyvernocel is Kyverno's CEL environment for the policies.kyverno.io
-// kinds (ValidatingPolicy and MutatingPolicy; the other kinds share it),
+// kinds (ValidatingPolicy, MutatingPolicy and GeneratingPolicy; the other
+// kinds share it),
 // with Kyverno's CEL libraries from github.com/kyverno/sdk, whose data
 // sources the host supplies.
 //
@@ -8,7 +9,9 @@
 // options and the sdk libraries; Env.Compile checks the output type as
 // Kyverno does), NewMutatingEnv (the same with what Kyverno's mpol
 // compiler adds: Kubernetes' Object and JSONPatch types, ObjectType and
-// JSONPatchType, and jsonpatch.escapeKey), Activation (the variables of one evaluation) and Sources
+// JSONPatchType, and jsonpatch.escapeKey), NewGeneratingEnv (the same
+// with the sdk's generator library, whose generator.Apply calls go to the
+// Activation's generator, Activation.SetGenerator), Activation (the variables of one evaluation) and Sources
 // (data.go: the interfaces the libraries read through).
 //
 // # Data sources

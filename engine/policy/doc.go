@@ -27,7 +27,9 @@
 // ValidatingAdmissionPolicy compiled by engine/vap (field VAP), which
 // evaluation runs in background mode only unless the host sets Admission.
 // CompileMutating does the same for a MutatingPolicy or
-// NamespacedMutatingPolicy (engine/mpol): its Mutating field.
+// NamespacedMutatingPolicy (engine/mpol): its Mutating field;
+// CompileGenerating (engine/gpol, field Generating) and CompileDeleting
+// (engine/dpol, field Deleting) for the generating and deleting kinds.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
