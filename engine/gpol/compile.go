@@ -46,6 +46,8 @@ type Policy struct {
 type expr struct {
 	name string
 	prog cel.Program
+	// tpl is a generation's template (prog is then nil).
+	tpl *template
 }
 
 // Document returns the policy as written. Callers must not modify it.
@@ -59,10 +61,9 @@ func (p *Policy) DropsUnmatched() bool { return p.match.DropsUnmatched() }
 // every expression once, in the policy's generating CEL environment
 // (kyvernocel.NewGeneratingEnv). Match conditions must be bool, audit
 // annotations a string or null; generations may be of any type (they run
-// for generator.Apply's effect). It returns every problem found, as
-// engine.Errors sorted by path (Code engine.CodeInvalidPolicy; a
-// generation template, which Verdict does not support, is Code
-// engine.CodeUnsupported).
+// for generator.Apply's effect); a generation template's YAML parses and
+// its placeholders compile (template.go). It returns every problem found,
+// as engine.Errors sorted by path (Code engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
 	if p := c.policy(doc); len(c.errs) == 0 {
@@ -146,8 +147,7 @@ func (c *compiler) checkPolicy(p *Policy) {
 		switch {
 		case g.Template != nil && g.Expression != "":
 			c.invalid(path, "only one of expression or template may be set")
-		case g.Template != nil:
-			c.errs = append(c.errs, engine.Errorf(engine.CodeUnsupported, path+".template", "generation templates are not supported; use an expression calling generator.Apply"))
+		case g.Template != nil: // compiled with the expressions
 		case g.Expression == "":
 			c.invalid(path, "one of expression or template must be set")
 		}
@@ -168,6 +168,16 @@ func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.
 		p.variables = append(p.variables, &expr{name: vr.Name, prog: prog})
 	}
 	for i, g := range spec.Generation {
+		if g.Template != nil && g.Expression == "" {
+			path := fmt.Sprintf("spec.generate[%d].template.value", i)
+			tpl, err := compileTemplate(env, g.Template)
+			if err != nil {
+				c.invalid(path, "%v", err)
+				continue
+			}
+			p.generations = append(p.generations, &expr{name: path, tpl: tpl})
+			continue
+		}
 		if g.Expression == "" || g.Template != nil {
 			continue // reported by checkPolicy
 		}

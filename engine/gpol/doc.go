@@ -29,11 +29,14 @@
 // policy's generator.Apply takes the objects only and generates in its
 // namespace): match conditions (bool), variables (each typed for the
 // expressions after it), generations (any type) and audit annotations
-// (string or null). It refuses what Kyverno's policy validation refuses
-// (no matchConstraints resource rule, a generation with both or neither
-// of expression and template). Generation templates
-// (spec.generate[].template) are not supported: Code
-// engine.CodeUnsupported at their path.
+// (string or null), and generation templates (template.go: YAML
+// documents, each a resource; with interpolate: cel a scalar that is one
+// `(( expression ))` placeholder takes its value, placeholders inside a
+// string must be scalars, `\((` is a literal). It refuses what Kyverno's
+// policy validation refuses (no matchConstraints resource rule, a
+// generation with both or neither of expression and template, a template
+// that does not parse or whose placeholders do not compile, at
+// spec.generate[i].template.value).
 //
 // # Evaluation
 //
@@ -42,7 +45,9 @@
 // PolicyExceptions that name the policy (an exempting one gives the
 // "exception" result), the match conditions (no result when one does not
 // hold), then each generation with the variables bound lazily, then the
-// audit annotations. Each generator.Apply(namespace, [objects]) call
+// audit annotations. A template's resources are generated in their
+// namespace (a namespaced policy's by default, and never another). Each
+// generator.Apply(namespace, [objects]) call
 // adds its objects, the items of a List each, to the result (Generated:
 // the object as built and the namespace named); a
 // NamespacedGeneratingPolicy may not generate a cluster-scoped kind, as

@@ -109,6 +109,12 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	col := &collector{namespace: p.Namespace}
 	act.SetGenerator(col)
 	for _, g := range p.generations {
+		if g.tpl != nil {
+			if err := p.applyTemplate(ctx, act, g.tpl, col); err != nil {
+				return fail(g.name, err)
+			}
+			continue
+		}
 		if _, _, err := g.prog.ContextEval(ctx, act); err != nil {
 			return fail(g.name, err)
 		}
@@ -121,6 +127,40 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 		return fail("spec.auditAnnotations", err)
 	}
 	return &Result{Result: vpol.Result{Rule: p.Name, Status: vpol.StatusPass, Message: MessagePass, Properties: props}, Generated: col.out}
+}
+
+// applyTemplate renders a generation template and generates its
+// resources, grouped by their namespace in the order they come: a
+// NamespacedGeneratingPolicy's resources without one go to its
+// namespace, and one in another namespace is an error, as in Kyverno.
+func (p *Policy) applyTemplate(ctx context.Context, act *kyvernocel.Activation, tpl *template, col *collector) error {
+	objs, err := tpl.render(ctx, act)
+	if err != nil {
+		return fmt.Errorf("failed to render generation template: %w", err)
+	}
+	var order []string
+	groups := map[string][]map[string]any{}
+	for _, o := range objs {
+		meta, _ := o["metadata"].(map[string]any)
+		ns, _ := meta["namespace"].(string)
+		if p.Namespace != "" {
+			if ns == "" {
+				ns = p.Namespace
+			} else if ns != p.Namespace {
+				return fmt.Errorf("cross-namespace generation denied: a policy in namespace %q cannot generate resources into namespace %q", p.Namespace, ns)
+			}
+		}
+		if _, ok := groups[ns]; !ok {
+			order = append(order, ns)
+		}
+		groups[ns] = append(groups[ns], o)
+	}
+	for _, ns := range order {
+		if err := col.GenerateResources(ns, groups[ns]); err != nil {
+			return fmt.Errorf("failed to generate resources: %w", err)
+		}
+	}
+	return nil
 }
 
 // ErrTooMany is the error of an evaluation that asked for more than

@@ -90,7 +90,10 @@ func TestCompileErrors(t *testing.T) {
 		path       string
 	}{
 		{"no generation", "  generate: []\n", engine.CodeInvalidPolicy, "spec.generate"},
-		{"template", "  generate: [{template: {value: 'a: b'}}]\n", engine.CodeUnsupported, "spec.generate[0].template"},
+		{"template not a mapping", "  generate: [{template: {value: '- a'}}]\n", engine.CodeInvalidPolicy, "spec.generate[0].template.value"},
+		{"template placeholder", "  generate: [{template: {interpolate: cel, value: 'a: ((object.))'}}]\n", engine.CodeInvalidPolicy, "spec.generate[0].template.value"},
+		{"template placeholder in a key", "  generate: [{template: {interpolate: cel, value: '((a)): b'}}]\n", engine.CodeInvalidPolicy, "spec.generate[0].template.value"},
+		{"template unterminated", "  generate: [{template: {interpolate: cel, value: 'a: ((b'}}]\n", engine.CodeInvalidPolicy, "spec.generate[0].template.value"},
 		{"both", "  generate: [{expression: 'true', template: {value: 'a: b'}}]\n", engine.CodeInvalidPolicy, "spec.generate[0]"},
 		{"bad expression", "  generate: [{expression: 'generator.Apply('}]\n", engine.CodeInvalidPolicy, "spec.generate[0].expression"},
 		{"non-object items", "  generate: [{expression: 'generator.Apply(\"a\", [1])'}]\n", engine.CodeInvalidPolicy, "spec.generate[0].expression"},
@@ -255,3 +258,77 @@ func TestMaxGenerated(t *testing.T) {
 }
 
 func sourcesWith(r resources) kyvernocel.Sources { return kyvernocel.Sources{Resources: r} }
+
+func TestEvaluateTemplates(t *testing.T) {
+	// Expected values from Kyverno v1.19's CLI (kyverno test,
+	// test/cli/test-generating-policy/template) and its gpol template
+	// rules (whole-value placeholders splice any value, embedded ones
+	// interpolate scalars, \(( is a literal, a namespaced policy's
+	// resources default to its namespace and stay in it).
+	tpl := `  variables:
+  - {name: labels, expression: '{"team": "platform"}'}
+  generate:
+  - template:
+      interpolate: cel
+      value: |
+        apiVersion: v1
+        kind: ConfigMap
+        metadata:
+          name: (( object.metadata.name ))-config
+          labels: (( variables.labels ))
+        data:
+          count: (( 1 + 2 ))
+          text: 'n=(( 1 + 2 )) ok=(( true )) \((x))'
+`
+	cm := map[string]any{"apiVersion": "v1", "kind": "ConfigMap",
+		"metadata": map[string]any{"name": "team-config", "labels": map[string]any{"team": "platform"}},
+		"data":     map[string]any{"count": int64(3), "text": "n=3 ok=true ((x))"}}
+	tests := []struct {
+		name, kind, rest string
+		want             *gpol.Result
+	}{{
+		name: "interpolated", kind: "GeneratingPolicy", rest: tpl,
+		want: &gpol.Result{
+			Result:    vpol.Result{Rule: "gen", Status: vpol.StatusPass, Message: gpol.MessagePass},
+			Generated: []gpol.Generated{{Namespace: "", Object: cm}},
+		},
+	}, {
+		name: "namespaced: default namespace", kind: "NamespacedGeneratingPolicy", rest: tpl,
+		want: &gpol.Result{
+			Result:    vpol.Result{Rule: "gen", Status: vpol.StatusPass, Message: gpol.MessagePass},
+			Generated: []gpol.Generated{{Namespace: "team", Object: cm}},
+		},
+	}, {
+		name: "plain", kind: "GeneratingPolicy",
+		rest: "  generate: [{template: {value: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: ((a)), namespace: x}\\n\"}}]\n",
+		want: &gpol.Result{
+			Result:    vpol.Result{Rule: "gen", Status: vpol.StatusPass, Message: gpol.MessagePass},
+			Generated: []gpol.Generated{{Namespace: "x", Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "((a))", "namespace": "x"}}}},
+		},
+	}, {
+		name: "namespaced: other namespace", kind: "NamespacedGeneratingPolicy",
+		rest: "  generate: [{template: {value: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: a, namespace: other}\\n\"}}]\n",
+		want: &gpol.Result{
+			Result: vpol.Result{Rule: "gen", Status: vpol.StatusError, Message: gpol.MessageEvaluation + `cross-namespace generation denied: a policy in namespace "team" cannot generate resources into namespace "other"`},
+			Path:   "spec.generate[0].template.value",
+		},
+	}, {
+		name: "embedded map", kind: "GeneratingPolicy",
+		rest: "  generate: [{template: {interpolate: cel, value: \"apiVersion: v1\\nkind: ConfigMap\\nmetadata: {name: 'a-((object.metadata))'}\\n\"}}]\n",
+		want: &gpol.Result{
+			Result: vpol.Result{Rule: "gen", Status: vpol.StatusError, Message: gpol.MessageEvaluation + `failed to render generation template: document 1: field "metadata": field "name": placeholder "object.metadata" embedded in a string must evaluate to a scalar, got map[string]interface {}; use a whole-value placeholder for structured results`},
+			Path:   "spec.generate[0].template.value",
+		},
+	}}
+	obj := map[string]any{"apiVersion": "v1", "kind": "ConfigMap", "metadata": map[string]any{"name": "team", "namespace": "team"}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := compile(t, policyDoc(tt.kind, "v1", tt.rest))
+			in := vpol.NewInput(vpol.Request{Object: obj, Operation: "CREATE"})
+			got := p.Evaluate(context.Background(), in, nil)
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("Evaluate(%s) (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
