@@ -270,8 +270,6 @@ func origin(d Document) string {
 var otherPolicyKinds = map[string]bool{
 	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
 	"MutatingPolicy": true, "NamespacedMutatingPolicy": true,
-	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
-	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
 	"MutatingAdmissionPolicy": true,
 }
 
@@ -301,17 +299,18 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind
+	genOrDelCompile, genOrDelKind := generatingOrDeleting(pk.APIVersion, pk.Kind) // gpol.go
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || genOrDelKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy) && pk.Metadata.Namespace == "" {
+	if (pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || genOrDelKind && !clusterWide(pk.Kind)) && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || vapKind || bindingKind || clusterWide(pk.Kind) {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -353,6 +352,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileValidating
 		case vapKind:
 			compile = compileVAP
+		case genOrDelKind:
+			compile = genOrDelCompile
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
