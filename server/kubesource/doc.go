@@ -1,8 +1,10 @@
 // Package kubesource is the Kubernetes policy source of the decision
 // server: a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
-// the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
-// and PolicyExceptions, and the ValidatingAdmissionPolicies and
+// the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
+// GeneratingPolicies, NamespacedGeneratingPolicies, DeletingPolicies,
+// NamespacedDeletingPolicies and PolicyExceptions, and the
+// ValidatingAdmissionPolicies and
 // ValidatingAdmissionPolicyBindings (admissionregistration.k8s.io/v1) of a
 // cluster, read through client-go dynamic informers, so `verdict serve
 // --kubeconfig` (or --in-cluster) serves the policies and exceptions
@@ -25,6 +27,6 @@
 // of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno, vpol and vap models (for kind names) and client-go. Only cmd/verdict
+// kyverno, vpol, gpol, dpol and vap models (for kind names) and client-go. Only cmd/verdict
 // imports it; the server package does not, so it builds without client-go.
 package kubesource

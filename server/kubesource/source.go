@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -39,6 +41,10 @@ var (
 	ValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "validatingpolicies"}
 	NamespacedValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedvalidatingpolicies"}
 	CELPolicyExceptions          = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "policyexceptions"}
+	GeneratingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "generatingpolicies"}
+	NamespacedGeneratingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedgeneratingpolicies"}
+	DeletingPolicies             = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "deletingpolicies"}
+	NamespacedDeletingPolicies   = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespaceddeletingpolicies"}
 
 	// Kubernetes' ValidatingAdmissionPolicies and their bindings, which
 	// Kyverno's background scans report on (the API server enforces
@@ -101,8 +107,9 @@ func (o Options) withDefaults() Options {
 
 // Source is a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, the
-// policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies
-// and PolicyExceptions, and the admissionregistration.k8s.io/v1
+// policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
+// GeneratingPolicies, DeletingPolicies (both scopes) and
+// PolicyExceptions, and the admissionregistration.k8s.io/v1
 // ValidatingAdmissionPolicies and their bindings of a cluster, through
 // informers.
 type Source struct {
@@ -142,6 +149,10 @@ func (s *Source) resources() []watched {
 	out = append(out,
 		watched{gvr: ValidatingPolicies, kind: vpol.KindValidatingPolicy, optional: true, versions: celVersions},
 		watched{gvr: NamespacedValidatingPolicies, kind: vpol.KindNamespacedValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: GeneratingPolicies, kind: gpol.KindGeneratingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedGeneratingPolicies, kind: gpol.KindNamespacedGeneratingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: DeletingPolicies, kind: dpol.KindDeletingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedDeletingPolicies, kind: dpol.KindNamespacedDeletingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 	)
 	if !s.opts.DisableVAPs {
 		out = append(out,

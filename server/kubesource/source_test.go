@@ -41,6 +41,10 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 			kubesource.ValidatingPolicies:           "ValidatingPolicyList",
 			kubesource.NamespacedValidatingPolicies: "NamespacedValidatingPolicyList",
 			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
+			kubesource.GeneratingPolicies:           "GeneratingPolicyList",
+			kubesource.NamespacedGeneratingPolicies: "NamespacedGeneratingPolicyList",
+			kubesource.DeletingPolicies:             "DeletingPolicyList",
+			kubesource.NamespacedDeletingPolicies:   "NamespacedDeletingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list
