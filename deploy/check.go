@@ -44,7 +44,9 @@ const Image = "ghcr.io/verdict-policy/verdict:v0.1.0"
 
 // CRDNames are the CustomResourceDefinitions an install brings.
 var CRDNames = []string{
-	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io", "globalcontextentries.kyverno.io",
+	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io",
+	"deletingpolicies.policies.kyverno.io", "generatingpolicies.policies.kyverno.io", "globalcontextentries.kyverno.io",
+	"namespaceddeletingpolicies.policies.kyverno.io", "namespacedgeneratingpolicies.policies.kyverno.io",
 	"namespacedvalidatingpolicies.policies.kyverno.io", "policies.kyverno.io",
 	"policyexceptions.kyverno.io", "policyexceptions.policies.kyverno.io",
 	"policyreports.wgpolicyk8s.io", "reports.openreports.io", "validatingpolicies.policies.kyverno.io",
@@ -401,6 +403,8 @@ func CheckWebhooks(objs []*unstructured.Unstructured, opts WebhookOptions) []err
 				want := []string{
 					"kyverno.io/clusterpolicies", "kyverno.io/policies", "kyverno.io/policyexceptions",
 					"policies.kyverno.io/validatingpolicies", "policies.kyverno.io/namespacedvalidatingpolicies", "policies.kyverno.io/policyexceptions",
+					"policies.kyverno.io/generatingpolicies", "policies.kyverno.io/namespacedgeneratingpolicies",
+					"policies.kyverno.io/deletingpolicies", "policies.kyverno.io/namespaceddeletingpolicies",
 				}
 				if !slices.Equal(got, want) {
 					add("webhook %s: rules %q, want %q", wh.Name, got, want)

@@ -42,7 +42,7 @@ func kindCounts(objs []*unstructured.Unstructured) map[string]int {
 // TestRenderKinds checks what each kustomization installs.
 func TestRenderKinds(t *testing.T) {
 	common := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 11, "ServiceAccount": 4,
+		"Namespace": 1, "CustomResourceDefinition": 15, "ServiceAccount": 4,
 		"ClusterRole": 8, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 1,
 		"Deployment": 2, "StatefulSet": 1, "Service": 3, "CronJob": 1, "NetworkPolicy": 4,
 		"ValidatingWebhookConfiguration": 2, "MutatingWebhookConfiguration": 1,

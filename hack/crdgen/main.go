@@ -3,7 +3,8 @@
 // ClusterPolicy, Policy, PolicyException and GlobalContextEntry;
 // wgpolicyk8s.io PolicyReport
 // and ClusterPolicyReport; from the policies.kyverno.io folder,
-// ValidatingPolicy, NamespacedValidatingPolicy and PolicyException), and
+// ValidatingPolicy, NamespacedValidatingPolicy, PolicyException,
+// GeneratingPolicy, DeletingPolicy and their namespaced kinds), and
 // from openreports.io's published files (Report and ClusterReport, which
 // Kyverno 1.19 can write instead of the wgpolicyk8s.io reports), so that
 // the manifests have one source.
@@ -56,6 +57,10 @@ var sources = []struct {
 	{"policies.kyverno.io_validatingpolicies.yaml", "policies.kyverno.io_validatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_namespacedvalidatingpolicies.yaml", "policies.kyverno.io_namespacedvalidatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_policyexceptions.yaml", "policies.kyverno.io_policyexceptions.yaml", policiesFolder},
+	{"policies.kyverno.io_generatingpolicies.yaml", "policies.kyverno.io_generatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespacedgeneratingpolicies.yaml", "policies.kyverno.io_namespacedgeneratingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_deletingpolicies.yaml", "policies.kyverno.io_deletingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespaceddeletingpolicies.yaml", "policies.kyverno.io_namespaceddeletingpolicies.yaml", policiesFolder},
 	{"wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_policyreports.yaml", kyvernoFolder},
 	{"wgpolicyk8s.io_clusterpolicyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml", kyvernoFolder},
 	{"openreports.io_reports.yaml", "openreports.io_reports.yaml", openreportsFolder},
