@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -93,6 +94,8 @@ type Runner struct {
 	opts Options
 	// next is the next run of each policy, by key and hash.
 	next map[string]time.Time
+	// loaded is the time of the last Load that succeeded (unix nanos).
+	loaded atomic.Int64
 }
 
 // New returns a Runner.
@@ -157,7 +160,15 @@ func (r *Runner) Load(ctx context.Context) ([]Policy, []*vpol.Exception, error) 
 			excs = append(excs, e)
 		}
 	}
+	r.loaded.Store(r.opts.Now().UnixNano())
 	return out, excs, nil
+}
+
+// Healthy reports whether the policies were read within three Resync
+// periods (the runner's liveness).
+func (r *Runner) Healthy() bool {
+	last := r.loaded.Load()
+	return last != 0 && r.opts.Now().Sub(time.Unix(0, last)) < 3*r.opts.Resync
 }
 
 // Run runs the policies on their schedules until ctx ends: it reads them

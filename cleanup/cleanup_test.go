@@ -188,3 +188,28 @@ spec:
 		t.Errorf("Execute() deletions with an exception (-want +got):\n%s", diff)
 	}
 }
+
+func TestHealthy(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	r, err := cleanup.New(cleanup.Options{Client: newFake(cluster(t)...), Resync: time.Minute, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Healthy() {
+		t.Errorf("Healthy() before a read = true, want false")
+	}
+	if _, _, err := r.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		after time.Duration
+		want  bool
+	}{{0, true}, {3*time.Minute - time.Second, true}, {3 * time.Minute, false}}
+	start := now
+	for _, tt := range tests {
+		now = start.Add(tt.after)
+		if got := r.Healthy(); got != tt.want {
+			t.Errorf("Healthy() %v after a read = %v, want %v", tt.after, got, tt.want)
+		}
+	}
+}

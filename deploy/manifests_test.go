@@ -64,6 +64,8 @@ func TestRenderKinds(t *testing.T) {
 		{"base", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2})},
 		{"overlays/dev", common},
 		{"overlays/ha", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2, "Issuer": 1, "Certificate": 1})},
+		{"overlays/cleanup", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2,
+			"ServiceAccount": 5, "ClusterRole": 10, "ClusterRoleBinding": 5, "Deployment": 3})},
 		{"scan-job", map[string]int{"Job": 1}},
 	}
 	all := renderAll(t)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/http"
 	"os/signal"
 	"syscall"
 	"time"
@@ -26,6 +28,7 @@ type cleanupFlags struct {
 	resync                  time.Duration
 	dryRun                  bool
 	once                    bool
+	healthListen            string
 	logLevel                string
 	kube                    kubeRateFlags
 }
@@ -61,6 +64,7 @@ verdict.io/aggregate-to-cleanup: "true" (docs/operations.md).`,
 	fs.BoolVar(&fl.dryRun, "dry-run", false, "delete nothing: log what would be deleted")
 	fs.BoolVar(&fl.once, "once", false, "run every policy once now, then exit (1 when a run failed)")
 	fs.StringVar(&fl.logLevel, "log-level", "info", "debug, info, warn or error")
+	fs.StringVar(&fl.healthListen, "health-listen", "", "serve GET /healthz on this address: 200 while the policies were read within three --resync periods, 503 otherwise (default: none)")
 	fl.kube.register(fs)
 	return cmd
 }
@@ -119,6 +123,23 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 			return &exitError{code: 1, msg: "a deleting policy run failed (see the log)"}
 		}
 		return nil
+	}
+	if fl.healthListen != "" {
+		ln, err := net.Listen("tcp", fl.healthListen)
+		if err != nil {
+			return usageError("--health-listen: %v", err)
+		}
+		mux := http.NewServeMux()
+		mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+			if !r.Healthy() {
+				http.Error(w, "deleting policies not read recently", http.StatusServiceUnavailable)
+				return
+			}
+			fmt.Fprintln(w, "ok")
+		})
+		hs := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = hs.Serve(ln) }()
+		defer hs.Close()
 	}
 	if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
 		return err
