@@ -35,7 +35,9 @@
 // LoadPolicies learns the kinds to list from the match blocks of the
 // kyverno.io kinds and from the resourceRules of the ValidatingPolicies
 // (their autogen variants included) and ValidatingAdmissionPolicies (a
-// resource selector is matched by plural resource name). The scanner
+// resource selector is matched by plural resource name), and the
+// triggers of GeneratingPolicies with generateExisting from their
+// resourceRules. The scanner
 // supplies what a stored resource gives: the object, its namespace and
 // that namespace's labels, and for a resource listed from a cluster the
 // API resource it was listed from (Resource.GVR: the resourceRules of
