@@ -49,6 +49,8 @@ func compileDeleting(source string, data []byte) ([]*policy.Policy, error) {
 	return compileAll(docs, policy.CompileDeleting)
 }
 
+// compileAll compiles every document with compile; the errors of all
+// are joined.
 func compileAll[D any](docs []D, compile func(D) (*policy.Policy, error)) ([]*policy.Policy, error) {
 	out := make([]*policy.Policy, 0, len(docs))
 	var errs []error

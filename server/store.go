@@ -431,20 +431,7 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileValidating(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileValidating) // gpol.go
 }
 
 // compileVAP decodes and compiles every ValidatingAdmissionPolicy of
@@ -454,20 +441,7 @@ func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileVAP(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileVAP)
 }
 
 // compileBinding decodes and compiles the one

@@ -6,11 +6,8 @@ import (
 
 	"github.com/aptible/supercronic/cronexpr"
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
@@ -171,17 +168,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	act := in.Activation(ctx)
 	act.Variables = kyvernocel.NewVariables()
 	for _, e := range p.variables {
-		prog := e.prog
-		act.Variables.Append(e.name, func(*lazy.MapValue) ref.Val {
-			val, _, err := prog.ContextEval(ctx, act)
-			switch {
-			case val != nil:
-				return val
-			case err != nil:
-				return types.WrapErr(err)
-			}
-			return nil
-		})
+		act.BindVariable(ctx, e.name, e.prog)
 	}
 	r := Result{Matched: true}
 	for _, e := range exceptions {

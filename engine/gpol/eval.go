@@ -4,10 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"k8s.io/apiserver/pkg/cel/lazy"
-
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -94,17 +90,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	}
 	act.Variables = kyvernocel.NewVariables()
 	for _, e := range p.variables {
-		prog := e.prog
-		act.Variables.Append(e.name, func(*lazy.MapValue) ref.Val {
-			val, _, err := prog.ContextEval(ctx, act)
-			switch {
-			case val != nil:
-				return val
-			case err != nil:
-				return types.WrapErr(err)
-			}
-			return nil
-		})
+		act.BindVariable(ctx, e.name, e.prog)
 	}
 	col := &collector{namespace: p.Namespace}
 	act.SetGenerator(col)

@@ -4,7 +4,9 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	"github.com/kyverno/sdk/extensions/cel/libs/generator"
 	"k8s.io/apiserver/pkg/cel/lazy"
@@ -103,6 +105,22 @@ func (a *Activation) contexts() *contexts {
 // expressions evaluated with the activation (a GeneratingPolicy's
 // environment, NewGeneratingEnv).
 func (a *Activation) SetGenerator(g generator.ContextInterface) { a.generator = g }
+
+// BindVariable adds the variable name to a.Variables (which must be
+// set, NewVariables): prog, evaluated with the activation the first time
+// an expression reads it; an error is the variable's value.
+func (a *Activation) BindVariable(ctx context.Context, name string, prog cel.Program) {
+	a.Variables.Append(name, func(*lazy.MapValue) ref.Val {
+		val, _, err := prog.ContextEval(ctx, a)
+		switch {
+		case val != nil:
+			return val
+		case err != nil:
+			return types.WrapErr(err)
+		}
+		return nil
+	})
+}
 
 // NewVariables returns an empty `variables` map, to Append the policy's
 // variables to.

@@ -8,9 +8,6 @@ import (
 	"strings"
 
 	"github.com/google/cel-go/cel"
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -112,17 +109,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 	// read them (Kyverno's mpol; Kubernetes' MAPs bind them after).
 	act.Variables = kyvernocel.NewVariables()
 	for _, e := range v.variables {
-		prog := e.prog
-		act.Variables.Append(e.name, func(*lazy.MapValue) ref.Val {
-			val, _, err := prog.ContextEval(ctx, act)
-			switch {
-			case val != nil:
-				return val
-			case err != nil:
-				return types.WrapErr(err)
-			}
-			return nil
-		})
+		act.BindVariable(ctx, e.name, e.prog)
 	}
 	if ok, err := conditions(ctx, act, v.matchConditions); err != nil {
 		return fail("spec.matchConditions", err)
