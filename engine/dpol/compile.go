@@ -9,7 +9,6 @@ import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -54,10 +53,8 @@ func (p *Policy) Document() *Document { return p.doc }
 // conditions as bool. It returns every problem found, as engine.Errors
 // sorted by path (Code engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
-	var errs engine.Errors
-	invalid := func(path, format string, args ...any) {
-		errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
-	}
+	var probs vpol.Problems
+	invalid := probs.Invalid
 	spec := &doc.Spec
 	p := &Policy{
 		doc:   doc,
@@ -100,13 +97,8 @@ func Compile(doc *Document) (*Policy, error) {
 	compile := func(text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
 		if text == "" {
 			invalid(path, "an expression is required")
-			return nil, cel.DynType
 		}
-		prog, t, err := vpol.CompileExpression(env, text, path, want...)
-		if err != nil {
-			errs = append(errs, err)
-		}
-		return prog, t
+		return probs.Expression(env, text, path, want...)
 	}
 	for i, v := range spec.Variables {
 		prog, t := compile(v.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
@@ -117,8 +109,8 @@ func Compile(doc *Document) (*Policy, error) {
 		prog, _ := compile(c.Expression, fmt.Sprintf("spec.conditions[%d].expression", i), cel.BoolType)
 		p.conditions = append(p.conditions, prog)
 	}
-	if len(errs) > 0 {
-		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, errs.Err())
+	if err := probs.Err(doc.Kind, doc.Metadata.Name); err != nil {
+		return nil, err
 	}
 	return p, nil
 }

@@ -6,7 +6,6 @@ import (
 	"github.com/google/cel-go/cel"
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 
-	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -66,18 +65,15 @@ func (p *Policy) DropsUnmatched() bool { return p.match.DropsUnmatched() }
 // as engine.Errors sorted by path (Code engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	if p := c.policy(doc); len(c.errs) == 0 {
-		return p, nil
+	p := c.policy(doc)
+	if err := c.Err(doc.Kind, doc.Metadata.Name); err != nil {
+		return nil, err
 	}
-	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.errs.Err())
+	return p, nil
 }
 
 type compiler struct {
-	errs engine.Errors
-}
-
-func (c *compiler) invalid(path, format string, args ...any) {
-	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+	vpol.Problems
 }
 
 func (c *compiler) policy(doc *Document) *Policy {
@@ -100,7 +96,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewGeneratingEnv(p.Namespace)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Invalid("spec", "%v", err)
 		return p
 	}
 	c.expressions(env, p, spec)
@@ -112,20 +108,20 @@ func (c *compiler) policy(doc *Document) *Policy {
 func (c *compiler) checkPolicy(p *Policy) {
 	doc, spec := p.doc, &p.doc.Spec
 	if doc.Metadata.Name == "" {
-		c.invalid("metadata.name", "a policy needs a name")
+		c.Invalid("metadata.name", "a policy needs a name")
 	}
 	if doc.Namespaced() && doc.Metadata.Namespace == "" {
-		c.invalid("metadata.namespace", "a NamespacedGeneratingPolicy needs a namespace")
+		c.Invalid("metadata.namespace", "a NamespacedGeneratingPolicy needs a namespace")
 	}
 	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-		c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+		c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 	}
 	named := func(list string, i int, name, expression string) {
 		if name == "" {
-			c.invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+			c.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
 		}
 		if expression == "" {
-			c.invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+			c.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
 		}
 	}
 	for i, m := range spec.MatchConditions {
@@ -136,20 +132,20 @@ func (c *compiler) checkPolicy(p *Policy) {
 	}
 	for i, a := range spec.AuditAnnotations {
 		if a.Key == "" {
-			c.invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+			c.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
 		}
 	}
 	if len(spec.Generation) == 0 {
-		c.invalid("spec.generate", "a policy needs at least one generation")
+		c.Invalid("spec.generate", "a policy needs at least one generation")
 	}
 	for i, g := range spec.Generation {
 		path := fmt.Sprintf("spec.generate[%d]", i)
 		switch {
 		case g.Template != nil && g.Expression != "":
-			c.invalid(path, "only one of expression or template may be set")
+			c.Invalid(path, "only one of expression or template may be set")
 		case g.Template != nil: // compiled with the expressions
 		case g.Expression == "":
-			c.invalid(path, "one of expression or template must be set")
+			c.Invalid(path, "one of expression or template must be set")
 		}
 	}
 }
@@ -159,11 +155,11 @@ func (c *compiler) checkPolicy(p *Policy) {
 // expressions after it), generations and audit annotations.
 func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.GeneratingPolicySpec) {
 	for i, m := range spec.MatchConditions {
-		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("spec.matchConditions[%d].expression", i), cel.BoolType)
+		prog, _ := c.Expression(env, m.Expression, fmt.Sprintf("spec.matchConditions[%d].expression", i), cel.BoolType)
 		p.matchConditions = append(p.matchConditions, prog)
 	}
 	for i, vr := range spec.Variables {
-		prog, t := c.expression(env, vr.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
+		prog, t := c.Expression(env, vr.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
 		env.RegisterVariable(vr.Name, t)
 		p.variables = append(p.variables, &expr{name: vr.Name, prog: prog})
 	}
@@ -172,7 +168,7 @@ func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.
 			path := fmt.Sprintf("spec.generate[%d].template.value", i)
 			tpl, err := compileTemplate(env, g.Template)
 			if err != nil {
-				c.invalid(path, "%v", err)
+				c.Invalid(path, "%v", err)
 				continue
 			}
 			p.generations = append(p.generations, &expr{name: path, tpl: tpl})
@@ -182,25 +178,11 @@ func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.
 			continue // reported by checkPolicy
 		}
 		path := fmt.Sprintf("spec.generate[%d].expression", i)
-		prog, _ := c.expression(env, g.Expression, path)
+		prog, _ := c.Expression(env, g.Expression, path)
 		p.generations = append(p.generations, &expr{name: path, prog: prog})
 	}
 	for i, a := range spec.AuditAnnotations {
-		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), cel.StringType, cel.NullType)
+		prog, _ := c.Expression(env, a.ValueExpression, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), cel.StringType, cel.NullType)
 		p.annotKeys, p.annotProgs = append(p.annotKeys, a.Key), append(p.annotProgs, prog)
 	}
-}
-
-// expression compiles one expression whose type must be one of want,
-// and returns it with its type (dyn when it does not compile, so that the
-// expressions that use a variable report their own problems only).
-func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
-	if text == "" {
-		return nil, cel.DynType // reported by checkPolicy
-	}
-	prog, t, err := vpol.CompileExpression(env, text, path, want...)
-	if err != nil {
-		c.errs = append(c.errs, err)
-	}
-	return prog, t
 }
