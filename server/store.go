@@ -485,20 +485,7 @@ func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
 
 // compileDecoded compiles decoded policies.
 func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.Compile(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.Compile)
 }
 
 // policyErrors returns the engine errors of err, or err as one error.

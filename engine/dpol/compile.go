@@ -65,22 +65,14 @@ func Compile(doc *Document) (*Policy, error) {
 	}
 	if doc.Namespaced() {
 		p.Namespace = doc.Metadata.Namespace
-		if p.Namespace == "" {
-			invalid("metadata.namespace", "a NamespacedDeletingPolicy needs a namespace")
-		}
 	}
-	if doc.Metadata.Name == "" {
-		invalid("metadata.name", "a policy needs a name")
-	}
+	probs.Common(doc.Kind, &doc.Metadata, doc.Namespaced(), spec.MatchConstraints, "conditions", spec.Conditions, spec.Variables, nil)
 	if spec.Schedule == "" {
 		invalid("spec.schedule", "schedule must not be empty")
 	} else if s, err := cronexpr.Parse(spec.Schedule); err != nil {
 		invalid("spec.schedule", "schedule spec in the deletingPolicy is not in proper cron format: %v", err)
 	} else {
 		p.Schedule = s
-	}
-	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-		invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 	}
 	if dp := spec.DeletionPropagationPolicy; dp != nil {
 		switch *dp {
@@ -94,19 +86,13 @@ func Compile(doc *Document) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
 	}
-	compile := func(text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
-		if text == "" {
-			invalid(path, "an expression is required")
-		}
-		return probs.Expression(env, text, path, want...)
-	}
 	for i, v := range spec.Variables {
-		prog, t := compile(v.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
+		prog, t := probs.Expression(env, v.Expression, fmt.Sprintf("spec.variables[%d].expression", i))
 		env.RegisterVariable(v.Name, t)
 		p.variables = append(p.variables, &expr{name: v.Name, prog: prog})
 	}
 	for i, c := range spec.Conditions {
-		prog, _ := compile(c.Expression, fmt.Sprintf("spec.conditions[%d].expression", i), cel.BoolType)
+		prog, _ := probs.Expression(env, c.Expression, fmt.Sprintf("spec.conditions[%d].expression", i), cel.BoolType)
 		p.conditions = append(p.conditions, prog)
 	}
 	if err := probs.Err(doc.Kind, doc.Metadata.Name); err != nil {

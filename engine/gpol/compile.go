@@ -107,34 +107,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 // that decoding does not (it checks types only).
 func (c *compiler) checkPolicy(p *Policy) {
 	doc, spec := p.doc, &p.doc.Spec
-	if doc.Metadata.Name == "" {
-		c.Invalid("metadata.name", "a policy needs a name")
-	}
-	if doc.Namespaced() && doc.Metadata.Namespace == "" {
-		c.Invalid("metadata.namespace", "a NamespacedGeneratingPolicy needs a namespace")
-	}
-	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-		c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
-	}
-	named := func(list string, i int, name, expression string) {
-		if name == "" {
-			c.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
-		}
-		if expression == "" {
-			c.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
-		}
-	}
-	for i, m := range spec.MatchConditions {
-		named("matchConditions", i, m.Name, m.Expression)
-	}
-	for i, v := range spec.Variables {
-		named("variables", i, v.Name, v.Expression)
-	}
-	for i, a := range spec.AuditAnnotations {
-		if a.Key == "" {
-			c.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
-		}
-	}
+	c.Common(doc.Kind, &doc.Metadata, doc.Namespaced(), spec.MatchConstraints, "matchConditions", spec.MatchConditions, spec.Variables, spec.AuditAnnotations)
 	if len(spec.Generation) == 0 {
 		c.Invalid("spec.generate", "a policy needs at least one generation")
 	}

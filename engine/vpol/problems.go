@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/google/cel-go/cel"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
@@ -44,4 +46,39 @@ func (p *Problems) Err(kind, name string) error {
 		return nil
 	}
 	return fmt.Errorf("compile %s %q: %w", kind, name, p.Errs.Err())
+}
+
+// Common records what every kind of the group requires: a name, a
+// namespace for a namespaced kind, a matchConstraints with a resource
+// rule, a name and an expression for each condition (at
+// spec.<condList>[i]) and variable, a key for each audit annotation.
+func (p *Problems) Common(kind string, md *metav1.ObjectMeta, namespaced bool, mc *admissionregistrationv1.MatchResources, condList string, conds []admissionregistrationv1.MatchCondition, vars []admissionregistrationv1.Variable, annots []admissionregistrationv1.AuditAnnotation) {
+	if md.Name == "" {
+		p.Invalid("metadata.name", "a policy needs a name")
+	}
+	if namespaced && md.Namespace == "" {
+		p.Invalid("metadata.namespace", "a %s needs a namespace", kind)
+	}
+	if mc == nil || len(mc.ResourceRules) == 0 {
+		p.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+	named := func(list string, i int, name, expression string) {
+		if name == "" {
+			p.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+		}
+		if expression == "" {
+			p.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+		}
+	}
+	for i, c := range conds {
+		named(condList, i, c.Name, c.Expression)
+	}
+	for i, v := range vars {
+		named("variables", i, v.Name, v.Expression)
+	}
+	for i, a := range annots {
+		if a.Key == "" {
+			p.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+		}
+	}
 }
