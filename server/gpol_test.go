@@ -26,7 +26,7 @@ spec:
       resources: [namespaces]
   generate:
   - expression: >-
-      generator.Apply(object.metadata.name, [{"kind": dyn("NetworkPolicy"), "apiVersion": dyn("networking.k8s.io/v1"),
+      generator.Apply(object.metadata.name, [{"apiVersion": dyn("networking.k8s.io/v1"), "kind": dyn("NetworkPolicy"),
         "metadata": dyn({"name": "default-deny"}), "spec": dyn({"podSelector": dyn({}), "policyTypes": dyn(["Ingress", "Egress"])})}])
 `
 

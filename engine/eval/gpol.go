@@ -90,8 +90,11 @@ func (ev *evaluation) generatedObject(gp *gpol.Policy, g gpol.Generated) map[str
 	}
 	obj["metadata"] = meta
 	ns := g.Namespace
+	delete(meta, "namespace")
 	if ev.e.kyvernoCLI {
-		setOrDeleteMeta(meta, "namespace", ns)
+		if ns != "" {
+			meta["namespace"] = ns
+		}
 		return obj
 	}
 	apiVersion, _ := obj["apiVersion"].(string)
@@ -99,7 +102,8 @@ func (ev *evaluation) generatedObject(gp *gpol.Policy, g gpol.Generated) map[str
 	if policy.ClusterScoped(apiVersion, kind) {
 		ns = ""
 	}
-	if src, _ := meta["namespace"].(string); src != "" && src != ns {
+	srcMeta, _ := g.Object["metadata"].(map[string]any)
+	if src, _ := srcMeta["namespace"].(string); src != "" && src != ns {
 		delete(meta, "ownerReferences")
 	}
 	trigger := ev.triggerObject()
@@ -124,14 +128,8 @@ func (ev *evaluation) generatedObject(gp *gpol.Policy, g gpol.Generated) map[str
 	for _, k := range []string{"uid", "selfLink", "creationTimestamp", "managedFields", "resourceVersion"} {
 		delete(meta, k)
 	}
-	setOrDeleteMeta(meta, "namespace", ns)
-	return obj
-}
-
-func setOrDeleteMeta(meta map[string]any, k, v string) {
-	if v == "" {
-		delete(meta, k)
-		return
+	if ns != "" {
+		meta["namespace"] = ns
 	}
-	meta[k] = v
+	return obj
 }
