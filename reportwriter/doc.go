@@ -25,8 +25,10 @@
 //
 // The final report of a policy in a namespace, "cpol-<name>" (ClusterPolicy),
 // "pol-<name>" (Policy), "vpol-<name>" (ValidatingPolicy), "nvpol-<name>"
-// (NamespacedValidatingPolicy) or "vap-<name>" (Kubernetes
-// ValidatingAdmissionPolicy), holds, for each resource, the entries of the
+// (NamespacedValidatingPolicy), "vap-<name>" (Kubernetes
+// ValidatingAdmissionPolicy), "gpol-<name>" or "ngpol-<name>"
+// (GeneratingPolicy and its namespaced kind: source
+// "KyvernoGeneratingPolicy", rule the policy's name), holds, for each resource, the entries of the
 // policy from whichever source evaluated it last (admission or background:
 // the later one wins). Cluster-scoped resources go to ClusterPolicyReports.
 // Results are written as Kyverno 1.19 writes them: source "kyverno" for the

@@ -44,6 +44,8 @@ const (
 	KindValidatingPolicy           = "ValidatingPolicy"
 	KindNamespacedValidatingPolicy = "NamespacedValidatingPolicy"
 	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
+	KindGeneratingPolicy           = "GeneratingPolicy"
+	KindNamespacedGeneratingPolicy = "NamespacedGeneratingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -74,6 +76,10 @@ var policyKinds = map[string]policyKind{
 	KindValidatingPolicy:           {reportPrefix: "vpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindNamespacedValidatingPolicy: {namespaced: true, reportPrefix: "nvpol-", labelPrefix: "vpol.kyverno.io/", source: "KyvernoValidatingPolicy", unnamedRules: true},
 	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
+	// A GeneratingPolicy's result names the policy as rule (Kyverno 1.19's
+	// gpol engine).
+	KindGeneratingPolicy:           {reportPrefix: "gpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
+	KindNamespacedGeneratingPolicy: {namespaced: true, reportPrefix: "ngpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them
