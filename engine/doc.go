@@ -1,5 +1,6 @@
 // Package engine compiles Kyverno ClusterPolicies and Policies,
-// ValidatingPolicies, MutatingPolicies and their namespaced kinds
+// ValidatingPolicies, MutatingPolicies, GeneratingPolicies,
+// DeletingPolicies and their namespaced kinds
 // (policies.kyverno.io), and Kubernetes ValidatingAdmissionPolicies and
 // MutatingAdmissionPolicies, and evaluates them against Kubernetes
 // resources, with the same results as Kyverno.
@@ -39,6 +40,12 @@
 //     compilation (with autogen variants) and evaluation (JSONPatch and
 //     ApplyConfiguration mutations, merged with structured-merge-diff);
 //     policy.CompileMutating gives them the compiled form too
+//   - gpol:      GeneratingPolicy and NamespacedGeneratingPolicy:
+//     decoding, compilation and evaluation into the resources
+//     generator.Apply asks for; policy.CompileGenerating
+//   - dpol:      DeletingPolicy and NamespacedDeletingPolicy: decoding,
+//     compilation (the cron schedule parsed) and the decision for one
+//     existing resource; policy.CompileDeleting
 //   - kyvernocel: Kyverno's CEL environment and libraries
 //     (github.com/kyverno/sdk) for the policies.kyverno.io kinds, their
 //     data sources supplied by the host (eval.Options.CELData)

@@ -28,8 +28,10 @@
 // (NamespacedValidatingPolicy), "vap-<name>" (Kubernetes
 // ValidatingAdmissionPolicy), "mpol-<name>" (MutatingPolicy),
 // "nmpol-<name>" (NamespacedMutatingPolicy), "ivpol-<name>"
-// (ImageValidatingPolicy) or "nivpol-<name>"
-// (NamespacedImageValidatingPolicy), holds, for each resource, the entries of the
+// (ImageValidatingPolicy), "nivpol-<name>"
+// (NamespacedImageValidatingPolicy), "gpol-<name>" or "ngpol-<name>"
+// (GeneratingPolicy and its namespaced kind: source
+// "KyvernoGeneratingPolicy", rule the policy's name), holds, for each resource, the entries of the
 // policy from whichever source evaluated it last (admission or background:
 // the later one wins). Cluster-scoped resources go to ClusterPolicyReports.
 // Results are written as Kyverno 1.19 writes them: source "kyverno" for the

@@ -49,6 +49,8 @@ const (
 
 	KindImageValidatingPolicy           = "ImageValidatingPolicy"
 	KindNamespacedImageValidatingPolicy = "NamespacedImageValidatingPolicy"
+	KindGeneratingPolicy                = "GeneratingPolicy"
+	KindNamespacedGeneratingPolicy      = "NamespacedGeneratingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -87,6 +89,10 @@ var policyKinds = map[string]policyKind{
 	// rule (or evaluation, exception, mutateDigest), as in Kyverno.
 	KindImageValidatingPolicy:           {reportPrefix: "ivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
 	KindNamespacedImageValidatingPolicy: {namespaced: true, reportPrefix: "nivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
+	// A GeneratingPolicy's result names the policy as rule (Kyverno 1.19's
+	// gpol engine).
+	KindGeneratingPolicy:           {reportPrefix: "gpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
+	KindNamespacedGeneratingPolicy: {namespaced: true, reportPrefix: "ngpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them

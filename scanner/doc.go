@@ -39,7 +39,9 @@
 // the ValidatingPolicies, MutatingPolicies and ImageValidatingPolicies
 // (their autogen variants
 // included) and ValidatingAdmissionPolicies (a
-// resource selector is matched by plural resource name). The scanner
+// resource selector is matched by plural resource name), and the
+// triggers of GeneratingPolicies with generateExisting from their
+// resourceRules. The scanner
 // supplies what a stored resource gives: the object, its namespace and
 // that namespace's labels, and for a resource listed from a cluster the
 // API resource it was listed from (Resource.GVR: the resourceRules of

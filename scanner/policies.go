@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -250,6 +251,8 @@ var scannedKinds = map[string]bool{
 	mpol.KindMutatingPolicy: true, mpol.KindNamespacedMutatingPolicy: true,
 	ivpol.KindImageValidatingPolicy: true, ivpol.KindNamespacedImageValidatingPolicy: true,
 	vap.KindPolicy: true,
+	// GeneratingPolicies for generateExisting only.
+	gpol.KindGeneratingPolicy: true, gpol.KindNamespacedGeneratingPolicy: true,
 }
 
 func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
@@ -276,6 +279,20 @@ func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
 			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
 		}
 		p, err := policy.CompileImageValidating(docs[0])
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		return p, nil
+	}
+	if gpol.IsPolicy(vpol.Group+"/v1", kind) {
+		docs, err := gpol.Decode(key, doc)
+		if err != nil {
+			return nil, fmt.Errorf("policy %s: %w", key, err)
+		}
+		if len(docs) != 1 {
+			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
+		}
+		p, err := policy.CompileGenerating(docs[0])
 		if err != nil {
 			return nil, fmt.Errorf("policy %s: %w", key, err)
 		}
@@ -425,6 +442,15 @@ func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
 			for _, mc := range p.ImageValidating.MatchConstraints() {
 				bg.addResourceRules(mc)
 			}
+		}
+		return bg, gen, mut
+	}
+	if gp := p.Generating; gp != nil {
+		// The triggers of generateExisting: the resources of its
+		// resourceRules.
+		if gp.GenerateExisting {
+			gen.addResourceRules(gp.Document().Spec.MatchConstraints)
+			gen.Rules = append(gen.Rules, gp.Name)
 		}
 		return bg, gen, mut
 	}

@@ -270,8 +270,6 @@ func origin(d Document) string {
 // otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
-	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
-	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
 	"MutatingAdmissionPolicy": true,
 }
 
@@ -303,18 +301,19 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
 	mutatingKind := mpol.IsPolicy(pk.APIVersion, pk.Kind)
 	imageValidatingKind := ivpol.IsPolicy(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind || imageValidatingKind
+	genOrDelCompile, genOrDelKind := generatingOrDeleting(pk.APIVersion, pk.Kind) // gpol.go
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind || imageValidatingKind || genOrDelKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy || pk.Kind == ivpol.KindNamespacedImageValidatingPolicy
+	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy || pk.Kind == ivpol.KindNamespacedImageValidatingPolicy || genOrDelKind && !clusterWide(pk.Kind)
 	if namespacedKind && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || pk.Kind == ivpol.KindImageValidatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || pk.Kind == ivpol.KindImageValidatingPolicy || vapKind || bindingKind || clusterWide(pk.Kind) {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -360,6 +359,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileMutating
 		case imageValidatingKind:
 			compile = compileImageValidating
+		case genOrDelKind:
+			compile = genOrDelCompile
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -437,20 +438,7 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileValidating(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileValidating) // gpol.go
 }
 
 // compileMutating decodes and compiles every MutatingPolicy and
@@ -506,20 +494,7 @@ func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileVAP(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileVAP)
 }
 
 // compileBinding decodes and compiles the one
@@ -563,20 +538,7 @@ func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
 
 // compileDecoded compiles decoded policies.
 func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.Compile(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.Compile)
 }
 
 // policyErrors returns the engine errors of err, or err as one error.

@@ -92,13 +92,15 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		group, _, _ := strings.Cut(apiVersion, "/")
 		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
+		genOrDelCompile, genOrDelKind := generatingOrDeleting(apiVersion, kind) // gpol.go
+		celKind = celKind || genOrDelKind
 		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
 				Message: fmt.Sprintf("%s %s is not a kyverno.io, policies.kyverno.io or ValidatingAdmissionPolicy kind", apiVersion, kind)})
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && kind != ivpol.KindImageValidatingPolicy && !vapKind {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && kind != ivpol.KindImageValidatingPolicy && !vapKind && !clusterWide(kind) {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
@@ -133,6 +135,10 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			}
 		case ivpol.IsPolicy(apiVersion, kind):
 			if _, err := compileImageValidating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case genOrDelKind:
+			if _, err := genOrDelCompile(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case vpol.IsException(apiVersion, kind):

@@ -7,6 +7,7 @@
 //	verdict serve --policies DIR --listen ADDR  the gRPC decision server
 //	verdict run                               the same, on loopback, with examples/policies and the report writer
 //	verdict reports serve|get                 the report writer; PolicyReports like kubectl get polr
+//	verdict cleanup --in-cluster              run the cluster's DeletingPolicies on their schedules (cleanup)
 //
 // Each subcommand lives in its own file and only parses flags, calls a
 // library (internal/kyvernotest for test and apply, server for serve and

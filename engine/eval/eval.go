@@ -149,6 +149,7 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 	}
 	ev.enforceRequired(resp) // ivpol.go
 	ev.generatePhase(policies, resp)
+	ev.generatingPolicies(policies, resp) // gpol.go
 	resp.Steps = ev.budget.Used()
 	return resp
 }

@@ -50,6 +50,9 @@ func passOutcome(rule string) *outcome {
 // policy appends the results of p's validate and verifyImages rules to
 // out.
 func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
+	if p.Deleting != nil {
+		return ev.deletingPolicy(p, out) // dpol.go
+	}
 	if ev.req.Mode == Background && !p.Background {
 		return out
 	}

@@ -4,8 +4,11 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+	"github.com/kyverno/sdk/extensions/cel/libs/generator"
 	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
@@ -35,6 +38,8 @@ type Activation struct {
 	// values whose calls carry it in their context, made on first use.
 	policy *PolicyRef
 	own    *contexts
+	// generator receives generator.Apply's calls (SetGenerator).
+	generator generator.ContextInterface
 }
 
 // NewActivation returns an activation whose libraries read sources with
@@ -102,6 +107,27 @@ func (a *Activation) contexts() *contexts {
 	return a.own
 }
 
+// SetGenerator makes g receive the generator.Apply calls of the
+// expressions evaluated with the activation (a GeneratingPolicy's
+// environment, NewGeneratingEnv).
+func (a *Activation) SetGenerator(g generator.ContextInterface) { a.generator = g }
+
+// BindVariable adds the variable name to a.Variables (which must be
+// set, NewVariables): prog, evaluated with the activation the first time
+// an expression reads it; an error is the variable's value.
+func (a *Activation) BindVariable(ctx context.Context, name string, prog cel.Program) {
+	a.Variables.Append(name, func(*lazy.MapValue) ref.Val {
+		val, _, err := prog.ContextEval(ctx, a)
+		switch {
+		case val != nil:
+			return val
+		case err != nil:
+			return types.WrapErr(err)
+		}
+		return nil
+	})
+}
+
 // NewVariables returns an empty `variables` map, to Append the policy's
 // variables to.
 func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
@@ -155,6 +181,11 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		return a.contexts().http, true
 	case varImageData:
 		return a.contexts().image, true
+	case varGenerator:
+		if a.generator == nil {
+			return nil, false
+		}
+		return generator.Context{ContextInterface: a.generator}, true
 	case varGlobalContext:
 		return a.contexts().globalContext, true
 	}

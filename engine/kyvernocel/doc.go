@@ -1,5 +1,6 @@
 // Package kyvernocel is Kyverno's CEL environment for the policies.kyverno.io
-// kinds (ValidatingPolicy and MutatingPolicy; the other kinds share it),
+// kinds (ValidatingPolicy, MutatingPolicy and GeneratingPolicy; the other
+// kinds share it),
 // with Kyverno's CEL libraries from github.com/kyverno/sdk, whose data
 // sources the host supplies.
 //
@@ -11,7 +12,9 @@
 // JSONPatchType, and jsonpatch.escapeKey), NewImageEnv (the same with
 // what Kyverno's ivpol compiler adds: images, attestors, attestations and
 // the image verification functions, which the parser rewrites into calls
-// on the evaluation's Activation.ImageFunctions; image.go), Activation (the variables of one evaluation) and Sources
+// on the evaluation's Activation.ImageFunctions; image.go), NewGeneratingEnv (the same with
+// the sdk's generator library, whose generator.Apply calls go to the
+// Activation's generator, Activation.SetGenerator), Activation (the variables of one evaluation) and Sources
 // (data.go: the interfaces the libraries read through).
 //
 // # Data sources

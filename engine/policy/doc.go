@@ -32,7 +32,9 @@
 // its bindings: MutatingAdmission;
 // CompileImageValidating for an ImageValidatingPolicy or
 // NamespacedImageValidatingPolicy (engine/ivpol): its ImageValidating
-// field, run by engine/eval in the validate phase.
+// field, run by engine/eval in the validate phase;
+// CompileGenerating (engine/gpol, field Generating) and CompileDeleting
+// (engine/dpol, field Deleting) for the generating and deleting kinds.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

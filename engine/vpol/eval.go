@@ -8,10 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"k8s.io/apiserver/pkg/cel/lazy"
-
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -144,20 +140,9 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 		return Result{Status: StatusSkip, Message: "skip"}
 	}
 
-	vars := kyvernocel.NewVariables()
-	act.Variables = vars
+	act.Variables = kyvernocel.NewVariables()
 	for _, e := range v.variables {
-		prog := e.prog
-		vars.Append(e.name, func(*lazy.MapValue) ref.Val {
-			out, _, err := prog.ContextEval(ctx, act)
-			if out != nil {
-				return out
-			}
-			if err != nil {
-				return types.WrapErr(err)
-			}
-			return nil
-		})
+		act.BindVariable(ctx, e.name, e.prog)
 	}
 
 	for i, val := range v.validations {

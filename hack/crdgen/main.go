@@ -5,7 +5,8 @@
 // and ClusterPolicyReport; from the policies.kyverno.io folder,
 // ValidatingPolicy, NamespacedValidatingPolicy, MutatingPolicy,
 // NamespacedMutatingPolicy, ImageValidatingPolicy,
-// NamespacedImageValidatingPolicy and PolicyException), and
+// NamespacedImageValidatingPolicy, GeneratingPolicy, DeletingPolicy, their
+// namespaced kinds and PolicyException), and
 // from openreports.io's published files (Report and ClusterReport, which
 // Kyverno 1.19 can write instead of the wgpolicyk8s.io reports), so that
 // the manifests have one source.
@@ -62,6 +63,10 @@ var sources = []struct {
 	{"policies.kyverno.io_namespacedmutatingpolicies.yaml", "policies.kyverno.io_namespacedmutatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_imagevalidatingpolicies.yaml", "policies.kyverno.io_imagevalidatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_namespacedimagevalidatingpolicies.yaml", "policies.kyverno.io_namespacedimagevalidatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_generatingpolicies.yaml", "policies.kyverno.io_generatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespacedgeneratingpolicies.yaml", "policies.kyverno.io_namespacedgeneratingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_deletingpolicies.yaml", "policies.kyverno.io_deletingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespaceddeletingpolicies.yaml", "policies.kyverno.io_namespaceddeletingpolicies.yaml", policiesFolder},
 	{"wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_policyreports.yaml", kyvernoFolder},
 	{"wgpolicyk8s.io_clusterpolicyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml", kyvernoFolder},
 	{"openreports.io_reports.yaml", "openreports.io_reports.yaml", openreportsFolder},

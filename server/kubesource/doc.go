@@ -3,7 +3,9 @@
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
 // the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
 // MutatingPolicies, NamespacedMutatingPolicies, ImageValidatingPolicies,
-// NamespacedImageValidatingPolicies and PolicyExceptions, and the
+// NamespacedImageValidatingPolicies, GeneratingPolicies,
+// NamespacedGeneratingPolicies, DeletingPolicies,
+// NamespacedDeletingPolicies and PolicyExceptions, and the
 // ValidatingAdmissionPolicies and
 // ValidatingAdmissionPolicyBindings (admissionregistration.k8s.io/v1) of a
 // cluster, read through client-go dynamic informers, so `verdict serve
@@ -27,6 +29,6 @@
 // of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno, vpol, mpol, ivpol and vap models (for kind names) and client-go. Only cmd/verdict
+// kyverno, vpol, mpol, ivpol, gpol, dpol and vap models (for kind names) and client-go. Only cmd/verdict
 // imports it; the server package does not, so it builds without client-go.
 package kubesource

@@ -21,6 +21,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -46,6 +48,11 @@ var (
 
 	ImageValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "imagevalidatingpolicies"}
 	NamespacedImageValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedimagevalidatingpolicies"}
+
+	GeneratingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "generatingpolicies"}
+	NamespacedGeneratingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedgeneratingpolicies"}
+	DeletingPolicies             = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "deletingpolicies"}
+	NamespacedDeletingPolicies   = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespaceddeletingpolicies"}
 
 	// Kubernetes' ValidatingAdmissionPolicies and their bindings, which
 	// Kyverno's background scans report on (the API server enforces
@@ -112,7 +119,8 @@ func (o Options) withDefaults() Options {
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, the
 // policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
 // MutatingPolicies, NamespacedMutatingPolicies, ImageValidatingPolicies,
-// NamespacedImageValidatingPolicies and PolicyExceptions, and the
+// NamespacedImageValidatingPolicies, GeneratingPolicies, DeletingPolicies
+// (both scopes) and PolicyExceptions, and the
 // admissionregistration.k8s.io/v1
 // ValidatingAdmissionPolicies and their bindings of a cluster, through
 // informers.
@@ -157,6 +165,10 @@ func (s *Source) resources() []watched {
 		watched{gvr: NamespacedMutatingPolicies, kind: mpol.KindNamespacedMutatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 		watched{gvr: ImageValidatingPolicies, kind: ivpol.KindImageValidatingPolicy, optional: true, versions: celVersions},
 		watched{gvr: NamespacedImageValidatingPolicies, kind: ivpol.KindNamespacedImageValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: GeneratingPolicies, kind: gpol.KindGeneratingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedGeneratingPolicies, kind: gpol.KindNamespacedGeneratingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: DeletingPolicies, kind: dpol.KindDeletingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedDeletingPolicies, kind: dpol.KindNamespacedDeletingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 	)
 	if !s.opts.DisableVAPs {
 		out = append(out,

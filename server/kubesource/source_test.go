@@ -46,6 +46,10 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 
 			kubesource.ImageValidatingPolicies:           "ImageValidatingPolicyList",
 			kubesource.NamespacedImageValidatingPolicies: "NamespacedImageValidatingPolicyList",
+			kubesource.GeneratingPolicies:                "GeneratingPolicyList",
+			kubesource.NamespacedGeneratingPolicies:      "NamespacedGeneratingPolicyList",
+			kubesource.DeletingPolicies:                  "DeletingPolicyList",
+			kubesource.NamespacedDeletingPolicies:        "NamespacedDeletingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list
