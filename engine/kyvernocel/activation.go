@@ -6,25 +6,30 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
-	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
 )
 
 // Activation holds the variables of one evaluation. Build it with
-// NewActivation; it is used by one goroutine at a time.
+// NewActivation, or Reset one to reuse it; it is used by one goroutine at
+// a time.
 type Activation struct {
 	// Object, OldObject, Request and NamespaceObject are the values of
 	// those variables (JSON values: maps, slices, strings, float64 or
 	// int64, bool, nil).
 	Object, OldObject, Request, NamespaceObject any
+	// RequestFunc, when set, gives the value of `request` instead of
+	// Request, when an expression reads it: a request that no expression
+	// reads is never built. It is called at every read; it keeps the
+	// value it builds.
+	RequestFunc func() any
 	// Variables is the `variables` map; nil leaves `variables` undefined
 	// (match conditions, which run before variables exist).
-	Variables *lazy.MapValue
+	Variables *Variables
 
 	exceptions any // nil: `exceptions` is undefined (SetExceptions)
 	now        types.Timestamp
-	libs       *contexts
+	libs       *Libraries
 }
 
 // NewActivation returns an activation whose libraries read sources with
@@ -35,27 +40,56 @@ func NewActivation(ctx context.Context, sources Sources, now time.Time) *Activat
 
 // Libraries are the values of the library variables for the evaluations
 // of one request: build them once and share them between its
-// activations.
-type Libraries struct{ c *contexts }
+// activations, used by one goroutine at a time. They are made when an
+// expression first reads one of them.
+type Libraries struct {
+	ctx     context.Context
+	sources Sources
+	c       *contexts
+}
 
 // NewLibraries returns the libraries of sources, read with ctx.
 func NewLibraries(ctx context.Context, sources Sources) *Libraries {
-	return &Libraries{c: newContexts(ctx, sources)}
+	return &Libraries{ctx: ctx, sources: sources}
+}
+
+// contexts returns the libraries' values, made on first use (those of no
+// source for an activation without libraries).
+func (l *Libraries) contexts() *contexts {
+	if l == nil {
+		return noContexts
+	}
+	if l.c == nil {
+		l.c = newContexts(l.ctx, l.sources)
+	}
+	return l.c
 }
 
 // NewActivation returns an activation with these libraries, whose
 // time.now() is now.
 func (l *Libraries) NewActivation(now time.Time) *Activation {
-	return &Activation{libs: l.c, now: types.Timestamp{Time: now}}
+	a := &Activation{}
+	a.Reset(l, now)
+	return a
 }
 
-// NewVariables returns an empty `variables` map, to Append the policy's
-// variables to.
-func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
+// Reset makes a an activation with libs, whose time.now() is now, and no
+// other variable set, for a new evaluation.
+func (a *Activation) Reset(libs *Libraries, now time.Time) {
+	*a = Activation{libs: libs, now: types.Timestamp{Time: now}}
+}
+
+// noExceptions is `exceptions` when no PolicyException hands images or
+// values to the expressions (expressions only read it).
+var noExceptions any = libs.Exception{AllowedImages: []string{}, AllowedValues: []string{}}
 
 // SetExceptions defines `exceptions`: the images and values the
 // PolicyExceptions that match the resource allow (empty lists when none).
 func (a *Activation) SetExceptions(allowedImages, allowedValues []string) {
+	if allowedImages == nil && allowedValues == nil {
+		a.exceptions = noExceptions
+		return
+	}
 	if allowedImages == nil {
 		allowedImages = []string{}
 	}
@@ -73,6 +107,9 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case VarOldObject:
 		return a.OldObject, true
 	case VarRequest:
+		if a.RequestFunc != nil {
+			return a.RequestFunc(), true
+		}
 		return a.Request, true
 	case VarNamespaceObject:
 		return a.NamespaceObject, true
@@ -89,13 +126,13 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case varNow:
 		return a.now, true
 	case varResource:
-		return a.libs.resource, true
+		return a.libs.contexts().resource, true
 	case varHTTP:
-		return a.libs.http, true
+		return a.libs.contexts().http, true
 	case varImageData:
-		return a.libs.image, true
+		return a.libs.contexts().image, true
 	case varGlobalContext:
-		return a.libs.globalContext, true
+		return a.libs.contexts().globalContext, true
 	}
 	return nil, false
 }
