@@ -69,6 +69,9 @@ type Variables struct {
 	state  []varState
 }
 
+// minVariables is the room Reset makes for variables when it allocates.
+const minVariables = 8
+
 // Reset makes v the variables named by names, none evaluated yet; eval
 // evaluates the variable of declaration i.
 func (v *Variables) Reset(names *VariableNames, eval func(i int) ref.Val) {
@@ -78,8 +81,9 @@ func (v *Variables) Reset(names *VariableNames, eval func(i int) ref.Val) {
 		n = names.declared
 	}
 	if cap(v.values) < n {
-		v.values = make([]ref.Val, n)
-		v.state = make([]varState, n)
+		// Room for the variables of the next policies too.
+		v.values = make([]ref.Val, n, max(n, minVariables))
+		v.state = make([]varState, n, max(n, minVariables))
 		return
 	}
 	v.values = v.values[:n]

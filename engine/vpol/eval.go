@@ -110,11 +110,10 @@ type run struct {
 
 // newRun returns the Input's run, reset for an evaluation with ctx.
 func (in *Input) newRun(ctx context.Context) *run {
-	if in.run == nil {
-		in.run = &run{}
-		in.run.variable = in.run.evalVariable
+	r := &in.run
+	if r.variable == nil {
+		r.variable = r.evalVariable
 	}
-	r := in.run
 	r.ctx, r.variables = ctx, nil
 	r.act.Reset(in.libraries(ctx), in.req.Now)
 	return r

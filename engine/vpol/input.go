@@ -65,7 +65,9 @@ type Input struct {
 	name, namespace, generateName  string
 	operation                      string
 	objectLabels, oldObjectLabels  map[string]string
-	namespaceLabels                map[string]string
+	// namespaceLabels are made by nsLabels, on first use.
+	namespaceLabels     map[string]string
+	namespaceLabelsMade bool
 
 	// The values of the CEL variables.
 	object, oldObject, namespaceObject any
@@ -85,7 +87,7 @@ type Input struct {
 
 	// run is the state of the variant being evaluated, reused by the next
 	// one (newRun).
-	run *run
+	run run
 }
 
 // libraries returns the libraries of the request, read with ctx.
@@ -137,14 +139,6 @@ func NewInput(r Request) *Input {
 	if in.operation == "" {
 		in.operation = "CREATE"
 	}
-	switch {
-	case r.NamespaceObject != nil:
-		in.namespaceLabels = labelsOf(r.NamespaceObject)
-	case r.NamespaceLabels != nil:
-		in.namespaceLabels = r.NamespaceLabels
-	default:
-		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
-	}
 
 	// Kyverno gives CEL the objects of the admission attributes as they
 	// are (an absent one is an empty object, not null); the request is
@@ -162,6 +156,25 @@ func NewInput(r Request) *Input {
 	}
 	in.requestFunc = in.requestValue
 	return in
+}
+
+// nsLabels returns the labels of the request's namespace, for
+// namespaceSelector: those of NamespaceObject, or NamespaceLabels, or the
+// label Kubernetes gives every namespace.
+func (in *Input) nsLabels() map[string]string {
+	if in.namespaceLabelsMade {
+		return in.namespaceLabels
+	}
+	switch {
+	case in.req.NamespaceObject != nil:
+		in.namespaceLabels = labelsOf(in.req.NamespaceObject)
+	case in.req.NamespaceLabels != nil:
+		in.namespaceLabels = in.req.NamespaceLabels
+	default:
+		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
+	}
+	in.namespaceLabelsMade = true
+	return in.namespaceLabels
 }
 
 // emptyObject is object or oldObject when the request has none: an empty
