@@ -64,17 +64,30 @@ const (
 // used by one goroutine at a time.
 type Variables struct {
 	names  *VariableNames
-	eval   func(i int) ref.Val
+	eval   VariableEvaluator
 	values []ref.Val
 	state  []varState
 }
 
+// VariableEvaluator evaluates the variables of an evaluation.
+type VariableEvaluator interface {
+	// EvalVariable returns the value of the variable of declaration i
+	// (an error is a value: types.Err).
+	EvalVariable(i int) ref.Val
+}
+
+// VariableFunc is a VariableEvaluator.
+type VariableFunc func(i int) ref.Val
+
+// EvalVariable implements VariableEvaluator.
+func (f VariableFunc) EvalVariable(i int) ref.Val { return f(i) }
+
 // minVariables is the room Reset makes for variables when it allocates.
 const minVariables = 8
 
-// Reset makes v the variables named by names, none evaluated yet; eval
-// evaluates the variable of declaration i.
-func (v *Variables) Reset(names *VariableNames, eval func(i int) ref.Val) {
+// Reset makes v the variables named by names, none evaluated yet, which
+// eval evaluates.
+func (v *Variables) Reset(names *VariableNames, eval VariableEvaluator) {
 	v.names, v.eval = names, eval
 	n := 0
 	if names != nil {
@@ -102,7 +115,7 @@ func (v *Variables) resolve(name string, i int) ref.Val {
 		return types.NewErr("variable %q is read by its own expression", name)
 	}
 	v.state[i] = varEvaluating
-	val := v.eval(i)
+	val := v.eval.EvalVariable(i)
 	v.values[i], v.state[i] = val, varDone
 	return val
 }

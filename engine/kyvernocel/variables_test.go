@@ -50,7 +50,7 @@ func kyvernoVariables(declared []string, evaluations map[string]int) (*lazy.MapV
 		want.Append(n, func(*lazy.MapValue) ref.Val { return value("lazy", i) })
 	}
 	got := &kyvernocel.Variables{}
-	got.Reset(kyvernocel.NewVariableNames(declared), func(i int) ref.Val { return value("verdict", i) })
+	got.Reset(kyvernocel.NewVariableNames(declared), kyvernocel.VariableFunc(func(i int) ref.Val { return value("verdict", i) }))
 	return want, got
 }
 
@@ -151,9 +151,9 @@ func TestVariablesAsLazyMapValueWhole(t *testing.T) {
 // where Kyverno's lazy map recurses until the process runs out of stack.
 func TestVariablesReadOwnName(t *testing.T) {
 	vars := &kyvernocel.Variables{}
-	vars.Reset(kyvernocel.NewVariableNames([]string{"a", "a"}), func(int) ref.Val {
+	vars.Reset(kyvernocel.NewVariableNames([]string{"a", "a"}), kyvernocel.VariableFunc(func(int) ref.Val {
 		return vars.Get(types.String("a"))
-	})
+	}))
 	got := vars.Get(types.String("a"))
 	const want = `variable "a" is read by its own expression`
 	if !types.IsError(got) || got.(*types.Err).String() != want {
@@ -165,11 +165,11 @@ func TestVariablesReadOwnName(t *testing.T) {
 // with the new names and function.
 func TestVariablesReset(t *testing.T) {
 	vars := &kyvernocel.Variables{}
-	vars.Reset(kyvernocel.NewVariableNames([]string{"a", "b"}), func(i int) ref.Val { return types.Int(i) })
+	vars.Reset(kyvernocel.NewVariableNames([]string{"a", "b"}), kyvernocel.VariableFunc(func(i int) ref.Val { return types.Int(i) }))
 	if got := vars.Get(types.String("b")); got != types.Int(1) {
 		t.Fatalf("Get(b) = %v, want 1", got)
 	}
-	vars.Reset(kyvernocel.NewVariableNames([]string{"b"}), func(i int) ref.Val { return types.Int(10 + i) })
+	vars.Reset(kyvernocel.NewVariableNames([]string{"b"}), kyvernocel.VariableFunc(func(i int) ref.Val { return types.Int(10 + i) }))
 	tests := []struct {
 		give string
 		want string

@@ -104,24 +104,19 @@ type run struct {
 	act       kyvernocel.Activation
 	vars      kyvernocel.Variables
 	variables []*expr
-	// variable is evalVariable, bound once.
-	variable func(int) ref.Val
 }
 
 // newRun returns the Input's run, reset for an evaluation with ctx.
 func (in *Input) newRun(ctx context.Context) *run {
 	r := &in.run
-	if r.variable == nil {
-		r.variable = r.evalVariable
-	}
 	r.ctx, r.variables = ctx, nil
 	r.act.Reset(in.libraries(ctx), in.req.Now)
 	return r
 }
 
-// evalVariable evaluates the variable of declaration i, as Kyverno's
+// EvalVariable evaluates the variable of declaration i, as Kyverno's
 // lazy variables do: a value, or the error as a value.
-func (r *run) evalVariable(i int) ref.Val {
+func (r *run) EvalVariable(i int) ref.Val {
 	out, _, err := r.variables[i].prog.ContextEval(r.ctx, &r.act)
 	if out != nil {
 		return out
@@ -182,7 +177,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	}
 
 	r.variables = v.variables
-	r.vars.Reset(v.varNames, r.variable)
+	r.vars.Reset(v.varNames, r)
 	act.Variables = &r.vars
 
 	for i, val := range v.validations {
