@@ -15,15 +15,23 @@ import (
 )
 
 // Activation holds the variables of one evaluation. Build it with
-// NewActivation; it is used by one goroutine at a time.
+// NewActivation, or Reset one to reuse it; it is used by one goroutine at
+// a time.
 type Activation struct {
 	// Object, OldObject, Request and NamespaceObject are the values of
 	// those variables (JSON values: maps, slices, strings, float64 or
 	// int64, bool, nil).
 	Object, OldObject, Request, NamespaceObject any
-	// Variables is the `variables` map; nil leaves `variables` undefined
-	// (match conditions, which run before variables exist).
-	Variables *lazy.MapValue
+	// RequestFunc, when set, gives the value of `request` instead of
+	// Request, when an expression reads it: a request that no expression
+	// reads is never built. It is called at every read; it keeps the
+	// value it builds.
+	RequestFunc func() any
+	// Variables is the `variables` map: a *Variables (Reset for each
+	// policy, as engine/vpol does), or a lazy map of NewVariables that
+	// BindVariable fills; nil leaves `variables` undefined (match
+	// conditions, which run before variables exist).
+	Variables ref.Val
 	// Images, Attestors and Attestations are the values of the variables
 	// of an ImageValidatingPolicy (NewImageEnv); ImageFunctions answers
 	// its image verification calls (nil: they fail with
@@ -50,7 +58,8 @@ func NewActivation(ctx context.Context, sources Sources, now time.Time) *Activat
 
 // Libraries are the values of the library variables for the evaluations
 // of one request: build them once and share them between its
-// activations.
+// activations, used by one goroutine at a time. They are made when an
+// expression first reads one of them.
 type Libraries struct {
 	ctx     context.Context
 	sources Sources
@@ -59,13 +68,27 @@ type Libraries struct {
 
 // NewLibraries returns the libraries of sources, read with ctx.
 func NewLibraries(ctx context.Context, sources Sources) *Libraries {
-	return &Libraries{ctx: ctx, sources: sources, c: newContexts(ctx, sources)}
+	return &Libraries{ctx: ctx, sources: sources}
+}
+
+// contexts returns the libraries' values, made on first use (those of no
+// source for an activation without libraries).
+func (l *Libraries) contexts() *contexts {
+	if l == nil {
+		return noContexts
+	}
+	if l.c == nil {
+		l.c = newContexts(l.ctx, l.sources)
+	}
+	return l.c
 }
 
 // NewActivation returns an activation with these libraries, whose
 // time.now() is now.
 func (l *Libraries) NewActivation(now time.Time) *Activation {
-	return &Activation{libs: l, now: types.Timestamp{Time: now}}
+	a := &Activation{}
+	a.Reset(l, now)
+	return a
 }
 
 // PolicyRef names the policy whose expression calls a data source.
@@ -99,7 +122,7 @@ func (a *Activation) SetPolicy(p *PolicyRef) {
 // first library the expressions read).
 func (a *Activation) contexts() *contexts {
 	if a.policy == nil {
-		return a.libs.c
+		return a.libs.contexts()
 	}
 	if a.own == nil {
 		a.own = newContexts(context.WithValue(a.libs.ctx, policyKey{}, *a.policy), a.libs.sources)
@@ -112,11 +135,20 @@ func (a *Activation) contexts() *contexts {
 // environment, NewGeneratingEnv).
 func (a *Activation) SetGenerator(g generator.ContextInterface) { a.generator = g }
 
-// BindVariable adds the variable name to a.Variables (which must be
-// set, NewVariables): prog, evaluated with the activation the first time
+// NewVariables returns an empty lazy `variables` map, to BindVariable the
+// policy's variables to.
+func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
+
+// BindVariable adds the variable name to a.Variables (a lazy map of
+// NewVariables, made when it is not one): prog, evaluated with the activation the first time
 // an expression reads it; an error is the variable's value.
 func (a *Activation) BindVariable(ctx context.Context, name string, prog cel.Program) {
-	a.Variables.Append(name, func(*lazy.MapValue) ref.Val {
+	m, ok := a.Variables.(*lazy.MapValue)
+	if !ok {
+		m = NewVariables()
+		a.Variables = m
+	}
+	m.Append(name, func(*lazy.MapValue) ref.Val {
 		val, _, err := prog.ContextEval(ctx, a)
 		switch {
 		case val != nil:
@@ -128,13 +160,23 @@ func (a *Activation) BindVariable(ctx context.Context, name string, prog cel.Pro
 	})
 }
 
-// NewVariables returns an empty `variables` map, to Append the policy's
-// variables to.
-func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
+// Reset makes a an activation with libs, whose time.now() is now, and no
+// other variable set, for a new evaluation.
+func (a *Activation) Reset(libs *Libraries, now time.Time) {
+	*a = Activation{libs: libs, now: types.Timestamp{Time: now}}
+}
+
+// noExceptions is `exceptions` when no PolicyException hands images or
+// values to the expressions (expressions only read it).
+var noExceptions any = libs.Exception{AllowedImages: []string{}, AllowedValues: []string{}}
 
 // SetExceptions defines `exceptions`: the images and values the
 // PolicyExceptions that match the resource allow (empty lists when none).
 func (a *Activation) SetExceptions(allowedImages, allowedValues []string) {
+	if allowedImages == nil && allowedValues == nil {
+		a.exceptions = noExceptions
+		return
+	}
 	if allowedImages == nil {
 		allowedImages = []string{}
 	}
@@ -152,6 +194,9 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case VarOldObject:
 		return a.OldObject, true
 	case VarRequest:
+		if a.RequestFunc != nil {
+			return a.RequestFunc(), true
+		}
 		return a.Request, true
 	case VarNamespaceObject:
 		return a.NamespaceObject, true
