@@ -13,8 +13,6 @@ import (
 	"io"
 	"log"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -28,10 +26,8 @@ import (
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	"github.com/sigstore/sigstore/pkg/signature"
 	sigpayload "github.com/sigstore/sigstore/pkg/signature/payload"
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // signedRegistry is go-containerregistry's registry on loopback with an
@@ -106,31 +102,6 @@ func startSignedRegistry(t *testing.T) *signedRegistry {
 	return r
 }
 
-// registerMutatingWebhooks creates the MutatingWebhookConfigurations of
-// objs with every webhook pointed at the proxy on proxyAddr (trusting ca),
-// as registerValidatingWebhooks does for the validating ones.
-func registerMutatingWebhooks(t *testing.T, d *devDeployment, ca []byte) {
-	t.Helper()
-	for _, o := range d.objs {
-		if o.GetKind() != "MutatingWebhookConfiguration" {
-			continue
-		}
-		var mwc admissionregistrationv1.MutatingWebhookConfiguration
-		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &mwc); err != nil {
-			t.Fatal(err)
-		}
-		for i := range mwc.Webhooks {
-			cc := &mwc.Webhooks[i].ClientConfig
-			url := "https://" + d.proxyAddr + *cc.Service.Path
-			cc.Service, cc.URL, cc.CABundle = nil, &url, ca
-		}
-		mwc.ResourceVersion = ""
-		if _, err := d.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(), &mwc, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 // TestE2EImageValidatingPolicy creates an ImageValidatingPolicy in a real
 // API server whose webhooks point at the proxy: an image of a loopback
 // registry without a signature is blocked with the policy's message, a
@@ -167,11 +138,7 @@ spec:
     message: the image must be signed by the team's key
 `, reg.host, "          "+strings.ReplaceAll(strings.TrimSpace(reg.pubKey), "\n", "\n          "))
 	d := deployDev(t, policy)
-	ca, err := os.ReadFile(filepath.Join(d.dir, "tls.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	registerMutatingWebhooks(t, d, ca)
+	registerMutatingWebhooks(t, d)
 	ctx := t.Context()
 	const ns = "ivpol-e2e"
 	if _, err := d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
