@@ -108,11 +108,21 @@ func TestServerDryRun(t *testing.T) {
 
 	// Namespaced objects need their namespace to exist even in a dry run:
 	// the rendered one, with its Pod Security labels (restricted). The pods
-	// below need their ServiceAccounts.
+	// below need their ServiceAccounts: those of every install (an overlay
+	// such as cleanup adds its own).
 	for _, o := range all["base"] {
-		if o.GetKind() == "Namespace" || o.GetKind() == "ServiceAccount" {
+		if o.GetKind() == "Namespace" {
 			if err := Apply(ctx, dyn, mapper, o, false); err != nil {
 				t.Fatal(err)
+			}
+		}
+	}
+	for _, k := range installs {
+		for _, o := range all[k] {
+			if o.GetKind() == "ServiceAccount" && o.GetNamespace() == "verdict" {
+				if err := Apply(ctx, dyn, mapper, o, false); err != nil {
+					t.Fatal(err)
+				}
 			}
 		}
 	}
