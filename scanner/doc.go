@@ -9,7 +9,7 @@
 // resources come from: FileSource for files, Cluster.Source for a cluster
 // listed through client-go), ResultSink and ScanDone (where results go, and
 // the per-shard "scan finished" marker that tells which resources are
-// gone), Shard (the split of a cluster between scanners by namespace
+// gone; ReportSink sends both to a report writer through publish), Shard (the split of a cluster between scanners by namespace
 // hash), PolicySet and LoadPolicies (what the server's policies match,
 // learnt by compiling their documents with the engine), and Generator
 // (server-side apply of generateExisting intents, recorded on the
@@ -36,8 +36,8 @@
 // resource gives: the object, its namespace and that namespace's labels.
 //
 // This package uses the client (never the server package), the engine
-// (to read policies) and client-go; it must not import server,
-// reportwriter or webhookproxy: the wiring to the report writer lives in
-// cmd/verdict. It keeps no global state and writes to a cluster only
+// (to read policies), publish (the report path: items and the queue to
+// the report writer) and client-go; it must not import server,
+// reportwriter or webhookproxy. It keeps no global state and writes to a cluster only
 // through a Generator.
 package scanner

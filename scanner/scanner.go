@@ -183,7 +183,8 @@ type ScanDone struct {
 	Started time.Time
 }
 
-// ResultSink is where results go: the report writer, or a printer.
+// ResultSink is where results go: the report writer (ReportSink), or a
+// printer.
 // Write is called from one goroutine, in scan order; ScanDone once at the
 // end of a scan that listed its whole shard (not after an error).
 type ResultSink interface {
@@ -227,8 +228,8 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	o.Shard = o.Shard.normal()
-	if err := o.Shard.check(); err != nil {
+	o.Shard = o.Shard.Normal()
+	if err := o.Shard.Check(); err != nil {
 		return o, fmt.Errorf("shard: %w", err)
 	}
 	if o.BatchSize <= 0 {

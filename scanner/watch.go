@@ -109,7 +109,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 	}
 	opts = opts.withDefaults()
 	w := &watcher{
-		s: s, c: c, opts: opts, shard: s.opts.Shard.normal(),
+		s: s, c: c, opts: opts, shard: s.opts.Shard.Normal(),
 		kinds:  map[schema.GroupVersionResource]*kindWatch{},
 		last:   map[string]string{},
 		queue:  map[string]*change{},

@@ -55,10 +55,11 @@
 // warnings. A ValidatingPolicy decides as Kyverno's vpol webhook does
 // (validatingDecision, convert.go): validationActions Deny denies with
 // "Policy NAME failed: MESSAGE" (or "error:"), Warn adds the same text as
-// a warning, Audit only reports. Every evaluation can be published to a ResultSink (the report
-// writer) through a bounded buffer that never blocks an answer.
+// a warning, Audit only reports. Every evaluation can be offered to the report writer
+// (Options.Reports, a publish.Sink: the one bounded queue of the report
+// path), which never blocks an answer (report.go).
 //
-// This package imports the engine, the API (proto) and gRPC libraries. It
-// must not import client, webhookproxy, reportwriter, scanner or
-// cmd/verdict, and it reads no flags: cmd/verdict turns flags into Options.
+// This package imports the engine, the API (proto), publish (the report
+// path) and gRPC libraries. It must not import client, webhookproxy,
+// reportwriter, scanner or cmd/verdict, and it reads no flags: cmd/verdict turns flags into Options.
 package server

@@ -44,7 +44,6 @@ type metrics struct {
 	reloads       *prometheus.CounterVec
 	resultsQueued prometheus.Counter
 	resultsDrop   prometheus.Counter
-	sinkErrors    prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error) {
@@ -104,15 +103,11 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 		}, []string{"source"}),
 		resultsQueued: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_results_published_total",
-			Help: "Evaluations queued for the result sink.",
+			Help: "Evaluations queued for the report writer.",
 		}),
 		resultsDrop: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "verdict_results_dropped_total",
-			Help: "Evaluations not queued for the result sink because its buffer was full.",
-		}),
-		sinkErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_result_sink_errors_total",
-			Help: "Batches the result sink failed to write.",
+			Help: "Evaluations dropped because the queue to the report writer was full.",
 		}),
 	}
 	seriesGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
@@ -122,7 +117,7 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 	for _, c := range []prometheus.Collector{
 		m.grpc, m.policyResults, m.labelOverflow, seriesGauge, m.cacheHits, m.cacheMisses, m.cacheEvictions,
 		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.sourceErrors, m.reloads, m.resultsQueued,
-		m.resultsDrop, m.sinkErrors,
+		m.resultsDrop,
 	} {
 		if err := reg.Register(c); err != nil {
 			return nil, err

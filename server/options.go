@@ -2,17 +2,19 @@ package server
 
 import (
 	"crypto/tls"
-	"go.opentelemetry.io/otel/trace"
 	"io"
 	"log/slog"
 	"runtime"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 )
 
 // Defaults of Options.
@@ -22,7 +24,6 @@ const (
 	DefaultCallTimeout           = 10 * time.Second
 	DefaultMaxConcurrentStreams  = 1024
 	DefaultMaxBatchSize          = 1000
-	DefaultResultBuffer          = 4096
 	DefaultShutdownTimeout       = 30 * time.Second
 	DefaultMaxConnectionAge      = 10 * time.Minute
 	DefaultMetricsMaxSeries      = 20000
@@ -157,12 +158,13 @@ type Options struct {
 	// verifyImages rules. Default: none; such rules report an error.
 	ImageVerifier eval.ImageVerifier
 
-	// ResultSink receives every evaluation through a buffer of
-	// ResultBuffer evaluations; when the buffer is full, evaluations are
-	// dropped and counted (verdict_results_dropped_total), never waited
-	// for. Default: none.
-	ResultSink   ResultSink
-	ResultBuffer int // default 4096
+	// Reports receives the item of every evaluation (publish.Item) for
+	// the report writer, offered without waiting: the sink's queue is the
+	// one buffer between the server and the writer, and an item it has no
+	// room for is dropped and counted (verdict_results_dropped_total here,
+	// verdict_report_publisher_undelivered_total there), never waited for.
+	// Default: none.
+	Reports publish.Sink
 
 	// ShutdownTimeout bounds the wait for in-flight calls when Run's
 	// context ends; calls still running then are cancelled. Default 30s.
@@ -225,9 +227,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxEvaluations == 0 {
 		o.MaxEvaluations = runtime.GOMAXPROCS(0)
-	}
-	if o.ResultBuffer <= 0 {
-		o.ResultBuffer = DefaultResultBuffer
 	}
 	if o.MaxConnectionAge == 0 {
 		o.MaxConnectionAge = DefaultMaxConnectionAge

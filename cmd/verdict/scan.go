@@ -14,10 +14,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/types/known/timestamppb"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -27,9 +23,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/internal/grpccodec"
-	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
 )
 
@@ -289,12 +283,24 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usageError("%v", err)
 		}
-		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, wopts, pubReg, log)
+		optsFor := func(addr string) (client.Options, error) {
+			o := wopts
+			o.AllowInsecureToken = loopback(addr) // a token without TLS is refused above otherwise
+			return o, nil
+		}
+		pub, closeConns, err := dialReportWriters(fl.reportWriter, fl.reportShards, optsFor, publish.Options{Logger: log, Registerer: pubReg})
 		if err != nil {
 			return usageError("%v", err)
 		}
-		defer closeSink()
-		opts.Sink = sink
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := pub.Close(ctx); err != nil {
+				log.Error("report writer: results not delivered", "error", err)
+			}
+			closeConns()
+		}()
+		opts.Sink = scanner.ReportSink(pub)
 	} else {
 		printer = &printSink{format: fl.output}
 		defer printer.Close()
@@ -435,127 +441,4 @@ func restConfig(kubeconfig, kubeContext string, inCluster bool) (*rest.Config, e
 	}
 	cfg.UserAgent = "verdict-scan"
 	return cfg, nil
-}
-
-// dialReportWriter returns the sink that publishes to the report writer
-// at addr (verdict.v1.ReportService), with the TLS and token options of
-// the decision server's connection, and the function that flushes and
-// closes it.
-func dialReportWriter(addr string, shards int, o client.Options, reg prometheus.Registerer, log *slog.Logger) (scanner.ResultSink, func(), error) {
-	addrs, err := publish.ShardAddresses(addr, shards)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--report-writer: %w", err)
-	}
-	creds := insecure.NewCredentials()
-	if o.TLS != nil {
-		creds = credentials.NewTLS(o.TLS)
-	}
-	dopts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpccodec.DialOption()}
-	if o.BearerToken != "" {
-		dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{token: o.BearerToken, secure: o.TLS != nil}))
-	}
-	var conns []*grpc.ClientConn
-	closeConns := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	var ifaces []grpc.ClientConnInterface
-	for _, a := range addrs {
-		conn, err := grpc.NewClient(a, dopts...)
-		if err != nil {
-			closeConns()
-			return nil, nil, fmt.Errorf("--report-writer %s: %w", a, err)
-		}
-		conns = append(conns, conn)
-		ifaces = append(ifaces, conn)
-	}
-	var p shardedSink
-	popts := publish.Options{Logger: log, Registerer: reg}
-	if len(ifaces) == 1 {
-		p, err = publish.New(ifaces[0], popts)
-	} else {
-		p, err = publish.NewSharded(ifaces, popts)
-	}
-	if err != nil {
-		closeConns()
-		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
-	}
-	closeFn := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			log.Error("report writer: results not delivered", "error", err)
-		}
-		closeConns()
-	}
-	return publishSink{p: p}, closeFn, nil
-}
-
-// bearer sends a bearer token with every call.
-type bearer struct {
-	token  string
-	secure bool
-}
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "bearer " + b.token}, nil
-}
-
-func (b bearer) RequireTransportSecurity() bool { return b.secure }
-
-// publishSink hands scan results to a report writer's Publisher: an
-// evaluation per resource (source background), then the shard's scan
-// marker, and waits until the writer acknowledged them.
-type publishSink struct {
-	p shardedSink
-}
-
-func objectRef(r scanner.ResourceRef) *verdictv1.ObjectReference {
-	return &verdictv1.ObjectReference{ApiVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Uid: r.UID}
-}
-
-func (s publishSink) Write(ctx context.Context, rs []scanner.Result) error {
-	items := make([]*verdictv1.PublishItem, 0, len(rs))
-	for _, r := range rs {
-		if r.Deleted {
-			// A watch saw the resource go: every entry of it goes.
-			items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
-				Resource:  objectRef(r.Resource),
-				Source:    verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
-				Operation: verdictv1.Operation_OPERATION_DELETE,
-				Time:      timestamppb.New(r.Time),
-			}}})
-			continue
-		}
-		if r.Err != nil || r.Response == nil {
-			continue // counted by the scan; nothing to report
-		}
-		items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
-			Resource:        objectRef(r.Resource),
-			ResourceVersion: r.Resource.ResourceVersion,
-			Source:          verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
-			Time:            timestamppb.New(r.Time),
-			Policies:        r.Response.GetPolicies(),
-			Results:         r.Response.GetResults(),
-			Complete:        r.AllPolicies,
-		}}})
-	}
-	return s.p.Publish(ctx, items...)
-}
-
-func (s publishSink) ScanDone(ctx context.Context, d scanner.ScanDone) error {
-	done := &verdictv1.BackgroundScanDone{
-		Started:    timestamppb.New(d.Started),
-		ShardIndex: uint32(d.Shard.Index),
-		ShardCount: uint32(d.Shard.Count),
-		Kinds:      d.Kinds,
-	}
-	for _, r := range d.Seen {
-		done.Seen = append(done.Seen, objectRef(r))
-	}
-	if err := s.p.Publish(ctx, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_ScanDone{ScanDone: done}}); err != nil {
-		return err
-	}
-	return s.p.Flush(ctx)
 }

@@ -13,7 +13,6 @@ import (
 	"google.golang.org/grpc"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/server"
 )
 
 // Defaults of Options.
@@ -28,7 +27,8 @@ const (
 // Options configure a Publisher. Every field has a default.
 type Options struct {
 	// Window is the most batches sent and not yet acknowledged (the
-	// resend window); keep it at most the writer's MaxUnacked. A writer in
+	// resend window); keep it at most the writer's MaxUnacked. NewLocal
+	// sets it to 1. A writer in
 	// a cluster acknowledges a batch once its reports are applied to the
 	// API server (about its report interval plus its flush interval, 2s
 	// by default), so a stream carries at most Window × MaxBatchItems
@@ -37,8 +37,9 @@ type Options struct {
 	// MaxBatchItems is the most items of one batch; keep it at most the
 	// writer's MaxBatchItems. Default 500.
 	MaxBatchItems int
-	// Buffer is the most items waiting to be sent. Write drops (and
-	// counts) what does not fit; Publish waits for room. Default 10000.
+	// Buffer is the most items waiting to be sent: the one queue between
+	// the evaluations and the writer. Offer drops (and counts) what does
+	// not fit; Publish waits for room. Default 10000.
 	Buffer int
 	// BackoffMin and BackoffMax bound the wait before reconnecting after
 	// a broken stream; it doubles from min to max, and is reset by an
@@ -78,16 +79,54 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
-// ErrClosed is returned by Publish after Close.
-var ErrClosed = errors.New("publisher closed")
+// Errors of Offer and Publish.
+var (
+	// ErrClosed is returned by Offer and Publish after Close.
+	ErrClosed = errors.New("publisher closed")
+	// ErrFull is wrapped by the error of Offer when the buffer is full.
+	ErrFull = errors.New("report publisher buffer full")
+)
 
-// Publisher streams items to a ReportService over Publish: it batches
-// them, keeps up to Window batches unacknowledged, sends them again on a
-// new stream after a broken one (with backoff), and counts what it could
-// not deliver. It is a server.ResultSink (Write, non-blocking) and takes
-// items directly (Publish, which waits for room), for scanners.
+// Sink takes the items of the report path (see Item) to one report
+// writer or to the writers of every shard: Publisher and Sharded are
+// Sinks. A decision server offers the item of each evaluation; a scanner
+// publishes its results, waiting for room, and flushes at the end of a
+// scan.
+type Sink interface {
+	// Offer queues items without waiting: what does not fit is dropped,
+	// counted and returned as an error.
+	Offer(items ...*verdictv1.PublishItem) error
+	// Publish queues items, waiting for room until ctx is done.
+	Publish(ctx context.Context, items ...*verdictv1.PublishItem) error
+	// Flush waits until every item queued so far is acknowledged.
+	Flush(ctx context.Context) error
+	// Close delivers what is queued, until ctx is done, and stops.
+	Close(ctx context.Context) error
+}
+
+// Applier applies a batch of items durably; *reportwriter.Writer is one.
+type Applier interface {
+	Apply(ctx context.Context, items []*verdictv1.PublishItem) (ApplyResult, error)
+}
+
+// ApplyResult is what an Applier reports of a batch it applied.
+type ApplyResult struct {
+	// Rejected lists the items that were not valid and not applied.
+	Rejected []*verdictv1.PublishRejection
+	// Duplicates counts the items that changed nothing.
+	Duplicates int
+}
+
+// Publisher is the one bounded queue between the evaluations and a report
+// writer. It batches the items queued (Offer, Publish), hands at most
+// Window batches at a time to the writer, keeps each until the writer
+// acknowledges it (durable), hands it again after a failure (with
+// backoff), and counts what it could not deliver. New streams the batches
+// to a ReportService over Publish; NewLocal applies them to a writer in the
+// same process (verdict run).
 type Publisher struct {
-	client  verdictv1.ReportServiceClient
+	client  verdictv1.ReportServiceClient // New
+	local   Applier                       // NewLocal
 	opts    Options
 	log     *slog.Logger
 	metrics *pubMetrics
@@ -98,16 +137,28 @@ type Publisher struct {
 	nextSeq  uint64
 	closed   bool
 	changed  chan struct{} // closed and replaced on every change of the state
-	wake     chan struct{} // cap 1: the stream loop has something to do
+	wake     chan struct{} // cap 1: the delivery loop has something to do
 
 	cancel context.CancelFunc
 	done   chan struct{}
 }
 
-var _ server.ResultSink = (*Publisher)(nil)
+var _ Sink = (*Publisher)(nil)
 
-// New starts a Publisher on conn. Close stops it.
+// New starts a Publisher that streams to the ReportService of conn. Close
+// stops it.
 func New(conn grpc.ClientConnInterface, opts Options) (*Publisher, error) {
+	return start(&Publisher{client: verdictv1.NewReportServiceClient(conn)}, opts)
+}
+
+// NewLocal starts a Publisher that applies its batches to a in the same
+// process, one at a time (Window is 1). Close stops it.
+func NewLocal(a Applier, opts Options) (*Publisher, error) {
+	opts.Window = 1
+	return start(&Publisher{local: a}, opts)
+}
+
+func start(p *Publisher, opts Options) (*Publisher, error) {
 	opts = opts.withDefaults()
 	var reg prometheus.Registerer = opts.Registry
 	if opts.Registerer != nil {
@@ -118,31 +169,20 @@ func New(conn grpc.ClientConnInterface, opts Options) (*Publisher, error) {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p := &Publisher{
-		client:  verdictv1.NewReportServiceClient(conn),
-		opts:    opts,
-		log:     opts.Logger,
-		metrics: m,
-		nextSeq: 1,
-		changed: make(chan struct{}),
-		wake:    make(chan struct{}, 1),
-		cancel:  cancel,
-		done:    make(chan struct{}),
-	}
+	p.opts, p.log, p.metrics = opts, opts.Logger, m
+	p.nextSeq = 1
+	p.changed = make(chan struct{})
+	p.wake = make(chan struct{}, 1)
+	p.cancel, p.done = cancel, make(chan struct{})
 	go p.run(ctx)
 	return p, nil
 }
 
-// Write implements server.ResultSink: it queues the evaluations without
-// waiting. What does not fit the buffer is dropped, counted
-// (verdict_report_publisher_undelivered_total) and returned as an error.
-func (p *Publisher) Write(_ context.Context, batch []server.Evaluation) error {
-	return p.enqueue(Items(batch))
-}
-
-// enqueue queues items without waiting; what does not fit is dropped and
-// counted.
-func (p *Publisher) enqueue(items []*verdictv1.PublishItem) error {
+// Offer queues items without waiting: what does not fit the buffer is
+// dropped, counted (verdict_report_publisher_undelivered_total) and
+// returned as an error wrapping ErrFull. A decision server offers the item
+// of each evaluation, so that an admission answer never waits.
+func (p *Publisher) Offer(items ...*verdictv1.PublishItem) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -161,7 +201,7 @@ func (p *Publisher) enqueue(items []*verdictv1.PublishItem) error {
 	p.metrics.queued.Add(float64(len(items)))
 	if dropped > 0 {
 		p.metrics.undelivered.Add(float64(dropped))
-		return fmt.Errorf("report publisher buffer full (%d items): %d evaluations dropped", p.opts.Buffer, dropped)
+		return fmt.Errorf("%w (%d items): %d items dropped", ErrFull, p.opts.Buffer, dropped)
 	}
 	return nil
 }
@@ -249,12 +289,17 @@ func (p *Publisher) signalLocked() {
 	}
 }
 
-// run keeps a stream open while the publisher lives.
+// run hands batches to the writer while the publisher lives, again
+// after each failure, with backoff.
 func (p *Publisher) run(ctx context.Context) {
 	defer close(p.done)
 	backoff := p.opts.BackoffMin
 	for ctx.Err() == nil {
-		acked, err := p.stream(ctx)
+		deliver, what := p.stream, "report stream broken"
+		if p.local != nil {
+			deliver, what = p.apply, "report batch not applied"
+		}
+		acked, err := deliver(ctx)
 		if ctx.Err() != nil {
 			return
 		}
@@ -262,7 +307,7 @@ func (p *Publisher) run(ctx context.Context) {
 			backoff = p.opts.BackoffMin
 		}
 		p.metrics.reconnects.Inc()
-		p.log.Warn("report stream broken", "error", err, "retry_in", backoff)
+		p.log.Warn(what, "error", err, "retry_in", backoff)
 		t := time.NewTimer(backoff)
 		select {
 		case <-t.C:
@@ -274,23 +319,94 @@ func (p *Publisher) run(ctx context.Context) {
 	}
 }
 
-// stream runs one Publish stream until it breaks: it sends again the
-// batches not acknowledged, then new batches within the window. acked
-// reports whether an acknowledgement arrived.
-func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
-	// Wait for something to send before opening a stream.
+// waitWork waits until there is something to deliver.
+func (p *Publisher) waitWork(ctx context.Context) error {
 	for {
 		p.mu.Lock()
 		idle := len(p.queue) == 0 && len(p.inflight) == 0
 		p.mu.Unlock()
 		if !idle {
-			break
+			return nil
 		}
 		select {
 		case <-p.wake:
 		case <-ctx.Done():
-			return false, ctx.Err()
+			return ctx.Err()
 		}
+	}
+}
+
+// batchLocked moves queued items into new batches while the window
+// allows. p.mu is held.
+func (p *Publisher) batchLocked() {
+	for len(p.inflight) < p.opts.Window && len(p.queue) > 0 {
+		n := min(len(p.queue), p.opts.MaxBatchItems)
+		b := &verdictv1.PublishRequest{Sequence: p.nextSeq, Items: p.queue[:n:n]}
+		p.nextSeq++
+		p.queue = p.queue[n:]
+		p.inflight = append(p.inflight, b)
+	}
+}
+
+// acknowledged takes the oldest batch out of flight once the writer
+// acknowledged batch seq, and counts it. It fails when seq is not the
+// oldest batch.
+func (p *Publisher) acknowledged(seq uint64, rejected []*verdictv1.PublishRejection, duplicates int) error {
+	p.mu.Lock()
+	if len(p.inflight) == 0 || p.inflight[0].GetSequence() != seq {
+		p.mu.Unlock()
+		return fmt.Errorf("acknowledgement of batch %d out of order", seq)
+	}
+	b := p.inflight[0]
+	p.inflight = p.inflight[1:]
+	p.signalLocked()
+	p.mu.Unlock()
+	p.metrics.acked.Add(float64(len(b.GetItems()) - len(rejected)))
+	p.metrics.rejected.Add(float64(len(rejected)))
+	p.metrics.duplicates.Add(float64(duplicates))
+	for _, r := range rejected {
+		p.log.Error("report item rejected", "batch", seq, "field", r.GetViolation().GetField(), "error", r.GetViolation().GetDescription())
+	}
+	return nil
+}
+
+// apply applies batches to the local writer, one at a time, until one
+// fails. acked reports whether one was applied.
+func (p *Publisher) apply(ctx context.Context) (acked bool, err error) {
+	p.mu.Lock()
+	p.metrics.resent.Add(float64(len(p.inflight))) // failed before
+	p.mu.Unlock()
+	for {
+		if err := p.waitWork(ctx); err != nil {
+			return acked, err
+		}
+		p.mu.Lock()
+		p.batchLocked()
+		if len(p.inflight) == 0 { // closed meanwhile
+			p.mu.Unlock()
+			return acked, ErrClosed
+		}
+		b := p.inflight[0]
+		p.mu.Unlock()
+		p.metrics.batches.Inc()
+		res, err := p.local.Apply(ctx, b.GetItems())
+		if err != nil {
+			return acked, err
+		}
+		if err := p.acknowledged(b.GetSequence(), res.Rejected, res.Duplicates); err != nil {
+			return acked, err
+		}
+		acked = true
+	}
+}
+
+// stream runs one Publish stream until it breaks: it sends again the
+// batches not acknowledged, then new batches within the window. acked
+// reports whether an acknowledgement arrived.
+func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
+	// Wait for something to send before opening a stream.
+	if err := p.waitWork(ctx); err != nil {
+		return false, err
 	}
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -321,12 +437,10 @@ func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
 	for {
 		// Send what the window allows.
 		p.mu.Lock()
-		for len(p.inflight) < p.opts.Window && len(p.queue) > 0 {
-			n := min(len(p.queue), p.opts.MaxBatchItems)
-			b := &verdictv1.PublishRequest{Sequence: p.nextSeq, Items: p.queue[:n:n]}
-			p.nextSeq++
-			p.queue = p.queue[n:]
-			p.inflight = append(p.inflight, b)
+		p.batchLocked()
+		if sent > len(p.inflight) { // closed meanwhile
+			p.mu.Unlock()
+			return acked, ErrClosed
 		}
 		toSend := append([]*verdictv1.PublishRequest(nil), p.inflight[sent:]...)
 		p.mu.Unlock()
@@ -339,23 +453,11 @@ func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
 		}
 		select {
 		case a := <-acks:
-			p.mu.Lock()
-			if len(p.inflight) == 0 || p.inflight[0].GetSequence() != a.GetSequence() {
-				p.mu.Unlock()
-				return acked, fmt.Errorf("acknowledgement of batch %d out of order", a.GetSequence())
+			if err := p.acknowledged(a.GetSequence(), a.GetRejected(), int(a.GetDuplicates())); err != nil {
+				return acked, err
 			}
-			b := p.inflight[0]
-			p.inflight = p.inflight[1:]
 			sent--
-			p.signalLocked()
-			p.mu.Unlock()
 			acked = true
-			p.metrics.acked.Add(float64(len(b.GetItems()) - len(a.GetRejected())))
-			p.metrics.rejected.Add(float64(len(a.GetRejected())))
-			p.metrics.duplicates.Add(float64(a.GetDuplicates()))
-			for _, r := range a.GetRejected() {
-				p.log.Error("report item rejected", "batch", a.GetSequence(), "field", r.GetViolation().GetField(), "error", r.GetViolation().GetDescription())
-			}
 		case err := <-recvErr:
 			return acked, err
 		case <-p.wake:
