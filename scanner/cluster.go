@@ -114,7 +114,7 @@ func (s *clusterSource) resources() ([]apiResource, error) {
 // (a "*" kind or resource selects nothing: a cluster scan cannot list
 // every kind).
 func (k Kind) selects(gv schema.GroupVersion, name, kind string) bool {
-	if k.GroupSet && k.Group != "*" && k.Group != gv.Group {
+	if k.Group != "*" && k.Group != gv.Group {
 		return false
 	}
 	if k.Resource != "" {

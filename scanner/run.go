@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"time"
-
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // DefaultPolicyPoll is how often Run reads the server's policy versions
@@ -42,10 +40,9 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 			opts.Scanned(sum, rescanned, err)
 		}
 	}
-	cache := map[string]*policy.Policy{}
 	var current *PolicySet
 	full := func() error {
-		set, err := LoadPolicies(ctx, s.c, cache)
+		set, err := LoadPolicies(ctx, s.c)
 		if err != nil {
 			return err
 		}
@@ -76,7 +73,7 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 				s.opts.Logger.Warn("scan failed", "error", err)
 			}
 		case <-pollT.C:
-			set, err := LoadPolicies(ctx, s.c, cache)
+			set, err := LoadPolicies(ctx, s.c)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.opts.Logger.Warn("read policies", "error", err)

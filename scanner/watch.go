@@ -18,8 +18,6 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // Defaults of WatchOptions.
@@ -125,8 +123,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 	})
 	defer stopGrace()
 
-	cache := map[string]*policy.Policy{}
-	set, err := LoadPolicies(ctx, s.c, cache)
+	set, err := LoadPolicies(ctx, s.c)
 	if err != nil {
 		return err
 	}
@@ -213,7 +210,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 			}
 		case <-pollT.C:
 			stop()
-			next, err := LoadPolicies(ctx, s.c, cache)
+			next, err := LoadPolicies(ctx, s.c)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.opts.Logger.Warn("read policies", "error", err)

@@ -752,6 +752,8 @@ func (e *entry) info() *verdictv1.PolicyInfo {
 		for _, r := range e.policy.Rules {
 			pi.Rules = append(pi.Rules, r.Name)
 		}
+		sc := e.policy.Scopes()
+		pi.BackgroundScan, pi.GenerateExisting, pi.MutateExisting = scanScope(sc.Background), scanScope(sc.GenerateExisting), scanScope(sc.MutateExisting)
 	}
 	for _, er := range e.errs {
 		pi.Errors = append(pi.Errors, &verdictv1.PolicyError{Code: string(er.Code), Path: er.Path, Message: er.Message})

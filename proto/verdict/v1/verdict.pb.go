@@ -2047,9 +2047,22 @@ type PolicyInfo struct {
 	// The policy's metadata.labels.
 	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The policy's spec.background of the version in use.
-	Background    bool `protobuf:"varint,10,opt,name=background,proto3" json:"background,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Background bool `protobuf:"varint,10,opt,name=background,proto3" json:"background,omitempty"`
+	// What background work selects in the version in use, from the compiled
+	// policy (see ScanScope); empty when not ready. A scanner lists the
+	// resources of these scopes without compiling the policy itself.
+	//
+	// background_scan: the validate and verifyImages rules a background scan
+	// evaluates (of a background policy, not reading userInfo, roles or
+	// subjects), or the resourceRules of a ValidatingPolicy whose background
+	// evaluation is enabled.
+	BackgroundScan *ScanScope `protobuf:"bytes,11,opt,name=background_scan,json=backgroundScan,proto3" json:"background_scan,omitempty"`
+	// The generate rules with generateExisting (of a background policy).
+	GenerateExisting *ScanScope `protobuf:"bytes,12,opt,name=generate_existing,json=generateExisting,proto3" json:"generate_existing,omitempty"`
+	// The mutate rules with targets and mutateExistingOnPolicyUpdate.
+	MutateExisting *ScanScope `protobuf:"bytes,13,opt,name=mutate_existing,json=mutateExisting,proto3" json:"mutate_existing,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PolicyInfo) Reset() {
@@ -2152,6 +2165,158 @@ func (x *PolicyInfo) GetBackground() bool {
 	return false
 }
 
+func (x *PolicyInfo) GetBackgroundScan() *ScanScope {
+	if x != nil {
+		return x.BackgroundScan
+	}
+	return nil
+}
+
+func (x *PolicyInfo) GetGenerateExisting() *ScanScope {
+	if x != nil {
+		return x.GenerateExisting
+	}
+	return nil
+}
+
+func (x *PolicyInfo) GetMutateExisting() *ScanScope {
+	if x != nil {
+		return x.MutateExisting
+	}
+	return nil
+}
+
+// ScanScope is what one kind of background work on a policy selects.
+type ScanScope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The names of the rules that do it, autogen rules included.
+	Rules []string `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	// The resources their match blocks select, without duplicates, in rule
+	// order; main resources only (subresource selectors are left out).
+	Resources     []*ResourceSelector `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanScope) Reset() {
+	*x = ScanScope{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanScope) ProtoMessage() {}
+
+func (x *ScanScope) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanScope.ProtoReflect.Descriptor instead.
+func (*ScanScope) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ScanScope) GetRules() []string {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *ScanScope) GetResources() []*ResourceSelector {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// ResourceSelector selects resources by API group, version and kind (an
+// entry of a match block's kinds, split as Kyverno splits it: "Pod" is
+// group "*", version "*", kind Pod), or by API group, version and plural
+// resource (a ValidatingPolicy's resourceRules, where group "" is the core
+// group). "*" is any.
+type ResourceSelector struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Group   string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// Empty when resource is set.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Empty when kind is set.
+	Resource      string `protobuf:"bytes,4,opt,name=resource,proto3" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceSelector) Reset() {
+	*x = ResourceSelector{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceSelector) ProtoMessage() {}
+
+func (x *ResourceSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceSelector.ProtoReflect.Descriptor instead.
+func (*ResourceSelector) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ResourceSelector) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
 // PolicyError is one problem found in a policy.
 type PolicyError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2169,7 +2334,7 @@ type PolicyError struct {
 
 func (x *PolicyError) Reset() {
 	*x = PolicyError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2181,7 +2346,7 @@ func (x *PolicyError) String() string {
 func (*PolicyError) ProtoMessage() {}
 
 func (x *PolicyError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[21]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2194,7 +2359,7 @@ func (x *PolicyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyError.ProtoReflect.Descriptor instead.
 func (*PolicyError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{21}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *PolicyError) GetCode() string {
@@ -2231,7 +2396,7 @@ type SourceError struct {
 
 func (x *SourceError) Reset() {
 	*x = SourceError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2243,7 +2408,7 @@ func (x *SourceError) String() string {
 func (*SourceError) ProtoMessage() {}
 
 func (x *SourceError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2256,7 +2421,7 @@ func (x *SourceError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceError.ProtoReflect.Descriptor instead.
 func (*SourceError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SourceError) GetSource() string {
@@ -2286,7 +2451,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2298,7 +2463,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2311,7 +2476,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetPolicyRequest) GetNamespace() string {
@@ -2341,7 +2506,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2353,7 +2518,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2366,7 +2531,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyInfo {
@@ -2394,7 +2559,7 @@ type ValidatePoliciesRequest struct {
 
 func (x *ValidatePoliciesRequest) Reset() {
 	*x = ValidatePoliciesRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2571,7 @@ func (x *ValidatePoliciesRequest) String() string {
 func (*ValidatePoliciesRequest) ProtoMessage() {}
 
 func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2584,7 @@ func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ValidatePoliciesRequest) GetDocuments() [][]byte {
@@ -2439,7 +2604,7 @@ type ValidatePoliciesResponse struct {
 
 func (x *ValidatePoliciesResponse) Reset() {
 	*x = ValidatePoliciesResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2616,7 @@ func (x *ValidatePoliciesResponse) String() string {
 func (*ValidatePoliciesResponse) ProtoMessage() {}
 
 func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2629,7 @@ func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ValidatePoliciesResponse) GetDocuments() []*PolicyValidation {
@@ -2489,7 +2654,7 @@ type PolicyValidation struct {
 
 func (x *PolicyValidation) Reset() {
 	*x = PolicyValidation{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2501,7 +2666,7 @@ func (x *PolicyValidation) String() string {
 func (*PolicyValidation) ProtoMessage() {}
 
 func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2514,7 +2679,7 @@ func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyValidation.ProtoReflect.Descriptor instead.
 func (*PolicyValidation) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *PolicyValidation) GetPolicies() []string {
@@ -2677,7 +2842,7 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x13ListPoliciesRequest\"\x88\x01\n" +
 	"\x14ListPoliciesResponse\x122\n" +
 	"\bpolicies\x18\x01 \x03(\v2\x16.verdict.v1.PolicyInfoR\bpolicies\x12<\n" +
-	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\x81\x03\n" +
+	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\xc5\x04\n" +
 	"\n" +
 	"PolicyInfo\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
@@ -2692,10 +2857,21 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"background\x18\n" +
 	" \x01(\bR\n" +
-	"background\x1a9\n" +
+	"background\x12>\n" +
+	"\x0fbackground_scan\x18\v \x01(\v2\x15.verdict.v1.ScanScopeR\x0ebackgroundScan\x12B\n" +
+	"\x11generate_existing\x18\f \x01(\v2\x15.verdict.v1.ScanScopeR\x10generateExisting\x12>\n" +
+	"\x0fmutate_existing\x18\r \x01(\v2\x15.verdict.v1.ScanScopeR\x0emutateExisting\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"]\n" +
+	"\tScanScope\x12\x14\n" +
+	"\x05rules\x18\x01 \x03(\tR\x05rules\x12:\n" +
+	"\tresources\x18\x02 \x03(\v2\x1c.verdict.v1.ResourceSelectorR\tresources\"r\n" +
+	"\x10ResourceSelector\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bresource\x18\x04 \x01(\tR\bresource\"O\n" +
 	"\vPolicyError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -2768,7 +2944,7 @@ func file_verdict_v1_verdict_proto_rawDescGZIP() []byte {
 }
 
 var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_verdict_v1_verdict_proto_goTypes = []any{
 	(Operation)(0),                   // 0: verdict.v1.Operation
 	(Mode)(0),                        // 1: verdict.v1.Mode
@@ -2797,31 +2973,33 @@ var file_verdict_v1_verdict_proto_goTypes = []any{
 	(*ListPoliciesRequest)(nil),      // 24: verdict.v1.ListPoliciesRequest
 	(*ListPoliciesResponse)(nil),     // 25: verdict.v1.ListPoliciesResponse
 	(*PolicyInfo)(nil),               // 26: verdict.v1.PolicyInfo
-	(*PolicyError)(nil),              // 27: verdict.v1.PolicyError
-	(*SourceError)(nil),              // 28: verdict.v1.SourceError
-	(*GetPolicyRequest)(nil),         // 29: verdict.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),        // 30: verdict.v1.GetPolicyResponse
-	(*ValidatePoliciesRequest)(nil),  // 31: verdict.v1.ValidatePoliciesRequest
-	(*ValidatePoliciesResponse)(nil), // 32: verdict.v1.ValidatePoliciesResponse
-	(*PolicyValidation)(nil),         // 33: verdict.v1.PolicyValidation
-	nil,                              // 34: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	nil,                              // 35: verdict.v1.EvaluateRequest.VariablesEntry
-	nil,                              // 36: verdict.v1.UserInfo.ExtraEntry
-	nil,                              // 37: verdict.v1.PolicySelector.LabelsEntry
-	nil,                              // 38: verdict.v1.RuleResult.PropertiesEntry
-	nil,                              // 39: verdict.v1.PolicyInfo.LabelsEntry
+	(*ScanScope)(nil),                // 27: verdict.v1.ScanScope
+	(*ResourceSelector)(nil),         // 28: verdict.v1.ResourceSelector
+	(*PolicyError)(nil),              // 29: verdict.v1.PolicyError
+	(*SourceError)(nil),              // 30: verdict.v1.SourceError
+	(*GetPolicyRequest)(nil),         // 31: verdict.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),        // 32: verdict.v1.GetPolicyResponse
+	(*ValidatePoliciesRequest)(nil),  // 33: verdict.v1.ValidatePoliciesRequest
+	(*ValidatePoliciesResponse)(nil), // 34: verdict.v1.ValidatePoliciesResponse
+	(*PolicyValidation)(nil),         // 35: verdict.v1.PolicyValidation
+	nil,                              // 36: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	nil,                              // 37: verdict.v1.EvaluateRequest.VariablesEntry
+	nil,                              // 38: verdict.v1.UserInfo.ExtraEntry
+	nil,                              // 39: verdict.v1.PolicySelector.LabelsEntry
+	nil,                              // 40: verdict.v1.RuleResult.PropertiesEntry
+	nil,                              // 41: verdict.v1.PolicyInfo.LabelsEntry
 }
 var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	0,  // 0: verdict.v1.EvaluateRequest.operation:type_name -> verdict.v1.Operation
-	34, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	36, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
 	7,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
 	1,  // 3: verdict.v1.EvaluateRequest.mode:type_name -> verdict.v1.Mode
 	9,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
 	10, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
 	11, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
-	35, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
-	36, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
-	37, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
+	37, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
+	38, // 8: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
+	39, // 9: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
 	2,  // 10: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
 	13, // 11: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
 	14, // 12: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
@@ -2830,7 +3008,7 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	16, // 15: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
 	4,  // 16: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
 	3,  // 17: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
-	38, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
+	40, // 18: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
 	5,  // 19: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
 	19, // 20: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
 	6,  // 21: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
@@ -2840,29 +3018,33 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	22, // 25: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
 	23, // 26: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
 	26, // 27: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
-	28, // 28: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
-	27, // 29: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	39, // 30: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
-	27, // 31: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
-	26, // 32: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	33, // 33: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
-	27, // 34: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
-	8,  // 35: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	6,  // 36: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	18, // 37: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	24, // 38: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	29, // 39: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	31, // 40: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
-	12, // 41: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	20, // 42: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	25, // 43: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	30, // 44: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	32, // 45: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
-	41, // [41:46] is the sub-list for method output_type
-	36, // [36:41] is the sub-list for method input_type
-	36, // [36:36] is the sub-list for extension type_name
-	36, // [36:36] is the sub-list for extension extendee
-	0,  // [0:36] is the sub-list for field type_name
+	30, // 28: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
+	29, // 29: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
+	41, // 30: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	27, // 31: verdict.v1.PolicyInfo.background_scan:type_name -> verdict.v1.ScanScope
+	27, // 32: verdict.v1.PolicyInfo.generate_existing:type_name -> verdict.v1.ScanScope
+	27, // 33: verdict.v1.PolicyInfo.mutate_existing:type_name -> verdict.v1.ScanScope
+	28, // 34: verdict.v1.ScanScope.resources:type_name -> verdict.v1.ResourceSelector
+	29, // 35: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
+	26, // 36: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
+	35, // 37: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
+	29, // 38: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
+	8,  // 39: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 40: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	18, // 41: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	24, // 42: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	31, // 43: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	33, // 44: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
+	12, // 45: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	20, // 46: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	25, // 47: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	32, // 48: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	34, // 49: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
+	45, // [45:50] is the sub-list for method output_type
+	40, // [40:45] is the sub-list for method input_type
+	40, // [40:40] is the sub-list for extension type_name
+	40, // [40:40] is the sub-list for extension extendee
+	0,  // [0:40] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
@@ -2884,7 +3066,7 @@ func file_verdict_v1_verdict_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_verdict_v1_verdict_proto_rawDesc), len(file_verdict_v1_verdict_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   34,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
