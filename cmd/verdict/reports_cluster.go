@@ -33,6 +33,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
@@ -146,14 +147,13 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--shard %q: want i/n, such as 0/1 (%v)", c.shard, err)}
 	}
 	shardName := fmt.Sprintf("%d/%d", shard.Index, shard.Count)
-	cfg, err := restConfig(c.kubeconfig, c.kubeContext, c.inCluster)
+	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err == nil {
 		err = c.kube.apply(cfg)
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	cfg.UserAgent = "verdict-reports"
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}

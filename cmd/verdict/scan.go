@@ -19,10 +19,10 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
 )
@@ -233,7 +233,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		src := &fileSource{paths: fl.files, opts: fopts, first: fs}
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
-		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
+		cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
 		if err == nil {
 			err = fl.kube.apply(cfg)
 		}
@@ -420,25 +420,4 @@ func (k *kubeRateFlags) apply(cfg *rest.Config) error {
 	}
 	cfg.QPS, cfg.Burst = float32(k.qps), k.burst
 	return nil
-}
-
-// restConfig is the client configuration of --kubeconfig or --in-cluster.
-func restConfig(kubeconfig, kubeContext string, inCluster bool) (*rest.Config, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	if inCluster {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: kubeContext},
-		).ClientConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
-	}
-	cfg.UserAgent = "verdict-scan"
-	return cfg, nil
 }
