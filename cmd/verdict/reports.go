@@ -145,10 +145,6 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err := f.cluster.checkUnused(cmd); err != nil {
 		return err
 	}
-	sopts, err := f.serverOptions(log)
-	if err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
-	}
 	st, err := boltstore.Open(f.store, f.storeOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}
@@ -160,41 +156,32 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", f.listen)
+	srv, err := f.newServer(log, reg)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+		return err
 	}
-	srv := grpc.NewServer(sopts...)
-	verdictv1.RegisterReportServiceServer(srv, w)
-	hs := health.NewServer()
-	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
-	if f.metricsListen != "" {
-		stopMetrics, err := serveMetrics(f.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log)
-		if err != nil {
-			lis.Close()
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
-		}
-		defer stopMetrics()
+	verdictv1.RegisterReportServiceServer(srv.grpc, w)
+	stopMetrics, err := srv.start(f.metricsListen, reg, log)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(lis) }()
-	log.Info("report writer serving", "address", lis.Addr().String(), "store", f.store, "reports", len(w.Reports("", "")))
-	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, store %s (Ctrl-C to stop).\n", lis.Addr(), f.store)
+	log.Info("report writer serving", "address", srv.lis.Addr().String(), "store", f.store, "reports", len(w.Reports("", "")))
+	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, store %s (Ctrl-C to stop).\n", srv.lis.Addr(), f.store)
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
+	case err = <-srv.serveErr:
 	}
-	hs.Shutdown()
+	srv.health.Shutdown()
 	w.Drain()
 	stopped := make(chan struct{})
-	go func() { srv.GracefulStop(); close(stopped) }()
+	go func() { srv.grpc.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-time.After(f.shutdownTimeout):
-		srv.Stop()
+		srv.grpc.Stop()
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
@@ -202,6 +189,48 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		err = cerr
 	}
 	return err
+}
+
+// writerServer is the gRPC server of the report writer: its listener,
+// health and reflection.
+type writerServer struct {
+	lis      net.Listener
+	grpc     *grpc.Server
+	health   *health.Server
+	serveErr chan error
+}
+
+// newServer listens on --listen and builds the gRPC server of the flags
+// (serverOptions), with health and reflection; register the
+// ReportService, then start it.
+func (f *reportsServeFlags) newServer(log *slog.Logger, reg *prometheus.Registry) (*writerServer, error) {
+	sopts, err := f.serverOptions(log)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+	}
+	s := &writerServer{lis: lis, grpc: grpc.NewServer(sopts...), health: health.NewServer(), serveErr: make(chan error, 1)}
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	return s, nil
+}
+
+// start serves the metrics of reg on metricsListen (unless empty) and the
+// gRPC server; the function returned stops the metrics endpoint.
+func (s *writerServer) start(metricsListen string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
+	stopMetrics := func() {}
+	if metricsListen != "" {
+		var err error
+		if stopMetrics, err = serveMetrics(metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log); err != nil {
+			s.lis.Close()
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
+		}
+	}
+	go func() { s.serveErr <- s.grpc.Serve(s.lis) }()
+	return stopMetrics, nil
 }
 
 // storeOptions are the options of the bbolt store.

@@ -230,7 +230,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usageError("%v", err)
 		}
-		src := &fileSource{paths: fl.files, opts: fopts, first: fs}
+		src := fs.Rereading()
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
 		cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
@@ -372,26 +372,6 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		return &exitError{code: 1, msg: fmt.Sprintf("exit as %d rule(s) failed", total.Fail)}
 	}
 	return nil
-}
-
-// fileSource reads the files again for every scan after the first, so
-// that a periodic scan sees their changes.
-type fileSource struct {
-	paths []string
-	opts  scanner.FileOptions
-	first *scanner.FileSource
-}
-
-func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Visitor) error {
-	fs := f.first
-	f.first = nil
-	if fs == nil {
-		var err error
-		if fs, err = scanner.NewFileSource(ctx, f.paths, f.opts); err != nil {
-			return err
-		}
-	}
-	return fs.List(ctx, shard, v)
 }
 
 // Defaults of --kube-qps and --kube-burst, Kyverno's (clientRateLimitQPS,
