@@ -176,6 +176,7 @@ func exactOrWildcard(items []string, requested string) bool {
 // internalError words a selector error as Kubernetes' predicates return
 // it (apierrors.NewInternalError).
 func internalError(err error) error {
+	//lint:ignore ST1005 Kubernetes' words, which the results carry
 	return fmt.Errorf("Internal error occurred: %w", err)
 }
 

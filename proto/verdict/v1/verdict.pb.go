@@ -2023,9 +2023,10 @@ func (x *ListPoliciesResponse) GetSourceErrors() []*SourceError {
 // PolicyInfo describes a policy the server holds.
 type PolicyInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// ClusterPolicy, Policy or PolicyException (exceptions in force apply to
-	// every evaluation); other Kyverno policy kinds are listed, not ready,
-	// with an unsupported error.
+	// ClusterPolicy, Policy, ValidatingPolicy, NamespacedValidatingPolicy or
+	// PolicyException (of either group; exceptions in force apply to every
+	// evaluation); other Kyverno policy kinds are listed, not ready, with an
+	// unsupported error.
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Empty for a ClusterPolicy.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
