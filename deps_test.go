@@ -97,6 +97,7 @@ var rules = []rule{
 	{doc: "internal/kubeconfig/kubeconfig.go", pkg: "internal/kubeconfig", onlyModuleSet: true,
 		onlyImports: only("k8s.io/client-go/rest", "k8s.io/client-go/tools/clientcmd"), onlyImportsSet: true},
 	{doc: "internal/kyvernotest/doc.go", pkg: "internal/kyvernotest", notDeps: only("cmd/verdict", "server/...", clientGo)},
+	{doc: "internal/policyreport/policyreport.go", pkg: "internal/policyreport", onlyImportsSet: true},
 	{doc: "internal/safefile/doc.go", pkg: "internal/safefile", onlyImportsSet: true},
 	{doc: "internal/servertest/doc.go", pkg: "internal/servertest", importedBySet: true},
 	{doc: "internal/shard/shard.go", pkg: "internal/shard", onlyImportsSet: true},

@@ -2,7 +2,6 @@ package scanner
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
 )
@@ -141,9 +140,4 @@ func (s *PolicySet) Only(keys []string) *PolicySet {
 		}
 	}
 	return out
-}
-
-// String is "pass: N, fail: N, warn: N, error: N, skip: N".
-func (c Counts) String() string {
-	return fmt.Sprintf("pass: %d, fail: %d, warn: %d, error: %d, skip: %d", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
 }

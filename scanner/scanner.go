@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -273,25 +274,8 @@ func New(c *client.Client, opts Options) (*Scanner, error) {
 	return &Scanner{c: c, opts: o, metrics: m}, nil
 }
 
-// Counts are the rule results of a scan.
-type Counts struct {
-	Pass, Fail, Warn, Error, Skip int
-}
-
-func (c *Counts) add(r verdictv1.Result) {
-	switch r {
-	case verdictv1.Result_RESULT_PASS:
-		c.Pass++
-	case verdictv1.Result_RESULT_FAIL:
-		c.Fail++
-	case verdictv1.Result_RESULT_WARN:
-		c.Warn++
-	case verdictv1.Result_RESULT_ERROR:
-		c.Error++
-	case verdictv1.Result_RESULT_SKIP:
-		c.Skip++
-	}
-}
+// Counts are the rule results of a scan (internal/policyreport's tally).
+type Counts = policyreport.Summary
 
 // Summary is what a scan did.
 type Summary struct {
@@ -573,7 +557,7 @@ func (run *scanRun) result(res client.Result) error {
 		run.sum.Failed++
 	} else {
 		for _, rr := range res.Response.GetResults() {
-			run.sum.Counts.add(rr.GetResult())
+			run.sum.Counts.Add(rr.GetResult().Name())
 		}
 		if run.so.evaluated != nil {
 			run.so.evaluated(p.r)

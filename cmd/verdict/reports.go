@@ -61,8 +61,7 @@ type reportsServeFlags struct {
 	verifyStore                  bool
 	cluster                      reportsClusterFlags
 
-	tlsCert, tlsKey, clientCA string
-	tokenFile                 string
+	auth serverAuthFlags
 
 	maxClockSkew                time.Duration
 	policySenderTTL             time.Duration
@@ -109,10 +108,7 @@ every replica), and takes over when the leader stops.`,
 	fs.StringVar(&f.metricsListen, "metrics-listen", "127.0.0.1:9091", "address of the Prometheus /metrics endpoint (empty: none)")
 	fs.StringVar(&f.store, "store", "verdict-reports.db", "the bbolt file of the reports (created when missing; an empty or damaged file is an error)")
 	fs.BoolVar(&f.verifyStore, "verify-store", false, "at start, read every page of --store and run bbolt's consistency check (a read of the whole file)")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
-	fs.StringVar(&f.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
-	fs.StringVar(&f.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+	f.auth.register(fs)
 	fs.DurationVar(&f.maxClockSkew, "max-clock-skew", reportwriter.DefaultMaxClockSkew, "reject items whose time is later than the writer's clock plus this")
 	fs.DurationVar(&f.policySenderTTL, "policy-sender-ttl", reportwriter.DefaultPolicySenderTTL, "a decision server counts as live this long after its last policy set (the entries of a policy go when no live server lists it)")
 	fs.IntVar(&f.maxPolicySenders, "max-policy-senders", reportwriter.DefaultMaxSenders, "most decision servers live at once (their policy sets)")
@@ -258,24 +254,24 @@ func (f *reportsServeFlags) serverOptions(log *slog.Logger) ([]grpc.ServerOption
 	// The transport limit leaves room for the writer's own check, which
 	// names the limit.
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10), grpccodec.ServerOption()}
-	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
-		cfg, err := grpcauth.ServerTLS(f.tlsCert, f.tlsKey, f.clientCA)
-		if err != nil {
-			return nil, err
-		}
+	cfg, err := f.auth.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	if f.tokenFile != "" {
-		list, err := readTokens(f.tokenFile)
-		if err != nil {
-			return nil, err
-		}
+	list, err := f.auth.tokens()
+	if err != nil {
+		return nil, err
+	}
+	if list != nil {
 		tokens, err := grpcauth.NewTokens(list)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
 		opts = append(opts, grpc.ChainUnaryInterceptor(tokens.Unary()), grpc.ChainStreamInterceptor(tokens.Stream()))
-		if f.tlsCert == "" {
+		if cfg == nil {
 			log.Warn("bearer tokens travel in plain text: anyone on the network path can read them; add --tls-cert and --tls-key")
 		}
 	}
@@ -283,7 +279,7 @@ func (f *reportsServeFlags) serverOptions(log *slog.Logger) ([]grpc.ServerOption
 }
 
 type reportsGetFlags struct {
-	conn          evalFlags // connection flags only
+	conn          connFlags
 	allNamespaces bool
 	namespace     string
 	output        string
@@ -306,17 +302,11 @@ namespace is "default".`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.conn.server, "server", defaultEvalServer, "address of the report writer (verdict run's address, or verdict reports serve's)")
+	f.conn.register(fs, "address of the report writer (verdict run's address, or verdict reports serve's)")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "PolicyReports of every namespace")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "PolicyReports of this namespace (default \"default\")")
 	fs.StringVarP(&f.output, "output", "o", "", "yaml or json: print the reports")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of the call")
-	fs.BoolVar(&f.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs")
-	fs.StringVar(&f.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	fs.StringVar(&f.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	fs.StringVar(&f.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	fs.StringVar(&f.conn.serverName, "server-name", "", "name expected in the server's certificate")
-	fs.StringVar(&f.conn.tokenFile, "token-file", "", "file holding the bearer token (or $VERDICT_TOKEN)")
 	return cmd
 }
 

@@ -29,7 +29,7 @@ import (
 
 // scanFlags are the flags of `verdict scan`.
 type scanFlags struct {
-	conn evalFlags // --server and the connection flags
+	conn connFlags // --server and the connection flags
 
 	files       []string
 	maxDocument int
@@ -107,7 +107,7 @@ when a rule failed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.conn.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
+	fl.conn.register(f, decisionServerHelp)
 	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders to scan")
 	f.StringSliceVar(&fl.files, "files", nil, "same as -f")
 	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML or JSON document of the -f files, in bytes")
@@ -133,13 +133,6 @@ when a rule failed.`,
 	f.IntVar(&fl.watchBatch, "watch-batch", scanner.DefaultWatchBatch, "with --watch, the most changes evaluated in one round")
 	fl.kube.register(f)
 	f.StringVar(&fl.metricsListen, "metrics-listen", "", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
-	f.BoolVar(&fl.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
-	f.StringVar(&fl.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	f.StringVar(&fl.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	f.StringVar(&fl.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	f.StringVar(&fl.conn.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
-	f.StringVar(&fl.conn.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
-	f.StringVar(&fl.conn.tokenFile, "token-file", "", "file holding the bearer token")
 	return cmd
 }
 

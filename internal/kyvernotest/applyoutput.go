@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 const divider = "----------------------------------------------------------------------"
@@ -78,64 +79,19 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 
 // writeCounts writes the last line of kyverno apply.
 func writeCounts(bw *errWriter, c Counts) {
-	bw.printf("\npass: %d, fail: %d, warn: %d, error: %d, skip: %d\n", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
+	bw.printf("\n%s\n", c)
 }
 
-// PolicyReport is a wgpolicyk8s.io/v1alpha2 ClusterPolicyReport or
-// PolicyReport.
-type PolicyReport struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   ReportMetadata `json:"metadata"`
-	Results    []ReportResult `json:"results,omitempty"`
-	Summary    ReportSummary  `json:"summary"`
-}
-
-// ReportMetadata names a report.
-type ReportMetadata struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace,omitempty"`
-}
-
-// ReportResult is one result of a policy report.
-type ReportResult struct {
-	Source     string            `json:"source"`
-	Policy     string            `json:"policy"`
-	Rule       string            `json:"rule,omitempty"`
-	Result     string            `json:"result"`
-	Scored     bool              `json:"scored"`
-	Message    string            `json:"message,omitempty"`
-	Category   string            `json:"category,omitempty"`
-	Severity   string            `json:"severity,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Resources  []ObjectReference `json:"resources,omitempty"`
-	Timestamp  Timestamp         `json:"timestamp"`
-}
-
-// ObjectReference is a corev1.ObjectReference.
-type ObjectReference struct {
-	APIVersion      string `json:"apiVersion,omitempty"`
-	Kind            string `json:"kind,omitempty"`
-	Namespace       string `json:"namespace,omitempty"`
-	Name            string `json:"name,omitempty"`
-	UID             string `json:"uid,omitempty"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
-// Timestamp is a protobuf timestamp.
-type Timestamp struct {
-	Seconds int64 `json:"seconds"`
-	Nanos   int32 `json:"nanos"`
-}
-
-// ReportSummary counts the results of a report by result.
-type ReportSummary struct {
-	Pass  int `json:"pass"`
-	Fail  int `json:"fail"`
-	Warn  int `json:"warn"`
-	Error int `json:"error"`
-	Skip  int `json:"skip"`
-}
+// The policy report model, internal/policyreport's (the report writer's
+// too).
+type (
+	PolicyReport    = policyreport.PolicyReport
+	ReportMetadata  = policyreport.Metadata
+	ReportResult    = policyreport.Result
+	ObjectReference = policyreport.ObjectReference
+	Timestamp       = policyreport.Timestamp
+	ReportSummary   = policyreport.Summary
+)
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
 // --policy-report does: the results of all ClusterPolicies merged into one
@@ -143,8 +99,8 @@ type ReportSummary struct {
 // Policy (named after it, in its namespace).
 func (r *ApplyResult) Reports() []PolicyReport {
 	cluster := PolicyReport{
-		APIVersion: "wgpolicyk8s.io/v1alpha2",
-		Kind:       "ClusterPolicyReport",
+		APIVersion: policyreport.APIVersion,
+		Kind:       policyreport.KindClusterPolicyReport,
 		Metadata:   ReportMetadata{Name: "merged"},
 	}
 	var namespaced []*PolicyReport
@@ -155,8 +111,8 @@ func (r *ApplyResult) Reports() []PolicyReport {
 			target = byPolicy[resp.Policy]
 			if target == nil {
 				target = &PolicyReport{
-					APIVersion: "wgpolicyk8s.io/v1alpha2",
-					Kind:       "PolicyReport",
+					APIVersion: policyreport.APIVersion,
+					Kind:       policyreport.KindPolicyReport,
 					Metadata:   ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
 				}
 				byPolicy[resp.Policy] = target
@@ -166,7 +122,7 @@ func (r *ApplyResult) Reports() []PolicyReport {
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, r.now, r.AuditWarn)
 			target.Results = append(target.Results, res)
-			target.Summary.add(res.Result)
+			target.Summary.Add(res.Result)
 		}
 	}
 	var out []PolicyReport
@@ -242,21 +198,6 @@ func severity(s string) string {
 		return v
 	}
 	return ""
-}
-
-func (s *ReportSummary) add(result string) {
-	switch result {
-	case "pass":
-		s.Pass++
-	case "fail":
-		s.Fail++
-	case "warn":
-		s.Warn++
-	case "error":
-		s.Error++
-	case "skip":
-		s.Skip++
-	}
 }
 
 // WriteReports writes the policy reports as YAML documents separated by

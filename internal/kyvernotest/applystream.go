@@ -338,7 +338,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 				writeReportResultYAML(target.bw, &res)
 			}
 			target.n++
-			target.summary.add(res.Result)
+			target.summary.Add(res.Result)
 		}
 	}
 	return nil
