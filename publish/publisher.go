@@ -1,10 +1,10 @@
 package publish
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -55,27 +56,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Window <= 0 {
-		o.Window = DefaultWindow
-	}
-	if o.MaxBatchItems <= 0 {
-		o.MaxBatchItems = DefaultMaxBatchItems
-	}
-	if o.Buffer <= 0 {
-		o.Buffer = DefaultBuffer
-	}
-	if o.BackoffMin <= 0 {
-		o.BackoffMin = DefaultBackoffMin
-	}
+	options.Positive(&o.Window, DefaultWindow)
+	options.Positive(&o.MaxBatchItems, DefaultMaxBatchItems)
+	options.Positive(&o.Buffer, DefaultBuffer)
+	options.Positive(&o.BackoffMin, DefaultBackoffMin)
 	if o.BackoffMax < o.BackoffMin {
 		o.BackoffMax = max(DefaultBackoffMax, o.BackoffMin)
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
 	return o
 }
 

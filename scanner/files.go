@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
@@ -33,12 +35,8 @@ type FileOptions struct {
 }
 
 func (o FileOptions) withDefaults() FileOptions {
-	if o.MaxDocumentBytes <= 0 {
-		o.MaxDocumentBytes = kyverno.DefaultMaxDocumentBytes
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	options.Positive(&o.MaxDocumentBytes, kyverno.DefaultMaxDocumentBytes)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if o.open == nil {
 		o.open = func(path string) (io.ReadCloser, error) { return safefile.Open(path) }
 	}

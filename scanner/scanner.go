@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/policyreport"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -233,21 +235,11 @@ func (o Options) withDefaults() (Options, error) {
 	if err := o.Shard.Check(); err != nil {
 		return o, fmt.Errorf("shard: %w", err)
 	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = DefaultMaxInFlight
-	}
-	if o.SinkBatch <= 0 {
-		o.SinkBatch = DefaultSinkBatch
-	}
-	if o.ProgressInterval <= 0 {
-		o.ProgressInterval = DefaultProgressInterval
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	options.Positive(&o.BatchSize, DefaultBatchSize)
+	options.Positive(&o.MaxInFlight, DefaultMaxInFlight)
+	options.Positive(&o.SinkBatch, DefaultSinkBatch)
+	options.Positive(&o.ProgressInterval, DefaultProgressInterval)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return o, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
@@ -60,21 +61,11 @@ type WatchOptions struct {
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
-	if o.Delay <= 0 {
-		o.Delay = DefaultWatchDelay
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultWatchBatch
-	}
-	if o.PolicyPoll <= 0 {
-		o.PolicyPoll = DefaultPolicyPoll
-	}
-	if o.SyncTimeout <= 0 {
-		o.SyncTimeout = DefaultSyncTimeout
-	}
-	if o.StopGrace <= 0 {
-		o.StopGrace = DefaultStopGrace
-	}
+	options.Positive(&o.Delay, DefaultWatchDelay)
+	options.Positive(&o.MaxBatch, DefaultWatchBatch)
+	options.Positive(&o.PolicyPoll, DefaultPolicyPoll)
+	options.Positive(&o.SyncTimeout, DefaultSyncTimeout)
+	options.Positive(&o.StopGrace, DefaultStopGrace)
 	return o
 }
 

@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/tls"
-	"io"
 	"log/slog"
 	"runtime"
 	"time"
@@ -190,7 +189,7 @@ type Options struct {
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()

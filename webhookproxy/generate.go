@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -120,7 +119,7 @@ func NewApplier(dyn dynamic.Interface, mapper meta.ResettableRESTMapper, opts Ap
 		opts.FieldManager = DefaultFieldManager
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()

@@ -1,6 +1,7 @@
 package webhookproxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -65,21 +67,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	options.Positive(&o.Timeout, DefaultTimeout)
+	options.Positive(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	if o.Namespaces == nil {
 		o.Namespaces = MapNamespaceLabels(nil)
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
 	return o
 }
 

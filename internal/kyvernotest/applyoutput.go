@@ -82,38 +82,27 @@ func writeCounts(bw *errWriter, c Counts) {
 	bw.printf("\n%s\n", c)
 }
 
-// The policy report model, internal/policyreport's (the report writer's
-// too).
-type (
-	PolicyReport    = policyreport.PolicyReport
-	ReportMetadata  = policyreport.Metadata
-	ReportResult    = policyreport.Result
-	ObjectReference = policyreport.ObjectReference
-	Timestamp       = policyreport.Timestamp
-	ReportSummary   = policyreport.Summary
-)
-
 // Reports builds the policy reports of an Apply result, as kyverno apply
 // --policy-report does: the results of all ClusterPolicies merged into one
-// ClusterPolicyReport named "merged", and one PolicyReport per namespaced
+// ClusterPolicyReport named "merged", and one policyreport.PolicyReport per namespaced
 // Policy (named after it, in its namespace).
-func (r *ApplyResult) Reports() []PolicyReport {
-	cluster := PolicyReport{
+func (r *ApplyResult) Reports() []policyreport.PolicyReport {
+	cluster := policyreport.PolicyReport{
 		APIVersion: policyreport.APIVersion,
 		Kind:       policyreport.KindClusterPolicyReport,
-		Metadata:   ReportMetadata{Name: "merged"},
+		Metadata:   policyreport.Metadata{Name: "merged"},
 	}
-	var namespaced []*PolicyReport
-	byPolicy := map[*Policy]*PolicyReport{}
+	var namespaced []*policyreport.PolicyReport
+	byPolicy := map[*Policy]*policyreport.PolicyReport{}
 	for _, resp := range r.Responses {
 		target := &cluster
 		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
 			target = byPolicy[resp.Policy]
 			if target == nil {
-				target = &PolicyReport{
+				target = &policyreport.PolicyReport{
 					APIVersion: policyreport.APIVersion,
 					Kind:       policyreport.KindPolicyReport,
-					Metadata:   ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
+					Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
 				}
 				byPolicy[resp.Policy] = target
 				namespaced = append(namespaced, target)
@@ -125,7 +114,7 @@ func (r *ApplyResult) Reports() []PolicyReport {
 			target.Summary.Add(res.Result)
 		}
 	}
-	var out []PolicyReport
+	var out []policyreport.PolicyReport
 	if len(cluster.Results) > 0 {
 		out = append(out, cluster)
 	}
@@ -136,7 +125,7 @@ func (r *ApplyResult) Reports() []PolicyReport {
 }
 
 // reportResultOf is the report result of one rule result of Apply.
-func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, auditWarn bool) ReportResult {
+func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, auditWarn bool) policyreport.Result {
 	p := resp.Policy
 	name := p.Name
 	if p.Kind == "Policy" && p.Namespace != "" {
@@ -145,7 +134,7 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 	meta, _ := resp.Resource.Object["metadata"].(map[string]any)
 	uid, _ := meta["uid"].(string)
 	rv, _ := meta["resourceVersion"].(string)
-	res := ReportResult{
+	res := policyreport.Result{
 		Source:   "kyverno",
 		Policy:   name,
 		Rule:     rr.Rule,
@@ -154,12 +143,12 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 		Message:  rr.Message,
 		Category: rr.Category,
 		Severity: severity(rr.Severity),
-		Resources: []ObjectReference{{
+		Resources: []policyreport.ObjectReference{{
 			APIVersion: resp.Resource.APIVersion, Kind: resp.Resource.Kind,
 			Namespace: resp.Resource.Namespace, Name: resp.Resource.Name,
 			UID: uid, ResourceVersion: rv,
 		}},
-		Timestamp: Timestamp{Seconds: now.Unix()},
+		Timestamp: policyreport.Timestamp{Seconds: now.Unix()},
 	}
 	props := map[string]string{}
 	for k, v := range rr.Properties {
@@ -202,7 +191,7 @@ func severity(s string) string {
 
 // WriteReports writes the policy reports as YAML documents separated by
 // "---" (or one JSON object per line), the cluster report first.
-func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
+func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format string) error {
 	bw := bufio.NewWriterSize(w, 64*1024)
 	for i, rep := range reports {
 		if format == "json" {
@@ -225,7 +214,7 @@ func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
 // writeReportYAML writes a report as YAML, keys in alphabetical order as
 // Kyverno prints them. It is a direct emitter: a generic YAML encoder takes
 // seconds on reports of 100,000 results.
-func writeReportYAML(w *bufio.Writer, r *PolicyReport) {
+func writeReportYAML(w *bufio.Writer, r *policyreport.PolicyReport) {
 	writeReportHeadYAML(w, r.APIVersion, r.Kind, r.Metadata, len(r.Results) > 0)
 	for i := range r.Results {
 		writeReportResultYAML(w, &r.Results[i])
@@ -242,7 +231,7 @@ func yamlKV(w *bufio.Writer, indent, key, value string) {
 }
 
 // writeReportHeadYAML writes what comes before the results of a report.
-func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta ReportMetadata, results bool) {
+func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
 	yamlKV(w, "", "apiVersion", apiVersion)
 	yamlKV(w, "", "kind", kind)
 	w.WriteString("metadata:\n")
@@ -256,7 +245,7 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta ReportMe
 }
 
 // writeReportResultYAML writes one result of a report's results list.
-func writeReportResultYAML(w *bufio.Writer, res *ReportResult) {
+func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	kv := yamlKV
 	first := true
 	field := func(key, value string) {
@@ -328,7 +317,7 @@ func writeReportResultYAML(w *bufio.Writer, res *ReportResult) {
 }
 
 // writeReportSummaryYAML writes the summary that ends a report.
-func writeReportSummaryYAML(w *bufio.Writer, s ReportSummary) {
+func writeReportSummaryYAML(w *bufio.Writer, s policyreport.Summary) {
 	w.WriteString("summary:\n")
 	for _, c := range []struct {
 		k string

@@ -1,6 +1,7 @@
 package leader
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/leaderelection"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
@@ -89,21 +91,13 @@ func (o Options) withDefaults() Options {
 		rand.Read(b[:])
 		o.Identity = host + "_" + hex.EncodeToString(b[:])
 	}
-	if o.LeaseDuration <= 0 {
-		o.LeaseDuration = DefaultLeaseDuration
-	}
-	if o.RenewDeadline <= 0 {
-		o.RenewDeadline = DefaultRenewDeadline
-	}
-	if o.RetryPeriod <= 0 {
-		o.RetryPeriod = DefaultRetryPeriod
-	}
+	options.Positive(&o.LeaseDuration, DefaultLeaseDuration)
+	options.Positive(&o.RenewDeadline, DefaultRenewDeadline)
+	options.Positive(&o.RetryPeriod, DefaultRetryPeriod)
 	if o.Serving == nil {
 		o.Serving = func(bool) {}
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return o
 }
 
