@@ -98,6 +98,7 @@ var rules = []rule{
 		onlyImports: only("k8s.io/client-go/rest", "k8s.io/client-go/tools/clientcmd"), onlyImportsSet: true},
 	{doc: "internal/kyvernotest/doc.go", pkg: "internal/kyvernotest", notDeps: only("cmd/verdict", "server/...", clientGo)},
 	{doc: "internal/options/options.go", pkg: "internal/options", onlyImportsSet: true},
+	{doc: "internal/promreg/promreg.go", pkg: "internal/promreg", onlyModuleSet: true, onlyImports: only("github.com/prometheus/client_golang/..."), onlyImportsSet: true},
 	{doc: "internal/policyreport/policyreport.go", pkg: "internal/policyreport", onlyImportsSet: true},
 	{doc: "internal/safefile/doc.go", pkg: "internal/safefile", onlyImportsSet: true},
 	{doc: "internal/servertest/doc.go", pkg: "internal/servertest", importedBySet: true},
@@ -115,7 +116,7 @@ var rules = []rule{
 	{doc: "server/doc.go", pkg: "server", notDeps: only("client", "webhookproxy", "reportwriter/...", "scanner", "cmd/verdict", "server/kubesource", "server/kubelookup", clientGo)},
 	{doc: "server/kubelookup/doc.go", pkg: "server/kubelookup", notDeps: only("server"), importedBy: only("cmd/verdict"), importedBySet: true},
 	{doc: "server/kubesource/doc.go", pkg: "server/kubesource", importedBy: only("cmd/verdict"), importedBySet: true},
-	{doc: "webhookproxy/doc.go", pkg: "webhookproxy", onlyModule: only("proto/...", "internal/options"), onlyModuleSet: true, notDeps: only("server/...", "engine/...")},
+	{doc: "webhookproxy/doc.go", pkg: "webhookproxy", onlyModule: only("proto/...", "internal/options", "internal/promreg"), onlyModuleSet: true, notDeps: only("server/...", "engine/...")},
 }
 
 // pkgInfo is what go list says of a package.

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -462,23 +463,17 @@ type pubMetrics struct {
 }
 
 func newPubMetrics(reg prometheus.Registerer) (*pubMetrics, error) {
-	c := func(name, help string) prometheus.Counter {
-		return prometheus.NewCounter(prometheus.CounterOpts{Name: "verdict_report_publisher_" + name, Help: help})
-	}
+	b := promreg.New(reg)
+	const p = "verdict_report_publisher_"
 	m := &pubMetrics{
-		queued:      c("items_queued_total", "Items queued for the report writer."),
-		acked:       c("items_acknowledged_total", "Items the report writer acknowledged as durable."),
-		undelivered: c("undelivered_total", "Items that could not be delivered: buffer full, or not acknowledged when the publisher closed."),
-		rejected:    c("items_rejected_total", "Items the report writer rejected as not valid."),
-		duplicates:  c("items_duplicate_total", "Items the report writer already held."),
-		batches:     c("batches_sent_total", "Batches sent, resent ones included."),
-		resent:      c("batches_resent_total", "Batches sent again on a new stream after a broken one."),
-		reconnects:  c("reconnects_total", "Streams that broke and were opened again."),
+		queued:      b.Counter(p+"items_queued_total", "Items queued for the report writer."),
+		acked:       b.Counter(p+"items_acknowledged_total", "Items the report writer acknowledged as durable."),
+		undelivered: b.Counter(p+"undelivered_total", "Items that could not be delivered: buffer full, or not acknowledged when the publisher closed."),
+		rejected:    b.Counter(p+"items_rejected_total", "Items the report writer rejected as not valid."),
+		duplicates:  b.Counter(p+"items_duplicate_total", "Items the report writer already held."),
+		batches:     b.Counter(p+"batches_sent_total", "Batches sent, resent ones included."),
+		resent:      b.Counter(p+"batches_resent_total", "Batches sent again on a new stream after a broken one."),
+		reconnects:  b.Counter(p+"reconnects_total", "Streams that broke and were opened again."),
 	}
-	for _, x := range []prometheus.Collector{m.queued, m.acked, m.undelivered, m.rejected, m.duplicates, m.batches, m.resent, m.reconnects} {
-		if err := reg.Register(x); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, b.Err()
 }
