@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -12,39 +11,10 @@ import (
 	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/engine/cases"
-	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
-
-// caseException is a case of engine/cases a runner cannot express.
-type caseException struct {
-	Note   string `json:"note"`
-	Reason string `json:"reason"`
-}
-
-// loadCaseExceptions reads a runner's exceptions, by note.
-func loadCaseExceptions(t *testing.T, path string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list []caseException
-	if err := yaml.UnmarshalStrict(data, &list); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	out := map[string]string{}
-	for _, e := range list {
-		if e.Reason == "" {
-			t.Errorf("%s: exception %q gives no reason", path, e.Note)
-		}
-		out[e.Note] = e.Reason
-	}
-	return out
-}
 
 // TestCases replays the engine's case corpus (engine/cases) through a
 // real decision server over gRPC: each case's policies sent inline, its
@@ -53,79 +23,32 @@ func loadCaseExceptions(t *testing.T, path string) map[string]string {
 // testdata/cases-exceptions.yaml, with the reason, are those the API
 // cannot express; one of them that passes is an error.
 func TestCases(t *testing.T) {
-	all, err := cases.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exceptions := loadCaseExceptions(t, "testdata/cases-exceptions.yaml")
-	known := map[string]bool{}
 	// Cases without data of their own share a server with the Lookup and
 	// CEL sources of an empty case.
 	var empty cases.Case
 	shared := startServer(t, Options{Lookup: empty.Lookup(), CELData: empty.Sources()}).client(t)
-	for _, tc := range all {
-		known[tc.Note] = true
-		t.Run(tc.Note, func(t *testing.T) {
-			docs, validating, err := caseDocuments(tc)
-			if err != nil {
-				t.Fatalf("case %s: %v", tc.Note, err)
-			}
-			var got cases.Outcome
-			switch {
-			case validating && tc.WantError != nil:
-				// Inline policies are of the kyverno.io kinds; the
-				// server checks the others with ValidatePolicies.
-				got = validateCase(t, shared, docs)
-			case validating:
-				// The case's policies are the server's own.
-				got = evaluateCase(t, startCaseServer(t, tc, docs), tc, nil)
-			case caseNeedsHost(tc):
-				got = evaluateCase(t, startCaseServer(t, tc, nil), tc, docs)
-			default:
-				got = evaluateCase(t, shared, tc, docs)
-			}
-			diff := tc.Diff(got)
-			reason, excepted := exceptions[tc.Note]
-			switch {
-			case excepted && diff == "":
-				t.Errorf("case %s passes, but testdata/cases-exceptions.yaml lists it (%s)", tc.Note, reason)
-			case excepted:
-				t.Skip(reason)
-			case diff != "":
-				t.Errorf("Evaluate(%s):\n%s", tc.Note, diff)
-			}
-		})
-	}
-	for note := range exceptions {
-		if !known[note] {
-			t.Errorf("testdata/cases-exceptions.yaml lists %q, not a case", note)
+	cases.Runner{Exceptions: "testdata/cases-exceptions.yaml"}.Run(t, func(t *testing.T, tc cases.Case) cases.Outcome {
+		docs, err := tc.Documents()
+		if err != nil {
+			t.Fatalf("case %s: %v", tc.Note, err)
 		}
-	}
-}
-
-// caseNeedsHost reports whether the case needs a server of its own: data
-// for its Lookup or CEL sources, or PolicyExceptions.
-func caseNeedsHost(tc cases.Case) bool {
-	return tc.ConfigMaps != nil || tc.Params != nil || tc.Cluster != nil || tc.Exceptions != "" || tc.CELExceptions != "" ||
-		tc.NamespaceObject != nil || tc.CELResources != nil || tc.Images != nil || tc.HTTP != nil || tc.GlobalContext != nil || tc.NoCELData
-}
-
-// caseDocuments are the case's policy documents (JSON), and whether one of
-// them is of the policies.kyverno.io kinds.
-func caseDocuments(tc cases.Case) ([][]byte, bool, error) {
-	docs, err := tc.Documents()
-	if err != nil {
-		return nil, false, err
-	}
-	validating := false
-	for _, d := range docs {
-		var tm struct{ APIVersion, Kind string }
-		if err := json.Unmarshal(d, &tm); err != nil {
-			return nil, false, err
+		validating, err := tc.Validating()
+		if err != nil {
+			t.Fatalf("case %s: %v", tc.Note, err)
 		}
-		validating = validating || vpol.IsPolicy(tm.APIVersion, tm.Kind)
-	}
-	return docs, validating, nil
+		switch {
+		case validating && tc.WantError != nil:
+			// Inline policies are of the kyverno.io kinds; the server
+			// checks the others with ValidatePolicies.
+			return validateCase(t, shared, docs)
+		case validating:
+			// The case's policies are the server's own.
+			return evaluateCase(t, startCaseServer(t, tc, docs), tc, nil)
+		case tc.HasData():
+			return evaluateCase(t, startCaseServer(t, tc, nil), tc, docs)
+		}
+		return evaluateCase(t, shared, tc, docs)
+	})
 }
 
 // validateCase checks the case's policies with ValidatePolicies: the first

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 
@@ -16,11 +15,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/cases"
-	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
@@ -54,103 +51,32 @@ func (d inlineDecider) ValidatePolicies(ctx context.Context, req *verdictv1.Vali
 // testdata/cases-exceptions.yaml, with the reason, are those an
 // AdmissionReview cannot express; one of them that passes is an error.
 func TestCases(t *testing.T) {
-	all, err := cases.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	exceptions := loadCaseExceptions(t, "testdata/cases-exceptions.yaml")
-	known := map[string]bool{}
 	var empty cases.Case
 	shared := startDecisionServerWith(t, server.Options{Lookup: empty.Lookup(), CELData: empty.Sources()})
-	for _, tc := range all {
-		known[tc.Note] = true
-		if r := tc.Request; r != nil && (r.Background || r.GenerateExisting || r.MutateExisting) {
-			continue
+	notAdmission := func(c *cases.Case) bool {
+		r := c.Request
+		return r != nil && (r.Background || r.GenerateExisting || r.MutateExisting)
+	}
+	cases.Runner{Exceptions: "testdata/cases-exceptions.yaml", Skip: notAdmission}.Run(t, func(t *testing.T, tc cases.Case) cases.Outcome {
+		docs, err := tc.Documents()
+		if err != nil {
+			t.Fatalf("case %s: %v", tc.Note, err)
 		}
-		t.Run(tc.Note, func(t *testing.T) {
-			docs, validating, err := caseDocuments(tc)
-			if err != nil {
-				t.Fatalf("case %s: %v", tc.Note, err)
-			}
-			var got cases.Outcome
-			switch {
-			case tc.WantError != nil:
-				got = validateCase(t, shared, tc, docs)
-			case validating:
-				// The case's policies are the server's own.
-				got = reviewCase(t, inlineDecider{c: startCaseServer(t, tc, docs)}, tc)
-			case caseNeedsHost(tc):
-				got = reviewCase(t, inlineDecider{c: startCaseServer(t, tc, nil), docs: docs}, tc)
-			default:
-				got = reviewCase(t, inlineDecider{c: shared, docs: docs}, tc)
-			}
-			// A review carries neither rule results nor generate intents
-			// and mutate targets.
-			tc.WantGenerated, tc.WantTargets = nil, nil
-			diff := tc.Diff(got)
-			reason, excepted := exceptions[tc.Note]
-			switch {
-			case excepted && diff == "":
-				t.Errorf("case %s passes, but testdata/cases-exceptions.yaml lists it (%s)", tc.Note, reason)
-			case excepted:
-				t.Skip(reason)
-			case diff != "":
-				t.Errorf("review of %s:\n%s", tc.Note, diff)
-			}
-		})
-	}
-	for note := range exceptions {
-		if !known[note] {
-			t.Errorf("testdata/cases-exceptions.yaml lists %q, not a case", note)
+		validating, err := tc.Validating()
+		if err != nil {
+			t.Fatalf("case %s: %v", tc.Note, err)
 		}
-	}
-}
-
-// loadCaseExceptions reads the proxy's exceptions, by note.
-func loadCaseExceptions(t *testing.T, path string) map[string]string {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var list []struct{ Note, Reason string }
-	if err := yaml.UnmarshalStrict(data, &list); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	out := map[string]string{}
-	for _, e := range list {
-		if e.Reason == "" {
-			t.Errorf("%s: exception %q gives no reason", path, e.Note)
+		switch {
+		case tc.WantError != nil:
+			return validateCase(t, shared, tc, docs)
+		case validating:
+			// The case's policies are the server's own.
+			return reviewCase(t, inlineDecider{c: startCaseServer(t, tc, docs)}, tc)
+		case tc.HasData():
+			return reviewCase(t, inlineDecider{c: startCaseServer(t, tc, nil), docs: docs}, tc)
 		}
-		out[e.Note] = e.Reason
-	}
-	return out
-}
-
-// caseDocuments are the case's policy documents (JSON), and whether one of
-// them is of the policies.kyverno.io kinds (which a server does not take
-// inline).
-func caseDocuments(tc cases.Case) ([][]byte, bool, error) {
-	docs, err := tc.Documents()
-	if err != nil {
-		return nil, false, err
-	}
-	validating := false
-	for _, d := range docs {
-		var tm struct{ APIVersion, Kind string }
-		if err := json.Unmarshal(d, &tm); err != nil {
-			return nil, false, err
-		}
-		validating = validating || vpol.IsPolicy(tm.APIVersion, tm.Kind)
-	}
-	return docs, validating, nil
-}
-
-// caseNeedsHost reports whether the case needs a server of its own: data
-// for its Lookup or CEL sources, or PolicyExceptions.
-func caseNeedsHost(tc cases.Case) bool {
-	return tc.ConfigMaps != nil || tc.Params != nil || tc.Cluster != nil || tc.Exceptions != "" || tc.CELExceptions != "" ||
-		tc.NamespaceObject != nil || tc.CELResources != nil || tc.Images != nil || tc.HTTP != nil || tc.GlobalContext != nil || tc.NoCELData
+		return reviewCase(t, inlineDecider{c: shared, docs: docs}, tc)
+	})
 }
 
 // startCaseServer starts a server with the case's data, its exceptions
@@ -249,7 +175,9 @@ func reviewCase(t *testing.T, d webhookproxy.Decider, tc cases.Case) cases.Outco
 	t.Helper()
 	h := newCaseHandler(t, d, tc)
 	ar := caseReview(t, tc)
-	out := cases.Outcome{NoResults: true}
+	// A review carries neither rule results nor generate intents and
+	// mutate targets.
+	out := cases.Outcome{NoResults: true, NoIntents: true}
 	if tc.WantPatched != nil || tc.WantPatch != nil || tc.WantNoPatch {
 		resp := serveReview(t, h, "/mutate", ar)
 		if len(resp.Patch) > 0 {

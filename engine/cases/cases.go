@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"strings"
 
@@ -163,3 +164,33 @@ func Load() ([]Case, error) {
 
 // Area is the folder of the case's file ("mutate").
 func (c *Case) Area() string { return path.Dir(c.File) }
+
+// LoadExceptions reads a runner's exceptions file: a YAML list of the
+// notes of the cases it cannot express, each with its reason. It returns
+// them by note; an exception without a reason is an error.
+func LoadExceptions(path string) (map[string]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var list []struct{ Note, Reason string }
+	if err := yaml.UnmarshalStrict(data, &list); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	out := map[string]string{}
+	for _, e := range list {
+		if e.Reason == "" {
+			return nil, fmt.Errorf("%s: exception %q gives no reason", path, e.Note)
+		}
+		out[e.Note] = e.Reason
+	}
+	return out, nil
+}
+
+// HasData reports whether the case has data of its own for the host to
+// serve: Lookup data, CEL data sources or PolicyExceptions. A runner can
+// evaluate the others on a host with the data of an empty case.
+func (c *Case) HasData() bool {
+	return c.ConfigMaps != nil || c.Params != nil || c.Cluster != nil || c.Exceptions != "" || c.CELExceptions != "" ||
+		c.NamespaceObject != nil || c.CELResources != nil || c.Images != nil || c.HTTP != nil || c.GlobalContext != nil || c.NoCELData
+}

@@ -39,6 +39,24 @@ func (c *Case) Documents() ([][]byte, error) {
 	return out, nil
 }
 
+// Validating reports whether one of the case's policies is of the
+// policies.kyverno.io kinds (which a decision server does not take
+// inline).
+func (c *Case) Validating() (bool, error) {
+	objs, err := kyverno.SplitDocuments(c.Note, []byte(c.Policy))
+	if err != nil {
+		return false, err
+	}
+	for _, o := range objs {
+		apiVersion, _ := o.Value["apiVersion"].(string)
+		kind, _ := o.Value["kind"].(string)
+		if vpol.IsPolicy(apiVersion, kind) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
 // Policies decodes and compiles the case's policies of both generations,
 // in order.
 func (c *Case) Policies() ([]*policy.Policy, error) {

@@ -49,19 +49,7 @@ func errorOf(err error) *cases.Error {
 
 // TestCases runs the case corpus with the engine.
 func TestCases(t *testing.T) {
-	all, err := cases.Load()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(all) == 0 {
-		t.Fatal("no cases found")
-	}
-	for _, tc := range all {
-		t.Run(tc.Note, func(t *testing.T) {
-			t.Parallel()
-			if diff := tc.Diff(runCase(t.Context(), tc)); diff != "" {
-				t.Errorf("runCase(%s):\n%s", tc.Note, diff)
-			}
-		})
-	}
+	cases.Runner{Parallel: true}.Run(t, func(t *testing.T, tc cases.Case) cases.Outcome {
+		return runCase(t.Context(), tc)
+	})
 }
