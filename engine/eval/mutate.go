@@ -149,7 +149,8 @@ func (ev *evaluation) setObject(obj map[string]any) {
 	ev.base = ev.baseDocument(obj)
 }
 
-// ruleResult turns an outcome of a mutate or generate rule into a result.
+// ruleResult turns an outcome of a rule into a result (the validate phase
+// adds Enforce and the warn of an unscored policy).
 func (ev *evaluation) ruleResult(p *policy.Policy, r *policy.Rule, o *outcome) RuleResult {
 	res := RuleResult{
 		Policy:   p.Name(),

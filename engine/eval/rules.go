@@ -68,25 +68,10 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 		if o == nil {
 			continue
 		}
-		res := RuleResult{
-			Policy:   p.Name(),
-			Rule:     r.Name,
-			Type:     RuleType(r.Type.String()),
-			Status:   o.status,
-			Message:  o.message,
-			Enforce:  ev.enforce(r),
-			Scored:   p.Scored,
-			Category: p.Category,
-			Severity: p.Severity,
-		}
-		if p.Namespaced() {
-			res.PolicyNamespace = p.Namespace()
-		}
+		res := ev.ruleResult(p, r, o)
+		res.Enforce = ev.enforce(r)
 		if !p.Scored && res.Status == StatusFail {
 			res.Status = StatusWarn
-		}
-		if len(r.ReportProperties) > 0 {
-			res.Properties = ev.properties(p, r)
 		}
 		out = append(out, res)
 		if o.status == StatusPass || o.status == StatusFail {
