@@ -109,7 +109,7 @@ func (s *Sharded) Offer(items ...*verdictv1.PublishItem) error {
 	for i, part := range s.split(items) {
 		if len(part) > 0 {
 			if err := s.pubs[i].Offer(part...); err != nil {
-				errs = append(errs, fmt.Errorf("shard %d: %w", i, err))
+				errs = append(errs, s.shardError(i, err))
 			}
 		}
 	}
@@ -121,7 +121,7 @@ func (s *Sharded) Publish(ctx context.Context, items ...*verdictv1.PublishItem) 
 	for i, part := range s.split(items) {
 		if len(part) > 0 {
 			if err := s.pubs[i].Publish(ctx, part...); err != nil {
-				return fmt.Errorf("shard %d: %w", i, err)
+				return s.shardError(i, err)
 			}
 		}
 	}
@@ -132,7 +132,7 @@ func (s *Sharded) Publish(ctx context.Context, items ...*verdictv1.PublishItem) 
 func (s *Sharded) Flush(ctx context.Context) error {
 	for i, p := range s.pubs {
 		if err := p.Flush(ctx); err != nil {
-			return fmt.Errorf("shard %d: %w", i, err)
+			return s.shardError(i, err)
 		}
 	}
 	return nil
@@ -143,8 +143,16 @@ func (s *Sharded) Close(ctx context.Context) error {
 	var errs []error
 	for i, p := range s.pubs {
 		if err := p.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shard %d: %w", i, err))
+			errs = append(errs, s.shardError(i, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// shardError names the shard of err, when there are several.
+func (s *Sharded) shardError(i int, err error) error {
+	if len(s.pubs) == 1 {
+		return err
+	}
+	return fmt.Errorf("shard %d: %w", i, err)
 }
