@@ -9,9 +9,11 @@
 // resources come from: FileSource for files, Cluster.Source for a cluster
 // listed through client-go), ResultSink and ScanDone (where results go, and
 // the per-shard "scan finished" marker that tells which resources are
-// gone), Shard (the split of a cluster between scanners by namespace
-// hash), PolicySet and LoadPolicies (what the server's policies match,
-// learnt by compiling their documents with the engine), and Generator
+// gone; ReportSink sends both to a report writer through publish), Shard
+// (the split of a cluster between scanners by namespace hash), PolicySet
+// and LoadPolicies (what the server's policies match: the scan scopes of
+// ListPolicies, which the server computes from its compiled policies, so
+// the scanner compiles nothing), and Generator
 // (server-side apply of generateExisting intents, recorded on the
 // trigger so that they are applied once per policy version). Watch scans
 // a cluster and then follows it with client-go informers: changed
@@ -46,8 +48,8 @@
 // server guesses it from the kind).
 //
 // This package uses the client (never the server package), the engine
-// (to read policies) and client-go; it must not import server,
-// reportwriter or webhookproxy: the wiring to the report writer lives in
-// cmd/verdict. It keeps no global state and writes to a cluster only
+// (to decode resource files), publish (the report path: items and the queue to
+// the report writer) and client-go; it must not import server,
+// reportwriter or webhookproxy. It keeps no global state and writes to a cluster only
 // through a Generator.
 package scanner

@@ -31,6 +31,10 @@
 // CompileMutatingAdmission for a Kubernetes MutatingAdmissionPolicy with
 // its bindings: MutatingAdmission.
 //
+// Policy.Scopes (scope.go) tells what background work selects in a compiled
+// policy: the rules and kinds a background scan evaluates, and those
+// generateExisting and mutateExistingOnPolicyUpdate replay.
+//
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
 // I/O.

@@ -1,0 +1,142 @@
+package policy_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// TestScopes: the kinds are split as Kyverno's ParseKindSelector splits
+// them (kinds.go of its API package), subresources left out (Pod/exec,
+// Pod.exec, v1/Pod/status); a policy with background: false has only its
+// mutateExisting rules replayed.
+func TestScopes(t *testing.T) {
+	const doc = `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: p
+  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
+spec:
+  background: false
+  generateExisting: true
+  rules:
+  - name: kinds
+    match:
+      any:
+      - resources: {kinds: [apps/v1/Deployment, v1/ConfigMap, Pod/exec, Pod.exec, v1/Pod/status, Pod]}
+    validate:
+      message: m
+      pattern: {metadata: {name: "?*"}}
+  - name: targets
+    match: {any: [{resources: {kinds: [Namespace]}}]}
+    mutate:
+      mutateExistingOnPolicyUpdate: true
+      targets: [{apiVersion: v1, kind: Secret, namespace: "{{request.object.metadata.name}}"}]
+      patchStrategicMerge: {metadata: {labels: {x: "y"}}}
+`
+	background := `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: bg
+spec:
+  generateExisting: true
+  rules:
+  - name: kinds
+    match:
+      any:
+      - resources: {kinds: [apps/v1/Deployment, v1/ConfigMap, Pod/exec, Pod.exec, v1/Pod/status, Pod]}
+    validate:
+      message: m
+      pattern: {metadata: {name: "?*"}}
+  - name: netpol
+    match: {all: [{resources: {kinds: [Namespace]}}]}
+    generate:
+      apiVersion: networking.k8s.io/v1
+      kind: NetworkPolicy
+      name: deny
+      namespace: "{{request.object.metadata.name}}"
+      data: {spec: {podSelector: {}}}
+`
+	kinds := []match.Kind{
+		{Group: "apps", Version: "v1", Kind: "Deployment"},
+		{Group: "*", Version: "v1", Kind: "ConfigMap"},
+		{Group: "*", Version: "*", Kind: "Pod"},
+	}
+	tests := []struct {
+		name string
+		give string
+		want policy.Scopes
+	}{
+		{
+			name: "not a background policy: mutateExisting only",
+			give: doc,
+			want: policy.Scopes{MutateExisting: policy.Scope{Rules: []string{"targets"}, Kinds: []match.Kind{{Group: "*", Version: "*", Kind: "Namespace"}}}},
+		},
+		{
+			name: "background policy",
+			give: background,
+			want: policy.Scopes{
+				Background:       policy.Scope{Rules: []string{"kinds"}, Kinds: kinds},
+				GenerateExisting: policy.Scope{Rules: []string{"netpol"}, Kinds: []match.Kind{{Group: "*", Version: "*", Kind: "Namespace"}}},
+			},
+		},
+	}
+	for _, tt := range tests {
+		p, err := policy.Compile(decode(t, tt.give))
+		if err != nil {
+			t.Fatalf("Compile(%s): %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(%s) mismatch (-want +got):\n%s", tt.name, diff)
+		}
+	}
+}
+
+// TestScopesValidating: a ValidatingPolicy's resourceRules, subresources
+// left out; nothing when its background evaluation is disabled.
+func TestScopesValidating(t *testing.T) {
+	const doc = `
+apiVersion: policies.kyverno.io/v1
+kind: ValidatingPolicy
+metadata: {name: vp}
+spec:
+  autogen: {podControllers: {controllers: []}}
+  evaluation: {background: {enabled: %s}}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods, pods/status, configmaps]
+  validations:
+  - expression: "true"
+`
+	tests := []struct {
+		enabled string
+		want    policy.Scopes
+	}{
+		{"true", policy.Scopes{Background: policy.Scope{Kinds: []match.Kind{{Group: "", Version: "v1", Resource: "pods"}, {Group: "", Version: "v1", Resource: "configmaps"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := vpol.Decode("vp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileValidating(docs[0])
+		if err != nil {
+			t.Fatalf("CompileValidating(background %s): %v", tt.enabled, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(background %s) mismatch (-want +got):\n%s", tt.enabled, diff)
+		}
+	}
+}
