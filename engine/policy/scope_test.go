@@ -8,7 +8,9 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -137,6 +139,90 @@ spec:
 		}
 		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("Scopes(background %s) mismatch (-want +got):\n%s", tt.enabled, diff)
+		}
+	}
+}
+
+// TestScopesMutating: a MutatingPolicy's resourceRules and those of its
+// autogen variants; nothing when its background
+// evaluation is disabled (Kyverno's background scans report only the
+// others).
+func TestScopesMutating(t *testing.T) {
+	const doc = `
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: mp}
+spec:
+  autogen: {podControllers: {controllers: [deployments]}}
+  evaluation: {background: {enabled: %s}}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [pods]
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"team": "x"}}}'
+`
+	tests := []struct {
+		enabled string
+		want    policy.Scopes
+	}{
+		{"true", policy.Scopes{Background: policy.Scope{Kinds: []match.Kind{{Group: "", Version: "v1", Resource: "pods"}, {Group: "apps", Version: "v1", Resource: "deployments"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := mpol.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileMutating(docs[0])
+		if err != nil {
+			t.Fatalf("CompileMutating(background %s): %v", tt.enabled, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(background %s) mismatch (-want +got):\n%s", tt.enabled, diff)
+		}
+	}
+}
+
+// TestScopesVAP: a ValidatingAdmissionPolicy's matchConstraints, only when
+// it is labelled reports.kyverno.io/enabled: "true" (as Kyverno's reports
+// controller selects them).
+func TestScopesVAP(t *testing.T) {
+	const doc = `
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: vap
+  labels: {reports.kyverno.io/enabled: "%s"}
+spec:
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments, deployments/scale]}
+  validations:
+  - expression: object.spec.replicas <= 2
+`
+	tests := []struct {
+		label string
+		want  policy.Scopes
+	}{
+		{"true", policy.Scopes{Background: policy.Scope{Kinds: []match.Kind{{Group: "apps", Version: "v1", Resource: "deployments"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := vap.Decode("vap.yaml", []byte(fmt.Sprintf(doc, tt.label)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileVAP(docs[0])
+		if err != nil {
+			t.Fatalf("CompileVAP(label %s): %v", tt.label, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(label %s) mismatch (-want +got):\n%s", tt.label, diff)
 		}
 	}
 }
