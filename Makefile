@@ -28,6 +28,17 @@ BUF         ?= $(PROTO_TOOLS)/buf
 # buf breaking compares the API with this git revision.
 BUF_AGAINST ?= HEAD~1
 
+# Helm, built from the Go module proxy at this version (the version of
+# deploy/helm/go.mod) with the Kubernetes version of its k8s.io modules as
+# its default, as Helm's own build sets it.
+HELM_VERSION ?= v3.21.4
+HELM_KUBE_MINOR ?= 36
+HELM        ?= bin/tools/helm-$(HELM_VERSION)/helm
+HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR) \
+	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
+CHART       ?= deploy/helm/verdict
+
 .PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins clean
 
 all: build
@@ -145,16 +156,6 @@ image:
 	  docker build -t $(IMAGE):$(VERSION) --build-arg VERSION=$(VERSION) .; \
 	else echo "make image: no docker daemon answers (docker info failed), image not built"; fi
 
-# Helm, built from the Go module proxy at this version (the version of
-# deploy/helm/go.mod) with the Kubernetes version of its k8s.io modules as
-# its default, as Helm's own build sets it.
-HELM_VERSION ?= v3.21.4
-HELM_KUBE_MINOR ?= 36
-HELM        ?= bin/tools/helm-$(HELM_VERSION)/helm
-HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(HELM_KUBE_MINOR) \
-	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(HELM_KUBE_MINOR) \
-	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
-CHART       ?= deploy/helm/verdict
 
 helm: $(HELM)
 

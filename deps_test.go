@@ -54,6 +54,7 @@ func only(ps ...string) []string { return append([]string(nil), ps...) }
 
 // rules are the import rules of every doc.go that states one.
 var rules = []rule{
+	{doc: "cleanup/doc.go", pkg: "cleanup", notDeps: only("server/...", "reportwriter/...", "scanner", "webhookproxy")},
 	{doc: "client/doc.go", pkg: "client", onlyModule: only("proto/...", "internal/grpccodec"), onlyModuleSet: true, notDeps: only(clientGo, "engine/...", "server/...")},
 	{doc: "deploy/doc.go", pkg: "cmd/verdict", notDeps: only("deploy")},
 	{doc: "engine/doc.go", pkg: "engine/...", onlyModule: only("engine/..."), onlyModuleSet: true, notDeps: only(clientGo, grpc),
@@ -86,6 +87,11 @@ var rules = []rule{
 	{doc: "engine/policy/doc.go", pkg: "engine/policy", notDeps: only("engine/eval")},
 	{doc: "engine/variables/doc.go", pkg: "engine/variables", onlyModule: append(only("engine/jmespath"), engineBase...), onlyModuleSet: true},
 	{doc: "engine/mpol/doc.go", pkg: "engine/mpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval")},
+	{doc: "engine/ivpol/doc.go", pkg: "engine/ivpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval")},
+	{doc: "engine/gpol/doc.go", pkg: "engine/gpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval"),
+		onlyModule: append(only("engine/vpol", "engine/mpol", "engine/kyverno", "engine/kyvernocel/..."), engineBase...), onlyModuleSet: true},
+	{doc: "engine/dpol/doc.go", pkg: "engine/dpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval"),
+		onlyModule: append(only("engine/vpol", "engine/mpol", "engine/kyverno", "engine/kyvernocel/..."), engineBase...), onlyModuleSet: true},
 	{doc: "engine/vap/doc.go", pkg: "engine/vap", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval")},
 	{doc: "engine/vpol/doc.go", pkg: "engine/vpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval")},
 	{doc: "hack/conformance/doc.go", pkg: "hack/conformance", onlyImports: only("internal/kyvernotest"), onlyImportsSet: true},

@@ -42,10 +42,13 @@ import (
 // default values.
 const Image = "ghcr.io/verdict-policy/verdict:v0.1.0"
 
-// CRDNames are the CustomResourceDefinitions an install brings.
+// CRDNames are the CustomResourceDefinitions an install brings, sorted.
 var CRDNames = []string{
-	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io", "globalcontextentries.kyverno.io",
-	"mutatingpolicies.policies.kyverno.io", "namespacedmutatingpolicies.policies.kyverno.io",
+	"clusterpolicies.kyverno.io", "clusterpolicyreports.wgpolicyk8s.io", "clusterreports.openreports.io",
+	"deletingpolicies.policies.kyverno.io", "generatingpolicies.policies.kyverno.io", "globalcontextentries.kyverno.io",
+	"imagevalidatingpolicies.policies.kyverno.io", "mutatingpolicies.policies.kyverno.io",
+	"namespaceddeletingpolicies.policies.kyverno.io", "namespacedgeneratingpolicies.policies.kyverno.io",
+	"namespacedimagevalidatingpolicies.policies.kyverno.io", "namespacedmutatingpolicies.policies.kyverno.io",
 	"namespacedvalidatingpolicies.policies.kyverno.io", "policies.kyverno.io",
 	"policyexceptions.kyverno.io", "policyexceptions.policies.kyverno.io",
 	"policyreports.wgpolicyk8s.io", "reports.openreports.io", "validatingpolicies.policies.kyverno.io",
@@ -402,6 +405,9 @@ func CheckWebhooks(objs []*unstructured.Unstructured, opts WebhookOptions) []err
 				want := []string{
 					"kyverno.io/clusterpolicies", "kyverno.io/policies", "kyverno.io/policyexceptions",
 					"policies.kyverno.io/validatingpolicies", "policies.kyverno.io/namespacedvalidatingpolicies", "policies.kyverno.io/policyexceptions",
+					"policies.kyverno.io/imagevalidatingpolicies", "policies.kyverno.io/namespacedimagevalidatingpolicies",
+					"policies.kyverno.io/generatingpolicies", "policies.kyverno.io/namespacedgeneratingpolicies",
+					"policies.kyverno.io/deletingpolicies", "policies.kyverno.io/namespaceddeletingpolicies",
 					"policies.kyverno.io/mutatingpolicies", "policies.kyverno.io/namespacedmutatingpolicies",
 				}
 				if !slices.Equal(got, want) {

@@ -42,7 +42,7 @@ func kindCounts(objs []*unstructured.Unstructured) map[string]int {
 // TestRenderKinds checks what each kustomization installs.
 func TestRenderKinds(t *testing.T) {
 	common := map[string]int{
-		"Namespace": 1, "CustomResourceDefinition": 13, "ServiceAccount": 4,
+		"Namespace": 1, "CustomResourceDefinition": 19, "ServiceAccount": 4,
 		"ClusterRole": 8, "ClusterRoleBinding": 4, "Role": 1, "RoleBinding": 1,
 		"Deployment": 2, "StatefulSet": 1, "Service": 3, "CronJob": 1, "NetworkPolicy": 4,
 		"ValidatingWebhookConfiguration": 2, "MutatingWebhookConfiguration": 1,
@@ -64,6 +64,8 @@ func TestRenderKinds(t *testing.T) {
 		{"base", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2})},
 		{"overlays/dev", common},
 		{"overlays/ha", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2, "Issuer": 1, "Certificate": 1})},
+		{"overlays/cleanup", with(map[string]int{"HorizontalPodAutoscaler": 2, "PodDisruptionBudget": 2,
+			"ServiceAccount": 5, "ClusterRole": 10, "ClusterRoleBinding": 5, "Deployment": 3})},
 		{"scan-job", map[string]int{"Job": 1}},
 	}
 	all := renderAll(t)

@@ -24,7 +24,7 @@ var manifests embed.FS
 // Kustomizations are the kustomizations a user installs, as paths relative
 // to deploy/: the base alone (with a TLS Secret created by hand), the two
 // overlays, and the one-off scan Job.
-var Kustomizations = []string{"base", "overlays/dev", "overlays/ha", "scan-job"}
+var Kustomizations = []string{"base", "overlays/dev", "overlays/ha", "overlays/cleanup", "scan-job"}
 
 // ComponentLabel is the label that names the Verdict component of an object
 // (server, webhook, reports, scanner).

@@ -1,7 +1,8 @@
 // Package engine compiles Kyverno policies and evaluates them against
 // Kubernetes resources, with the same results and messages as Kyverno:
 // the kyverno.io ClusterPolicies and Policies, the policies.kyverno.io
-// ValidatingPolicies, MutatingPolicies and their namespaced kinds, with
+// ValidatingPolicies, MutatingPolicies, ImageValidatingPolicies,
+// GeneratingPolicies, DeletingPolicies and their namespaced kinds, with
 // the PolicyExceptions of both groups, and Kubernetes'
 // ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their
 // bindings.
@@ -13,12 +14,14 @@
 //
 //   - Documents: kyverno.DecodePolicies and kyverno.DecodeExceptions turn
 //     YAML or JSON into *kyverno.Document and *kyverno.PolicyException,
-//     decoded strictly against the CRD schemas; vpol.Decode, mpol.Decode
-//     and vap.Decode do the same for the policies.kyverno.io kinds and
-//     the admissionregistration.k8s.io ones. A document is the policy as
-//     written.
+//     decoded strictly against the CRD schemas; vpol.Decode, mpol.Decode,
+//     ivpol.Decode, gpol.Decode, dpol.Decode and vap.Decode do the same
+//     for the policies.kyverno.io kinds and the admissionregistration.k8s.io
+//     ones. A document is the policy as written.
 //   - Compiled policies: policy.Compile (policy.CompileValidating for a
 //     ValidatingPolicy, policy.CompileMutating for a MutatingPolicy,
+//     policy.CompileImageValidating, policy.CompileGenerating and
+//     policy.CompileDeleting for the other policies.kyverno.io kinds,
 //     policy.CompileMutatingAdmission and policy.CompileVAP for the
 //     Kubernetes admission policies) does, once per policy version,
 //     everything that depends only on the policy: autogen rules for pod
@@ -26,10 +29,11 @@
 //     variable parsed into a JMESPath AST (variables, jmespath) and
 //     checked against one function table, patterns and condition
 //     operators pre-parsed (pattern, condition), patches (mutate), generate
-//     patterns (generate), CEL expressions (celrule, vpol, mpol, vap,
-//     kyvernocel) and Pod Security checks (podsecurity). It rejects what
-//     Kyverno rejects, with every problem at once. The *policy.Policy it
-//     returns is immutable: any number of goroutines evaluate it.
+//     patterns (generate), CEL expressions (celrule, vpol, mpol, ivpol,
+//     gpol, dpol, vap, kyvernocel), a DeletingPolicy's cron schedule and
+//     Pod Security checks (podsecurity). It rejects what Kyverno rejects,
+//     with every problem at once. The *policy.Policy it returns is
+//     immutable: any number of goroutines evaluate it.
 //     policy.CompileException gives a PolicyException its compiled form.
 //   - Evaluations: an eval.Engine (eval.New, with Options) evaluates
 //     compiled policies against one eval.Request (the object and old
@@ -37,14 +41,16 @@
 //     ValidatingAdmissionPolicyBindings in force) and returns an
 //     eval.Response: one RuleResult per rule that applied (pass, fail,
 //     warn, error or skip, with Kyverno's message), the mutated object and
-//     its JSON Patch, the patched targets of mutate existing rules, and
-//     the intents of generate rules.
+//     its JSON Patch, the patched targets of mutate existing rules, the
+//     intents of generate rules and GeneratingPolicies, and whether a
+//     DeletingPolicy selects an existing resource.
 //
 // Engine.Evaluate runs Kyverno's phases in order: mutate (every policy's
 // mutate rules, then MutatingAdmissionPolicies and MutatingPolicies; each
 // sees the object as the previous left it), verify images, validate (on
-// the mutated object; ValidatingPolicies and ValidatingAdmissionPolicies
-// too), then generate. A background request (eval.Background, a scan)
+// the mutated object; ValidatingPolicies, ImageValidatingPolicies and
+// ValidatingAdmissionPolicies too), then generate (GeneratingPolicies
+// after the generate rules). A background request (eval.Background, a scan)
 // runs validate only (and MutatingPolicies with background enabled, which
 // report whether their mutation is applied) and skips what needs
 // admission data; a replay of an existing
@@ -82,7 +88,7 @@
 //
 // The engine must never import client-go, grpc, a logger, metrics or any
 // package of this module outside engine/ (deps_test.go checks it). vpol,
-// mpol and kyvernocel import Kyverno's API types and the sdk's CEL
+// mpol, ivpol, gpol, dpol and kyvernocel import Kyverno's API types and the sdk's CEL
 // libraries, which import neither; the sdk's image data library brings
 // go-containerregistry's remote package, which the engine never calls:
 // image data comes from the host. celrule uses k8s.io/apiserver's CEL

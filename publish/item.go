@@ -8,6 +8,7 @@ import (
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -135,6 +136,7 @@ type PolicyLister func(ctx context.Context, req *verdictv1.ListPoliciesRequest) 
 var reportKinds = map[string]bool{
 	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
 	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
+	ivpol.KindImageValidatingPolicy: true, ivpol.KindNamespacedImageValidatingPolicy: true,
 	vap.KindPolicy: true,
 }
 

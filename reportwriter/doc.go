@@ -27,20 +27,25 @@
 // The final report of a policy in a namespace, "cpol-<name>" (ClusterPolicy),
 // "pol-<name>" (Policy), "vpol-<name>" (ValidatingPolicy), "nvpol-<name>"
 // (NamespacedValidatingPolicy), "vap-<name>" (Kubernetes
-// ValidatingAdmissionPolicy), "mpol-<name>" (MutatingPolicy) or
-// "nmpol-<name>" (NamespacedMutatingPolicy), holds, for each resource, the entries of the
+// ValidatingAdmissionPolicy), "mpol-<name>" (MutatingPolicy),
+// "nmpol-<name>" (NamespacedMutatingPolicy), "ivpol-<name>"
+// (ImageValidatingPolicy), "nivpol-<name>"
+// (NamespacedImageValidatingPolicy), "gpol-<name>" or "ngpol-<name>"
+// (GeneratingPolicy and its namespaced kind: source
+// "KyvernoGeneratingPolicy", rule the policy's name), holds, for each resource, the entries of the
 // policy from whichever source evaluated it last (admission or background:
 // the later one wins). Cluster-scoped resources go to ClusterPolicyReports.
 // Results are written as Kyverno 1.19 writes them: source "kyverno" for the
 // kyverno.io kinds, "KyvernoValidatingPolicy" for the ValidatingPolicy
 // kinds (whose validations have an empty rule name),
 // "KyvernoMutatingPolicy" for the MutatingPolicy kinds (whose mutations
-// have an empty rule name),
+// have an empty rule name), "KyvernoImageValidatingPolicy" for the
+// ImageValidatingPolicy kinds (rule: the policy's name),
 // "ValidatingAdmissionPolicy" for ValidatingAdmissionPolicies (rule: the
 // policy's name; property "binding": the binding evaluated), the policy
 // named "namespace/name" for the namespaced kinds, and Kyverno's policy
 // label (cpol.kyverno.io/, pol.kyverno.io/, vpol.kyverno.io/,
-// mpol.kyverno.io/, validatingadmissionpolicy.apiserver.io/<name>).
+// mpol.kyverno.io/, ivpol.kyverno.io/, validatingadmissionpolicy.apiserver.io/<name>).
 //
 // # What is reported (guides/reports.md)
 //

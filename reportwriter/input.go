@@ -151,7 +151,7 @@ func checkPolicyVersion(i int, field string, p *verdictv1.PolicyVersion) (Policy
 	pk, ok := policyKinds[p.GetKind()]
 	switch {
 	case !ok:
-		return PolicyVersion{}, violation(i, field+".kind", "%q: want ClusterPolicy, Policy, ValidatingPolicy, NamespacedValidatingPolicy, ValidatingAdmissionPolicy, MutatingPolicy or NamespacedMutatingPolicy", p.GetKind())
+		return PolicyVersion{}, violation(i, field+".kind", "%q: want ClusterPolicy, Policy, ValidatingPolicy, NamespacedValidatingPolicy, ValidatingAdmissionPolicy, MutatingPolicy, NamespacedMutatingPolicy, ImageValidatingPolicy, NamespacedImageValidatingPolicy, GeneratingPolicy or NamespacedGeneratingPolicy", p.GetKind())
 	case pk.namespaced && p.GetNamespace() == "":
 		return PolicyVersion{}, violation(i, field+".namespace", "required for a %s", p.GetKind())
 	case !pk.namespaced && p.GetNamespace() != "":

@@ -48,6 +48,11 @@ const (
 	KindValidatingAdmissionPolicy  = "ValidatingAdmissionPolicy"
 	KindMutatingPolicy             = "MutatingPolicy"
 	KindNamespacedMutatingPolicy   = "NamespacedMutatingPolicy"
+
+	KindImageValidatingPolicy           = "ImageValidatingPolicy"
+	KindNamespacedImageValidatingPolicy = "NamespacedImageValidatingPolicy"
+	KindGeneratingPolicy                = "GeneratingPolicy"
+	KindNamespacedGeneratingPolicy      = "NamespacedGeneratingPolicy"
 )
 
 // policyKind is how reports name the results of a policy kind.
@@ -56,7 +61,8 @@ type policyKind struct {
 	// policy "namespace/name".
 	namespaced bool
 	// reportPrefix starts the name of the final report of a policy (the
-	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-, mpol-, nmpol-.
+	// per-policy layout): cpol-, pol-, vpol-, nvpol-, vap-, mpol-, nmpol-,
+	// ivpol-, nivpol-.
 	reportPrefix string
 	// labelPrefix is Kyverno's label of the policy on reports
 	// (reportutils.PolicyLabelPrefix).
@@ -81,6 +87,14 @@ var policyKinds = map[string]policyKind{
 	KindValidatingAdmissionPolicy:  {reportPrefix: "vap-", labelPrefix: "validatingadmissionpolicy.apiserver.io/", source: "ValidatingAdmissionPolicy"},
 	KindMutatingPolicy:             {reportPrefix: "mpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
 	KindNamespacedMutatingPolicy:   {namespaced: true, reportPrefix: "nmpol-", labelPrefix: "mpol.kyverno.io/", source: "KyvernoMutatingPolicy", unnamedRules: true},
+	// The result of an ImageValidatingPolicy has the policy's name as
+	// rule (or evaluation, exception, mutateDigest), as in Kyverno.
+	KindImageValidatingPolicy:           {reportPrefix: "ivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
+	KindNamespacedImageValidatingPolicy: {namespaced: true, reportPrefix: "nivpol-", labelPrefix: "ivpol.kyverno.io/", source: "KyvernoImageValidatingPolicy"},
+	// A GeneratingPolicy's result names the policy as rule (Kyverno 1.19's
+	// gpol engine).
+	KindGeneratingPolicy:           {reportPrefix: "gpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
+	KindNamespacedGeneratingPolicy: {namespaced: true, reportPrefix: "ngpol-", labelPrefix: "gpol.kyverno.io/", source: "KyvernoGeneratingPolicy"},
 }
 
 // PolicyVersion is a policy that gave results, the version that gave them

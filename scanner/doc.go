@@ -38,10 +38,11 @@
 // mutations have been applied ("mutation is not applied" fails, as in
 // Kyverno) and patches nothing. The kinds LoadPolicies lists come from the
 // server's scan scopes (engine/policy's Scopes): the match blocks of the
-// kyverno.io kinds and the resourceRules of the ValidatingPolicies and
-// MutatingPolicies (their autogen variants included) and
-// ValidatingAdmissionPolicies (a resource selector is matched by plural
-// resource name). The scanner
+// kyverno.io kinds and the resourceRules of the ValidatingPolicies,
+// MutatingPolicies and ImageValidatingPolicies (their autogen variants
+// included) and ValidatingAdmissionPolicies (a resource selector is
+// matched by plural resource name), and the triggers of GeneratingPolicies
+// with generateExisting from their resourceRules. The scanner
 // supplies what a stored resource gives: the object, its namespace and
 // that namespace's labels, and for a resource listed from a cluster the
 // API resource it was listed from (Resource.GVR: the resourceRules of

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -206,5 +208,8 @@ var scannedKinds = map[string]bool{
 	kyverno.KindClusterPolicy: true, kyverno.KindPolicy: true,
 	vpol.KindValidatingPolicy: true, vpol.KindNamespacedValidatingPolicy: true,
 	mpol.KindMutatingPolicy: true, mpol.KindNamespacedMutatingPolicy: true,
+	ivpol.KindImageValidatingPolicy: true, ivpol.KindNamespacedImageValidatingPolicy: true,
 	vap.KindPolicy: true,
+	// GeneratingPolicies for generateExisting only.
+	gpol.KindGeneratingPolicy: true, gpol.KindNamespacedGeneratingPolicy: true,
 }

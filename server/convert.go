@@ -226,18 +226,26 @@ func responseToProto(req *eval.Request, groups []policyResults, res *eval.Respon
 }
 
 // validatingDecision is Kyverno's admission decision for the
-// ValidatingPolicies of groups (webhooks/resource/vpol): a policy whose
+// ValidatingPolicies and ImageValidatingPolicies of groups
+// (webhooks/resource/vpol, webhooks/resource/ivpol): a policy whose
 // validationActions hold Deny denies the request with "Policy NAME
 // failed: MESSAGE" for each fail, and "Policy NAME error: MESSAGE" for
 // each error (Kyverno joins them with "; "); one whose actions hold Warn
 // adds the same texts as warnings; Audit only reports.
 func validatingDecision(groups []policyResults) (denials, warnings []string) {
 	for _, g := range groups {
-		vp := g.policy.Validating
-		if vp == nil {
+		var actions []string
+		switch {
+		case g.policy.Validating != nil:
+			actions = g.policy.Validating.Actions
+		case g.policy.ImageValidating != nil:
+			// Kyverno's ivpol webhook decides the same way
+			// (webhooks/resource/ivpol).
+			actions = g.policy.ImageValidating.Actions
+		default:
 			continue
 		}
-		deny, warn := slices.Contains(vp.Actions, vpol.ActionDeny), slices.Contains(vp.Actions, vpol.ActionWarn)
+		deny, warn := slices.Contains(actions, vpol.ActionDeny), slices.Contains(actions, vpol.ActionWarn)
 		if !deny && !warn {
 			continue
 		}
@@ -429,7 +437,7 @@ func failurePolicyFail(p *policy.Policy) bool {
 func blocked(groups []policyResults) bool {
 	failClosed, hasError := false, false
 	for _, g := range groups {
-		if g.policy.Validating != nil || !enforcing(g.policy) {
+		if g.policy.Validating != nil || g.policy.ImageValidating != nil || !enforcing(g.policy) {
 			continue
 		}
 		if failurePolicyFail(g.policy) {
@@ -453,7 +461,7 @@ func blocked(groups []policyResults) bool {
 func blockedMessage(req *eval.Request, groups []policyResults) string {
 	failures := map[string]map[string]string{}
 	for _, g := range groups {
-		if g.policy.Validating != nil || !enforcing(g.policy) {
+		if g.policy.Validating != nil || g.policy.ImageValidating != nil || !enforcing(g.policy) {
 			continue
 		}
 		rules := map[string]string{}

@@ -32,8 +32,12 @@
 // Kyverno's background scans do, so that they reach the reports and never
 // a decision. Kubernetes' MutatingAdmissionPolicies are applied by the
 // API server and never served (listed as unsupported), so that nothing
-// applies them a second time. The other Kyverno kinds are listed with an "unsupported"
-// error. Requests, GetPolicy and reports name a policy by namespace and
+// applies them a second time. GeneratingPolicies and DeletingPolicies, and their
+// namespaced kinds (gpol.go: engine/gpol and engine/dpol), are served
+// too: a GeneratingPolicy's resources are generate intents of the answer
+// (the webhook proxy applies them); a DeletingPolicy gives no result on a
+// request (verdict cleanup runs it on its schedule). The other Kyverno
+// kinds are listed with an "unsupported" error. Requests, GetPolicy and reports name a policy by namespace and
 // name, so a ValidatingPolicy or ValidatingAdmissionPolicy with the name
 // of a ClusterPolicy (or a NamespacedValidatingPolicy with that of a
 // Policy) is not served: it is a duplicate_policy source error. The Store

@@ -14,6 +14,7 @@ import (
 	"sync/atomic"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -269,9 +270,6 @@ func origin(d Document) string {
 // otherPolicyKinds are Kyverno policy kinds the engine does not evaluate;
 // they are listed as unsupported instead of being ignored.
 var otherPolicyKinds = map[string]bool{
-	"ImageValidatingPolicy": true, "NamespacedImageValidatingPolicy": true,
-	"GeneratingPolicy": true, "NamespacedGeneratingPolicy": true,
-	"DeletingPolicy": true, "NamespacedDeletingPolicy": true,
 	"MutatingAdmissionPolicy": true,
 }
 
@@ -302,18 +300,20 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
 	mutatingKind := mpol.IsPolicy(pk.APIVersion, pk.Kind)
-	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind
+	imageValidatingKind := ivpol.IsPolicy(pk.APIVersion, pk.Kind)
+	genOrDelCompile, genOrDelKind := generatingOrDeleting(pk.APIVersion, pk.Kind) // gpol.go
+	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind || imageValidatingKind || genOrDelKind
 	if !known && !otherPolicyKinds[pk.Kind] {
 		return nil, nil
 	}
 	if pk.Metadata.Name == "" {
 		return nil, fmt.Errorf("%s without metadata.name", pk.Kind)
 	}
-	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy
+	namespacedKind := pk.Kind == kyverno.KindPolicy || pk.Kind == vpol.KindNamespacedValidatingPolicy || pk.Kind == mpol.KindNamespacedMutatingPolicy || pk.Kind == ivpol.KindNamespacedImageValidatingPolicy || genOrDelKind && !clusterWide(pk.Kind)
 	if namespacedKind && pk.Metadata.Namespace == "" {
 		return nil, fmt.Errorf("metadata.namespace is required for %s %s", pk.Kind, pk.Metadata.Name)
 	}
-	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || vapKind || bindingKind {
+	if pk.Kind == kyverno.KindClusterPolicy || pk.Kind == vpol.KindValidatingPolicy || pk.Kind == mpol.KindMutatingPolicy || pk.Kind == ivpol.KindImageValidatingPolicy || vapKind || bindingKind || clusterWide(pk.Kind) {
 		pk.Metadata.Namespace = ""
 	}
 	e := &entry{
@@ -357,6 +357,10 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 			compile = compileVAP
 		case mutatingKind:
 			compile = compileMutating
+		case imageValidatingKind:
+			compile = compileImageValidating
+		case genOrDelKind:
+			compile = genOrDelCompile
 		}
 		// A source's update has no deadline: get fails only on a done
 		// context.
@@ -434,20 +438,7 @@ func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileValidating(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileValidating) // gpol.go
 }
 
 // compileMutating decodes and compiles every MutatingPolicy and
@@ -473,17 +464,17 @@ func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
 	return out, nil
 }
 
-// compileVAP decodes and compiles every ValidatingAdmissionPolicy of
-// data.
-func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := vap.Decode(source, data)
+// compileImageValidating decodes and compiles every ImageValidatingPolicy
+// and NamespacedImageValidatingPolicy of data.
+func compileImageValidating(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := ivpol.Decode(source, data)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]*policy.Policy, 0, len(docs))
 	var errs []error
 	for _, d := range docs {
-		p, err := policy.CompileVAP(d)
+		p, err := policy.CompileImageValidating(d)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -494,6 +485,16 @@ func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
 		return nil, errors.Join(errs...)
 	}
 	return out, nil
+}
+
+// compileVAP decodes and compiles every ValidatingAdmissionPolicy of
+// data.
+func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
+	docs, err := vap.Decode(source, data)
+	if err != nil {
+		return nil, err
+	}
+	return compileAll(docs, policy.CompileVAP)
 }
 
 // compileBinding decodes and compiles the one
@@ -537,20 +538,7 @@ func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
 
 // compileDecoded compiles decoded policies.
 func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.Compile(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.Compile)
 }
 
 // policyErrors returns the engine errors of err, or err as one error.
@@ -719,6 +707,12 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	}
 	if p.Mutating != nil {
 		if p.Mutating.FailurePolicyIgnore {
+			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+		}
+		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+	}
+	if p.ImageValidating != nil {
+		if p.ImageValidating.FailurePolicyIgnore {
 			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 		}
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL

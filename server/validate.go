@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -89,15 +90,17 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind)
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
+		genOrDelCompile, genOrDelKind := generatingOrDeleting(apiVersion, kind) // gpol.go
+		celKind = celKind || genOrDelKind
 		if group != "kyverno.io" && !celKind && !vapKind {
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeDecode), Path: "apiVersion",
 				Message: fmt.Sprintf("%s %s is not a kyverno.io, policies.kyverno.io or ValidatingAdmissionPolicy kind", apiVersion, kind)})
 			continue
 		}
 		ref := kind + "/" + name
-		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && !vapKind {
+		if namespace != "" && kind != kyverno.KindClusterPolicy && kind != vpol.KindValidatingPolicy && kind != mpol.KindMutatingPolicy && kind != ivpol.KindImageValidatingPolicy && !vapKind && !clusterWide(kind) {
 			ref = kind + "/" + namespace + "/" + name
 		}
 		out.Policies = append(out.Policies, ref)
@@ -106,7 +109,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
 		switch {
-		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind):
+		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind):
 			rulesField = "spec.validations"
 		case mpol.IsPolicy(apiVersion, kind):
 			rulesField = "spec.mutations"
@@ -128,6 +131,14 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 			}
 		case mpol.IsPolicy(apiVersion, kind):
 			if _, err := compileMutating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case ivpol.IsPolicy(apiVersion, kind):
+			if _, err := compileImageValidating(source, raw); err != nil {
+				addErr(err, engine.CodeInvalidPolicy)
+			}
+		case genOrDelKind:
+			if _, err := genOrDelCompile(source, raw); err != nil {
 				addErr(err, engine.CodeInvalidPolicy)
 			}
 		case vpol.IsException(apiVersion, kind):

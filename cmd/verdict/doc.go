@@ -9,13 +9,14 @@
 //	verdict webhook --server ADDR               the admission webhook proxy
 //	verdict scan --server ADDR (-f PATH | --in-cluster)  background scans
 //	verdict reports serve|get                   the report writer; PolicyReports like kubectl get polr
+//	verdict cleanup --in-cluster                run the cluster's DeletingPolicies on their schedules (cleanup)
 //	verdict version                             print the version
 //
 // Each subcommand lives in its own file and wires its flags to the
 // packages that do the work: internal/kyvernotest (test, apply), server
-// (serve, run), webhookproxy (webhook), scanner (scan), reportwriter and
-// its leader and publish packages (reports serve, the report writer of
-// serve and run), client (eval, reports get). What stays here is flag
+// (serve, run), webhookproxy (webhook), scanner (scan), cleanup (cleanup),
+// reportwriter and its leader and publish packages (reports serve, the
+// report writer of serve and run), client (eval, reports get). What stays here is flag
 // parsing, the connections and stores the flags name, the printing of
 // results, and the exit code: 0 when everything passed, 1 on failures or
 // errors, 2 on bad usage. Flags are defined here and nowhere else.

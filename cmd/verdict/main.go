@@ -60,7 +60,7 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newWebhookCmd(), newScanCmd(), newReportsCmd())
+	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newWebhookCmd(), newScanCmd(), newReportsCmd(), newCleanupCmd())
 	return root
 }
 

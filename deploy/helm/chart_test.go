@@ -28,6 +28,7 @@ var installs = []struct {
 	{"default", nil, "base", deploy.WebhookOptions{Namespace: "verdict", CA: deploy.CABundle, FailurePolicy: admissionregistrationv1.Fail}},
 	{"ha", []string{"values-ha.yaml"}, "overlays/ha", deploy.WebhookOptions{Namespace: "verdict", CA: deploy.CACertManager, FailurePolicy: admissionregistrationv1.Fail}},
 	{"dev", []string{"values-dev.yaml"}, "overlays/dev", deploy.WebhookOptions{Namespace: "verdict", CA: deploy.CABundle, FailurePolicy: admissionregistrationv1.Ignore}},
+	{"cleanup", []string{"values-cleanup.yaml"}, "overlays/cleanup", deploy.WebhookOptions{Namespace: "verdict", CA: deploy.CABundle, FailurePolicy: admissionregistrationv1.Fail}},
 }
 
 // rendered renders each install once per test binary.

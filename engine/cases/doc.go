@@ -2,7 +2,8 @@
 // testdata/<area>/*.yaml, one runner's specification for every runner.
 //
 // A Case holds an inline policy (or several: the kyverno.io kinds,
-// ValidatingPolicies, MutatingPolicies, and Kubernetes'
+// ValidatingPolicies, MutatingPolicies, ImageValidatingPolicies,
+// GeneratingPolicies, DeletingPolicies, and Kubernetes'
 // ValidatingAdmissionPolicies and MutatingAdmissionPolicies with their
 // bindings), a resource, the rest of the request, the data the host serves (ConfigMaps,
 // params, cluster objects, PolicyExceptions, the data of the CEL

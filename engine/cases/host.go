@@ -11,7 +11,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -42,8 +45,9 @@ func (c *Case) Documents() ([][]byte, error) {
 }
 
 // CELKinds reports whether one of the case's policies is of the CEL
-// kinds: the policies.kyverno.io ValidatingPolicies and MutatingPolicies,
-// or Kubernetes' ValidatingAdmissionPolicies and MutatingAdmissionPolicies
+// kinds: the policies.kyverno.io ValidatingPolicies, MutatingPolicies,
+// ImageValidatingPolicies, GeneratingPolicies and DeletingPolicies, or
+// Kubernetes' ValidatingAdmissionPolicies and MutatingAdmissionPolicies
 // and their bindings (which a runner gives a decision server as its own
 // policies rather than inline).
 func (c *Case) CELKinds() (bool, error) {
@@ -55,7 +59,8 @@ func (c *Case) CELKinds() (bool, error) {
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
 		if vpol.IsPolicy(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || mpol.IsAdmissionPolicy(apiVersion, kind) ||
-			mpol.IsBinding(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind) {
+			mpol.IsBinding(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind) ||
+			ivpol.IsPolicy(apiVersion, kind) || gpol.IsPolicy(apiVersion, kind) || dpol.IsPolicy(apiVersion, kind) {
 			return true, nil
 		}
 	}
@@ -64,6 +69,7 @@ func (c *Case) CELKinds() (bool, error) {
 
 // Policies decodes and compiles the case's policies of both generations,
 // in order: the kyverno.io kinds, ValidatingPolicies, MutatingPolicies,
+// ImageValidatingPolicies, GeneratingPolicies, DeletingPolicies,
 // MutatingAdmissionPolicies (with the case's bindings) and
 // ValidatingAdmissionPolicies (evaluated at admission only in a case run
 // as Kyverno's CLI; their bindings are in EvalRequest).
@@ -99,6 +105,12 @@ func (c *Case) Policies() ([]*policy.Policy, error) {
 			p, err = celPolicy(o.Value, mpol.DecodePolicy, policy.CompileMutating)
 		case mpol.IsAdmissionPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, mpol.DecodeAdmissionPolicy, compileAdmission)
+		case ivpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, ivpol.DecodePolicy, policy.CompileImageValidating)
+		case gpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, gpol.DecodePolicy, policy.CompileGenerating)
+		case dpol.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, dpol.DecodePolicy, policy.CompileDeleting)
 		case vap.IsPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, vap.DecodePolicy, compileVAP)
 		case mpol.IsBinding(apiVersion, kind), vap.IsBinding(apiVersion, kind):

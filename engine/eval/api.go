@@ -136,6 +136,8 @@ const (
 	RuleMutation    RuleType = "Mutation"
 	RuleGeneration  RuleType = "Generation"
 	RuleImageVerify RuleType = "ImageVerify"
+	// RuleDeletion is the result of a DeletingPolicy (dpol.go).
+	RuleDeletion RuleType = "Deletion"
 )
 
 // RuleResult is what one rule decided for one resource.

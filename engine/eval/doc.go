@@ -52,6 +52,22 @@
 // would still change it is a fail "mutation is not applied"
 // (MessageNotApplied), as in Kyverno's background scans.
 //
+// GeneratingPolicies and NamespacedGeneratingPolicies (Generating set)
+// run after the generate rules (gpol.go): admission requests run those
+// whose admission is enabled, a Request.GenerateExisting replay those
+// with generateExisting; one result of type Generation per policy that
+// applies (rule the policy's name, or "exception"), and for a pass one
+// Generated (action create) per resource its generator.Apply calls asked
+// for: with Options.KyvernoCLI the object in the call's namespace, as
+// Kyverno's CLI shows it; otherwise as Kyverno's controllers create it
+// (server fields dropped, cluster-scoped kinds without a namespace,
+// Kyverno's ownership labels). DeletingPolicies and
+// NamespacedDeletingPolicies (Deleting set) give a result of type
+// Deletion with Options.KyvernoCLI only (dpol.go), as Kyverno's CLI
+// reports them: pass "resource matched" for a resource the policy would
+// delete, fail "resource did not match", nothing for a resource outside
+// its matchConstraints.
+//
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the
 // request's CEL view, built once per evaluation, and params from Lookup)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/celrule"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/match"
@@ -108,8 +109,14 @@ type evaluation struct {
 	pod *podCache
 	// vpIn is the request as ValidatingPolicies and MutatingPolicies see
 	// it (vpolInput), for the object vpObject.
-	vpIn     *vpol.Input
-	vpObject map[string]any
+	vpIn *vpol.Input
+	// ivVerifs are the images the ImageValidatingPolicies of the request
+	// verified (ivpol.go), made on first use.
+	ivVerifs *ivpol.Verifications
+	// ivPending are the passing ImageValidatingPolicies whose
+	// required check waits for the others (enforceRequired).
+	ivPending []ivPending
+	vpObject  map[string]any
 	// vapIn is the resource as ValidatingAdmissionPolicies see it
 	// (vapInput), for the object vapObject.
 	vapIn     *vap.Input
@@ -140,7 +147,9 @@ func (e *Engine) Evaluate(ctx context.Context, policies []*policy.Policy, req *R
 		}
 		resp.Results = ev.policy(p, resp.Results)
 	}
+	ev.enforceRequired(resp) // ivpol.go
 	ev.generatePhase(policies, resp)
+	ev.generatingPolicies(policies, resp) // gpol.go
 	resp.Steps = ev.budget.Used()
 	return resp
 }

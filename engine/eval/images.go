@@ -1,10 +1,7 @@
 package eval
 
 import (
-	"fmt"
-	"strings"
-
-	"github.com/distribution/reference"
+	"github.com/verdict-policy/verdict/engine/internal/imageref"
 )
 
 // imagesOf returns Kyverno's `images` variable for a resource: for each
@@ -59,62 +56,6 @@ func podSpec(obj map[string]any) map[string]any {
 	return ps
 }
 
-// imageInfo parses an image reference the way Kyverno fills `images`:
-// docker.io is the default registry and latest the default tag.
-func imageInfo(image string) (map[string]any, error) {
-	full := image
-	if i := strings.IndexRune(image, '/'); i == -1 || (!strings.ContainsAny(image[:i], ".:") && image[:i] != "localhost" && strings.ToLower(image[:i]) == image[:i]) {
-		full = "docker.io/" + image
-	}
-	ref, err := reference.Parse(full)
-	if err != nil {
-		return nil, fmt.Errorf("bad image %s: %w", image, err)
-	}
-	var registry, path, name, tag, digest string
-	if named, ok := ref.(reference.Named); ok {
-		registry = reference.Domain(named)
-		path = reference.Path(named)
-		name = path[strings.LastIndex(path, "/")+1:]
-	}
-	if t, ok := ref.(reference.Tagged); ok {
-		tag = t.Tag()
-	}
-	if d, ok := ref.(reference.Digested); ok {
-		digest = d.Digest().String()
-	}
-	if digest == "" && tag == "" {
-		tag = "latest"
-	}
-	referenceWithTag := path + ":" + tag
-	if registry != "" {
-		referenceWithTag = registry + "/" + referenceWithTag
-	}
-	refStr := path
-	if registry != "" {
-		refStr = registry + "/" + path
-	}
-	if digest != "" {
-		refStr += "@" + digest
-	} else {
-		refStr += ":" + tag
-	}
-	if parts := strings.Split(path, "/"); len(parts) > 1 && registry == "" && strings.Contains(parts[0], "_") {
-		registry = parts[0]
-		path = strings.Join(parts[1:], "/")
-	}
-	info := map[string]any{
-		"registry":         registry,
-		"path":             path,
-		"name":             name,
-		"tag":              tag,
-		"digest":           digest,
-		"reference":        refStr,
-		"referenceWithTag": referenceWithTag,
-	}
-	for _, k := range []string{"registry", "tag", "digest"} {
-		if info[k] == "" {
-			delete(info, k)
-		}
-	}
-	return info, nil
-}
+// imageInfo parses an image reference the way Kyverno fills `images`
+// (imageref.Info).
+func imageInfo(image string) (map[string]any, error) { return imageref.Info(image) }

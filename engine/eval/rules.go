@@ -50,6 +50,9 @@ func passOutcome(rule string) *outcome {
 // policy appends the results of p's validate and verifyImages rules to
 // out.
 func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
+	if p.Deleting != nil {
+		return ev.deletingPolicy(p, out) // dpol.go
+	}
 	if !ev.admits(p) {
 		return out
 	}
@@ -58,6 +61,9 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 	}
 	if p.VAP != nil {
 		return ev.admissionPolicy(p, out) // vap.go
+	}
+	if p.ImageValidating != nil {
+		return ev.imageValidatingPolicy(p, out) // ivpol.go
 	}
 	applied := 0
 	for _, r := range p.Rules {

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/mutate"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -38,6 +39,19 @@ type ImageCheck struct {
 	// (sha256 when empty).
 	PublicKey          string
 	SignatureAlgorithm string
+	// Identities make a keyless check, without PublicKey: the certificate
+	// of a signature must chain to Roots (PEM certificates; empty:
+	// Sigstore's public Fulcio roots) and name one of the identities.
+	Identities []ImageIdentity
+	Roots      string
+	// NotaryCerts make a notary check, without PublicKey nor Identities:
+	// a notary signature of the image must chain to these PEM
+	// certificates (NotaryTSACerts: the timestamping authorities'). With
+	// ReferrerType set, the check is of the image's OCI referrers of that
+	// artifact type instead: the first whose notary signature verifies
+	// gives its data (JSON) as the one statement, {"predicateType": type,
+	// "predicate": data}.
+	NotaryCerts, NotaryTSACerts, ReferrerType string
 	// Repository stores the signatures when they are not next to the image.
 	Repository string
 	// IgnoreTlog and IgnoreSCT skip the transparency log and SCT checks;
@@ -51,6 +65,12 @@ type ImageCheck struct {
 	// Policy is the policy's Hash: a verifier that caches results keys them
 	// by it, so a changed policy verifies again.
 	Policy string
+}
+
+// ImageIdentity is a signer a keyless check accepts: the issuer and
+// subject of its certificate, as strings or regular expressions.
+type ImageIdentity struct {
+	Issuer, Subject, IssuerRegExp, SubjectRegExp string
 }
 
 // ImageVerified is what a successful check found.
@@ -312,6 +332,9 @@ func (ev *evaluation) verifyImagesPhase(policies []*policy.Policy, resp *Respons
 			obj, changed = withImageMeta(obj, meta), true
 			ev.setObject(obj)
 		}
+	}
+	if next, ok := ev.imageDigests(policies, obj, resp); ok { // ivpol.go
+		obj, changed = next, true
 	}
 	if changed {
 		resp.Patched = obj
@@ -752,3 +775,8 @@ func scopedImageMeta(obj map[string]any) map[string]map[string]map[string]string
 	}
 	return scoped.Policies
 }
+
+// ErrKeylessUnsupported is the error of an ImageValidatingPolicy's cosign
+// attestor with neither a public key nor keyless identities: the
+// ImageVerifier checks those two only.
+var ErrKeylessUnsupported = fmt.Errorf("cosign attestors without a public key or keyless identities (certificate, KMS, TUF): %w", ivpol.ErrAttestorUnsupported)

@@ -59,19 +59,28 @@ func corpusValidatingPolicies(tb testing.TB, folder string) []*policy.Policy {
 
 // BenchmarkValidatingPolicyForms evaluates one Pod against the
 // pod-security checks written as ValidatingPolicies (pod-security-vpol)
-// and as ClusterPolicies with validate.cel (pod-security-cel, the same
-// seven policies), side by side. Compilation is outside the loop.
+// and as ClusterPolicies, with validate.cel (pod-security-cel) and with
+// patterns (pod-security), the same seven policies in each form, side by
+// side. Compilation is outside the loop.
 func BenchmarkValidatingPolicyForms(b *testing.B) {
 	vpols := corpusValidatingPolicies(b, "pod-security-vpol")
 	names := map[string]bool{}
 	for _, p := range vpols {
 		names[p.Name()] = true
 	}
-	var cels []*policy.Policy
+	var cels, patterns []*policy.Policy
 	for _, p := range corpusPolicies(b, "pod-security-cel") {
 		if names[p.Name()] {
 			cels = append(cels, p)
 		}
+	}
+	for _, p := range corpusPolicies(b, "pod-security") {
+		if names[p.Name()] {
+			patterns = append(patterns, p)
+		}
+	}
+	if len(cels) != len(vpols) || len(patterns) != len(vpols) {
+		b.Fatalf("forms: %d ValidatingPolicies, %d validate.cel and %d pattern ClusterPolicies, want the same policies in each", len(vpols), len(cels), len(patterns))
 	}
 	for _, form := range []struct {
 		name string
@@ -79,6 +88,7 @@ func BenchmarkValidatingPolicyForms(b *testing.B) {
 	}{
 		{"ValidatingPolicy", vpols},
 		{"ClusterPolicyCEL", cels},
+		{"ClusterPolicyPattern", patterns},
 	} {
 		for _, obj := range []struct{ name, y string }{{"Pod", benchPod(b)}, {"Deployment", benchDeployment}} {
 			b.Run(form.name+"/"+obj.name, func(b *testing.B) {

@@ -4,23 +4,40 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
+	"github.com/kyverno/sdk/extensions/cel/libs/generator"
 	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel/internal/libs"
 )
 
 // Activation holds the variables of one evaluation. Build it with
-// NewActivation; it is used by one goroutine at a time.
+// NewActivation, or Reset one to reuse it; it is used by one goroutine at
+// a time.
 type Activation struct {
 	// Object, OldObject, Request and NamespaceObject are the values of
 	// those variables (JSON values: maps, slices, strings, float64 or
 	// int64, bool, nil).
 	Object, OldObject, Request, NamespaceObject any
-	// Variables is the `variables` map; nil leaves `variables` undefined
-	// (match conditions, which run before variables exist).
-	Variables *lazy.MapValue
+	// RequestFunc, when set, gives the value of `request` instead of
+	// Request, when an expression reads it: a request that no expression
+	// reads is never built. It is called at every read; it keeps the
+	// value it builds.
+	RequestFunc func() any
+	// Variables is the `variables` map: a *Variables (Reset for each
+	// policy, as engine/vpol does), or a lazy map of NewVariables that
+	// BindVariable fills; nil leaves `variables` undefined (match
+	// conditions, which run before variables exist).
+	Variables ref.Val
+	// Images, Attestors and Attestations are the values of the variables
+	// of an ImageValidatingPolicy (NewImageEnv); ImageFunctions answers
+	// its image verification calls (nil: they fail with
+	// ErrNoImageFunctions).
+	Images, Attestors, Attestations any
+	ImageFunctions                  ImageFunctions
 
 	exceptions any // nil: `exceptions` is undefined (SetExceptions)
 	now        types.Timestamp
@@ -29,6 +46,8 @@ type Activation struct {
 	// values whose calls carry it in their context, made on first use.
 	policy *PolicyRef
 	own    *contexts
+	// generator receives generator.Apply's calls (SetGenerator).
+	generator generator.ContextInterface
 }
 
 // NewActivation returns an activation whose libraries read sources with
@@ -39,7 +58,8 @@ func NewActivation(ctx context.Context, sources Sources, now time.Time) *Activat
 
 // Libraries are the values of the library variables for the evaluations
 // of one request: build them once and share them between its
-// activations.
+// activations, used by one goroutine at a time. They are made when an
+// expression first reads one of them.
 type Libraries struct {
 	ctx     context.Context
 	sources Sources
@@ -48,13 +68,27 @@ type Libraries struct {
 
 // NewLibraries returns the libraries of sources, read with ctx.
 func NewLibraries(ctx context.Context, sources Sources) *Libraries {
-	return &Libraries{ctx: ctx, sources: sources, c: newContexts(ctx, sources)}
+	return &Libraries{ctx: ctx, sources: sources}
+}
+
+// contexts returns the libraries' values, made on first use (those of no
+// source for an activation without libraries).
+func (l *Libraries) contexts() *contexts {
+	if l == nil {
+		return noContexts
+	}
+	if l.c == nil {
+		l.c = newContexts(l.ctx, l.sources)
+	}
+	return l.c
 }
 
 // NewActivation returns an activation with these libraries, whose
 // time.now() is now.
 func (l *Libraries) NewActivation(now time.Time) *Activation {
-	return &Activation{libs: l, now: types.Timestamp{Time: now}}
+	a := &Activation{}
+	a.Reset(l, now)
+	return a
 }
 
 // PolicyRef names the policy whose expression calls a data source.
@@ -88,7 +122,7 @@ func (a *Activation) SetPolicy(p *PolicyRef) {
 // first library the expressions read).
 func (a *Activation) contexts() *contexts {
 	if a.policy == nil {
-		return a.libs.c
+		return a.libs.contexts()
 	}
 	if a.own == nil {
 		a.own = newContexts(context.WithValue(a.libs.ctx, policyKey{}, *a.policy), a.libs.sources)
@@ -96,13 +130,53 @@ func (a *Activation) contexts() *contexts {
 	return a.own
 }
 
-// NewVariables returns an empty `variables` map, to Append the policy's
-// variables to.
+// SetGenerator makes g receive the generator.Apply calls of the
+// expressions evaluated with the activation (a GeneratingPolicy's
+// environment, NewGeneratingEnv).
+func (a *Activation) SetGenerator(g generator.ContextInterface) { a.generator = g }
+
+// NewVariables returns an empty lazy `variables` map, to BindVariable the
+// policy's variables to.
 func NewVariables() *lazy.MapValue { return lazy.NewMapValue(VariablesType) }
+
+// BindVariable adds the variable name to a.Variables (a lazy map of
+// NewVariables, made when it is not one): prog, evaluated with the activation the first time
+// an expression reads it; an error is the variable's value.
+func (a *Activation) BindVariable(ctx context.Context, name string, prog cel.Program) {
+	m, ok := a.Variables.(*lazy.MapValue)
+	if !ok {
+		m = NewVariables()
+		a.Variables = m
+	}
+	m.Append(name, func(*lazy.MapValue) ref.Val {
+		val, _, err := prog.ContextEval(ctx, a)
+		switch {
+		case val != nil:
+			return val
+		case err != nil:
+			return types.WrapErr(err)
+		}
+		return nil
+	})
+}
+
+// Reset makes a an activation with libs, whose time.now() is now, and no
+// other variable set, for a new evaluation.
+func (a *Activation) Reset(libs *Libraries, now time.Time) {
+	*a = Activation{libs: libs, now: types.Timestamp{Time: now}}
+}
+
+// noExceptions is `exceptions` when no PolicyException hands images or
+// values to the expressions (expressions only read it).
+var noExceptions any = libs.Exception{AllowedImages: []string{}, AllowedValues: []string{}}
 
 // SetExceptions defines `exceptions`: the images and values the
 // PolicyExceptions that match the resource allow (empty lists when none).
 func (a *Activation) SetExceptions(allowedImages, allowedValues []string) {
+	if allowedImages == nil && allowedValues == nil {
+		a.exceptions = noExceptions
+		return
+	}
 	if allowedImages == nil {
 		allowedImages = []string{}
 	}
@@ -120,6 +194,9 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 	case VarOldObject:
 		return a.OldObject, true
 	case VarRequest:
+		if a.RequestFunc != nil {
+			return a.RequestFunc(), true
+		}
 		return a.Request, true
 	case VarNamespaceObject:
 		return a.NamespaceObject, true
@@ -135,12 +212,25 @@ func (a *Activation) ResolveName(name string) (any, bool) {
 		return a.exceptions, true
 	case varNow:
 		return a.now, true
+	case VarImages:
+		return a.Images, a.Images != nil
+	case VarAttestors:
+		return a.Attestors, a.Attestors != nil
+	case VarAttestations:
+		return a.Attestations, a.Attestations != nil
+	case varImageFuncs:
+		return imageFuncsVal{a.ImageFunctions}, true
 	case varResource:
 		return a.contexts().resource, true
 	case varHTTP:
 		return a.contexts().http, true
 	case varImageData:
 		return a.contexts().image, true
+	case varGenerator:
+		if a.generator == nil {
+			return nil, false
+		}
+		return generator.Context{ContextInterface: a.generator}, true
 	case varGlobalContext:
 		return a.contexts().globalContext, true
 	}

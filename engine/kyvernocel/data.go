@@ -225,3 +225,13 @@ func (a globalAdapter) GetGlobalReference(name, projection string) (any, error) 
 	}
 	return a.src.GlobalReference(a.ctx, name, projection)
 }
+
+// ErrNoGenerator is the error of generator.Apply evaluated without a
+// generator (Activation.SetGenerator).
+var ErrNoGenerator = errors.New("no generator: generator.Apply is evaluated by GeneratingPolicies only")
+
+// noGenerator is the generator of an environment's programs, which
+// activations replace.
+type noGenerator struct{}
+
+func (noGenerator) GenerateResources(string, []map[string]any) error { return ErrNoGenerator }

@@ -9,6 +9,7 @@ import (
 	celast "github.com/google/cel-go/common/ast"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/ext"
+	"github.com/kyverno/sdk/extensions/cel/libs/generator"
 	"github.com/kyverno/sdk/extensions/cel/libs/globalcontext"
 	"github.com/kyverno/sdk/extensions/cel/libs/gzip"
 	"github.com/kyverno/sdk/extensions/cel/libs/hash"
@@ -99,6 +100,17 @@ func NewEnv(namespace string) (*Env, error) {
 	return newEnv(envKey{namespace: namespace})
 }
 
+// NewGeneratingEnv builds the environment of a GeneratingPolicy of
+// namespace, as Kyverno's gpol compiler extends NewEnv's: the sdk's
+// generator library (generator.Apply(namespace, [objects]), or
+// generator.Apply([objects]) in a namespaced policy's environment, which
+// generates in its own namespace). Its `generator` reads the
+// Activation's generator (Activation.SetGenerator); without one a call is
+// an error.
+func NewGeneratingEnv(namespace string) (*Env, error) {
+	return newEnv(envKey{namespace: namespace, generating: true})
+}
+
 // NewMutatingEnv builds the environment of a MutatingPolicy of namespace,
 // as Kyverno's mpol compiler extends NewEnv's: Kubernetes' mutation types
 // (Object, whose literals Object{...} and Object.<field path>{...} hold
@@ -108,11 +120,22 @@ func NewMutatingEnv(namespace string) (*Env, error) {
 	return newEnv(envKey{namespace: namespace, mutating: true})
 }
 
+// NewImageEnv builds the environment of an ImageValidatingPolicy of
+// namespace, as Kyverno's ivpol compiler extends NewEnv's: the variables
+// images, attestors and attestations, and the kyverno.imageverify
+// functions (verifyImageSignatures, verifyAttestationSignatures,
+// extractPayload, getImageData), answered by Activation.ImageFunctions.
+func NewImageEnv(namespace string) (*Env, error) {
+	return newEnv(envKey{namespace: namespace, images: true})
+}
+
 // envKey names a shared environment: the namespace of its policies, and
-// whether it has the mutation types.
+// whether it has the mutation types or the image verification ones.
 type envKey struct {
-	namespace string
-	mutating  bool
+	namespace  string
+	mutating   bool
+	images     bool
+	generating bool
 }
 
 func newEnv(key envKey) (*Env, error) {
@@ -220,6 +243,9 @@ func buildEnv(key envKey) (*cel.Env, error) {
 		// process's.
 		cel.Macros(cel.ReceiverMacro("now", 0, nowMacro)),
 	)
+	if key.generating {
+		opts = append(opts, generator.Lib(generator.Context{ContextInterface: noGenerator{}}, namespace, generator.Latest()))
+	}
 	if key.mutating {
 		opts = append(opts,
 			library.JSONPatch(),
@@ -227,6 +253,9 @@ func buildEnv(key envKey) (*cel.Env, error) {
 			// in Kubernetes' mutating admission policies.
 			common.ResolverEnvOption(&mutation.DynamicTypeResolver{}),
 		)
+	}
+	if key.images {
+		opts = append(opts, imageEnvOptions()...)
 	}
 	env, err := stored.Extend(opts...)
 	if err != nil {

@@ -21,6 +21,8 @@ const (
 	varHTTP          = "http"
 	varImageData     = "image"
 	varGlobalContext = "globalContext"
+	// varGenerator is the generator library's context (NewGeneratingEnv).
+	varGenerator = "generator"
 	// varNow is what time.now() reads (see nowMacro).
 	varNow = "verdict_time_now"
 )

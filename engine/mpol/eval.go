@@ -7,9 +7,7 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/google/cel-go/common/types"
-	"github.com/google/cel-go/common/types/ref"
-	"k8s.io/apiserver/pkg/cel/lazy"
+	"github.com/google/cel-go/cel"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -111,17 +109,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 	// read them (Kyverno's mpol; Kubernetes' MAPs bind them after).
 	act.Variables = kyvernocel.NewVariables()
 	for _, e := range v.variables {
-		prog := e.prog
-		act.Variables.Append(e.name, func(*lazy.MapValue) ref.Val {
-			val, _, err := prog.ContextEval(ctx, act)
-			switch {
-			case val != nil:
-				return val
-			case err != nil:
-				return types.WrapErr(err)
-			}
-			return nil
-		})
+		act.BindVariable(ctx, e.name, e.prog)
 	}
 	if ok, err := conditions(ctx, act, v.matchConditions); err != nil {
 		return fail("spec.matchConditions", err)
@@ -230,4 +218,33 @@ func annotations(ctx context.Context, act *kyvernocel.Activation, annots []*expr
 		}
 	}
 	return out, nil
+}
+
+// The hooks below give the other kinds of the group (engine/gpol) this
+// package's evaluation steps, with their programs as cel.Programs.
+
+// Exempt applies the exceptions as Kyverno's CEL policies do (see
+// exempt): the result of a resource they exempt, or nil after handing
+// the images and values of the others to the expressions.
+func Exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*vpol.Result, error) {
+	return exempt(ctx, act, excs)
+}
+
+// Conditions reports whether every condition holds (see conditions).
+func Conditions(ctx context.Context, act *kyvernocel.Activation, conds []cel.Program) (bool, error) {
+	exprs := make([]*expr, len(conds))
+	for i, c := range conds {
+		exprs[i] = &expr{prog: c}
+	}
+	return conditions(ctx, act, exprs)
+}
+
+// AuditAnnotations evaluates audit annotations, keys[i] the key of
+// progs[i] (see annotations).
+func AuditAnnotations(ctx context.Context, act *kyvernocel.Activation, keys []string, progs []cel.Program) (map[string]string, error) {
+	exprs := make([]*expr, len(progs))
+	for i, p := range progs {
+		exprs[i] = &expr{name: keys[i], prog: p}
+	}
+	return annotations(ctx, act, exprs)
 }

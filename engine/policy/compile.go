@@ -12,6 +12,9 @@ import (
 	"github.com/verdict-policy/verdict/engine/autogen"
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/condition"
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
@@ -86,6 +89,17 @@ type Policy struct {
 	// empty.
 	Mutating          *mpol.Policy
 	MutatingAdmission *mpol.AdmissionPolicy
+	// ImageValidating is set for an ImageValidatingPolicy or
+	// NamespacedImageValidatingPolicy (CompileImageValidating); Rules is
+	// then empty.
+	ImageValidating *ivpol.Policy
+	// Generating is set for a GeneratingPolicy or
+	// NamespacedGeneratingPolicy (CompileGenerating, generating.go); Rules
+	// is then empty.
+	Generating *gpol.Policy
+	// Deleting is set for a DeletingPolicy or NamespacedDeletingPolicy
+	// (CompileDeleting, deleting.go); Rules is then empty.
+	Deleting *dpol.Policy
 }
 
 // Document returns the policy as written. Callers must not modify it.
@@ -107,7 +121,8 @@ func (p *Policy) Namespace() string { return p.namespace }
 // Namespaced reports whether the policy is a namespaced Policy,
 // NamespacedValidatingPolicy or NamespacedMutatingPolicy.
 func (p *Policy) Namespaced() bool {
-	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy || p.kind == mpol.KindNamespacedMutatingPolicy
+	return p.kind == "Policy" || p.kind == vpol.KindNamespacedValidatingPolicy || p.kind == mpol.KindNamespacedMutatingPolicy ||
+		p.kind == gpol.KindNamespacedGeneratingPolicy || p.kind == dpol.KindNamespacedDeletingPolicy
 }
 
 // Hash is the SHA-256 of the policy's spec and identity, hex encoded: it

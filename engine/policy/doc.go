@@ -29,7 +29,12 @@
 // CompileMutating does the same for a MutatingPolicy or
 // NamespacedMutatingPolicy (engine/mpol): its Mutating field;
 // CompileMutatingAdmission for a Kubernetes MutatingAdmissionPolicy with
-// its bindings: MutatingAdmission.
+// its bindings: MutatingAdmission;
+// CompileImageValidating for an ImageValidatingPolicy or
+// NamespacedImageValidatingPolicy (engine/ivpol): its ImageValidating
+// field, run by engine/eval in the validate phase;
+// CompileGenerating (engine/gpol, field Generating) and CompileDeleting
+// (engine/dpol, field Deleting) for the generating and deleting kinds.
 //
 // Policy.Scopes (scope.go) tells what background work selects in a compiled
 // policy: the rules and kinds a background scan evaluates, and those

@@ -19,8 +19,8 @@ type Scope struct {
 	// Kinds are the resources the rules select, without duplicates, in
 	// rule order: the kinds of their match blocks (match.ParseKind), or
 	// the resources of the resourceRules of a ValidatingPolicy,
-	// MutatingPolicy (their autogen variants included) or
-	// ValidatingAdmissionPolicy. Main resources only: a selector of subresources
+	// MutatingPolicy, ImageValidatingPolicy (their autogen variants
+	// included), GeneratingPolicy or ValidatingAdmissionPolicy. Main resources only: a selector of subresources
 	// (Pod/exec, pods/status) is left out, as a scan lists objects.
 	Kinds []match.Kind
 }
@@ -31,11 +31,15 @@ type Scopes struct {
 	// verifyImages rules of a background policy that do not read
 	// admission data (userInfo, roles, subjects), or the resourceRules of
 	// a ValidatingPolicy or MutatingPolicy whose background evaluation is
-	// enabled (autogen variants included), or the matchConstraints of a
-	// ValidatingAdmissionPolicy labelled reports.kyverno.io/enabled.
+	// enabled (autogen variants included), the matchConstraints of an
+	// ImageValidatingPolicy with background enabled (autogen variants
+	// included), or the matchConstraints of a ValidatingAdmissionPolicy
+	// labelled reports.kyverno.io/enabled.
 	Background Scope
 	// GenerateExisting is the generate rules with generateExisting of a
-	// background policy, replayed for existing triggers.
+	// background policy, or a GeneratingPolicy with generateExisting
+	// (its rule the policy's name, its kinds its resourceRules), replayed
+	// for existing triggers.
 	GenerateExisting Scope
 	// MutateExisting is the mutate rules with targets and
 	// mutateExistingOnPolicyUpdate, replayed for existing triggers.
@@ -63,6 +67,28 @@ func (p *Policy) Scopes() Scopes {
 			}
 		}
 		return s
+	}
+	if p.ImageValidating != nil {
+		// The matchConstraints of the policy and of its autogen variants.
+		if p.Background {
+			for _, mc := range p.ImageValidating.MatchConstraints() {
+				s.Background.addResourceRules(mc)
+			}
+		}
+		return s
+	}
+	if gp := p.Generating; gp != nil {
+		// The triggers of generateExisting: the resources of its
+		// resourceRules, under a rule named after the policy (as Kyverno's
+		// gpol engine names its one rule).
+		if gp.GenerateExisting {
+			s.GenerateExisting.Rules = append(s.GenerateExisting.Rules, gp.Name)
+			s.GenerateExisting.addResourceRules(gp.Document().Spec.MatchConstraints)
+		}
+		return s
+	}
+	if p.Deleting != nil {
+		return s // run by the cleanup runner on its schedule, not by scans
 	}
 	if p.VAP != nil {
 		// Background: labelled reports.kyverno.io/enabled (CompileVAP).

@@ -7,6 +7,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -223,6 +225,97 @@ spec:
 		}
 		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
 			t.Errorf("Scopes(label %s) mismatch (-want +got):\n%s", tt.label, diff)
+		}
+	}
+}
+
+// TestScopesImageValidating: an ImageValidatingPolicy's matchConstraints
+// and those of its autogen variants (Kyverno's background scans evaluate
+// it on both); nothing when its background evaluation is disabled.
+func TestScopesImageValidating(t *testing.T) {
+	const doc = `
+apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata: {name: iv}
+spec:
+  autogen: {podControllers: {controllers: [deployments]}}
+  evaluation: {background: {enabled: %s}}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [pods]
+  matchImageReferences:
+  - glob: "registry.example/*"
+  attestors:
+  - name: cosign
+    cosign:
+      key: {data: unused}
+  validations:
+  - expression: "images.containers.all(image, verifyImageSignatures(image, [attestors.cosign]) > 0)"
+`
+	tests := []struct {
+		enabled string
+		want    policy.Scopes
+	}{
+		{"true", policy.Scopes{Background: policy.Scope{Kinds: []match.Kind{{Group: "", Version: "v1", Resource: "pods"}, {Group: "apps", Version: "v1", Resource: "deployments"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := ivpol.Decode("iv.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileImageValidating(docs[0])
+		if err != nil {
+			t.Fatalf("CompileImageValidating(background %s): %v", tt.enabled, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(background %s) mismatch (-want +got):\n%s", tt.enabled, diff)
+		}
+	}
+}
+
+// TestScopesGenerating: a GeneratingPolicy with generateExisting replays
+// the resources of its resourceRules (no subresources) under one rule, the
+// policy's name, as Kyverno's gpol engine names its results; without
+// generateExisting it has no background work.
+func TestScopesGenerating(t *testing.T) {
+	const doc = `
+apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata: {name: gp}
+spec:
+  evaluation:
+    generateExisting: {enabled: %s}
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE]
+      resources: [namespaces, namespaces/status]
+  generate:
+  - expression: generator.Apply(object.metadata.name, [])
+`
+	tests := []struct {
+		existing string
+		want     policy.Scopes
+	}{
+		{"true", policy.Scopes{GenerateExisting: policy.Scope{Rules: []string{"gp"}, Kinds: []match.Kind{{Group: "", Version: "v1", Resource: "namespaces"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := gpol.Decode("gp.yaml", []byte(fmt.Sprintf(doc, tt.existing)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileGenerating(docs[0])
+		if err != nil {
+			t.Fatalf("CompileGenerating(generateExisting %s): %v", tt.existing, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(generateExisting %s) mismatch (-want +got):\n%s", tt.existing, diff)
 		}
 	}
 }

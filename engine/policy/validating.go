@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vpol"
@@ -65,6 +66,24 @@ func CompileMutatingAdmission(doc *mpol.AdmissionPolicyDocument, bindings []*mpo
 	}
 	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, "", ap.Hash)
 	p.Background, p.Admission, p.MutatingAdmission = true, true, ap
+	return p, nil
+}
+
+// CompileImageValidating compiles an ImageValidatingPolicy or
+// NamespacedImageValidatingPolicy (engine/ivpol) into the compiled form of
+// the other kinds: Rules is empty and ImageValidating is set, which eval
+// runs in the validate phase. Action is Enforce when
+// spec.validationActions holds Deny.
+func CompileImageValidating(doc *ivpol.Document) (*Policy, error) {
+	ip, err := ivpol.Compile(doc)
+	if err != nil {
+		return nil, err
+	}
+	p := celPolicy(doc.APIVersion, doc.Kind, &doc.Metadata, ip.Namespace, ip.Hash)
+	p.Background, p.Admission, p.ImageValidating = ip.Background, ip.Admission, ip
+	if slices.Contains(ip.Actions, vpol.ActionDeny) {
+		p.Action = Enforce
+	}
 	return p, nil
 }
 

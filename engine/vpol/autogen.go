@@ -199,6 +199,18 @@ func matchConstraints(targets []Target, operations []admissionregistrationv1.Ope
 	return &admissionregistrationv1.MatchResources{ResourceRules: rules, NamespaceSelector: sel}
 }
 
+// AutogenRewrite applies Kyverno's autogen replacements of a configuration
+// (AutogenDefaults, AutogenCronJobs) to the JSON of a spec, as this
+// package rewrites a ValidatingPolicy's variants, for the other kinds of
+// the group whose autogen rewrites the whole spec (engine/ivpol).
+func AutogenRewrite(raw []byte, config string) []byte {
+	for _, r := range replacements[config] {
+		raw = replace(raw, []byte("object."+r[0]), []byte("object."+r[1]))
+		raw = replace(raw, []byte("oldObject."+r[0]), []byte("oldObject."+r[1]))
+	}
+	return raw
+}
+
 // replace is Kyverno's autogen replacement: every from becomes to, except
 // where ".namespace" (not followed by an identifier character) comes right
 // after it.

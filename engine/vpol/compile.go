@@ -58,6 +58,7 @@ type Variant struct {
 	match           *matcher
 	matchConditions []*expr
 	variables       []*expr
+	varNames        *kyvernocel.VariableNames
 	validations     []*validation
 	auditAnnots     []*expr
 }
@@ -250,12 +251,15 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 		path := fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i)
 		v.matchConditions = append(v.matchConditions, c.compile(env, m.Name, m.Expression, path, cel.BoolType))
 	}
+	names := make([]string, len(spec.Variables))
 	for i, vr := range spec.Variables {
 		path := fmt.Sprintf("%sspec.variables[%d].expression", prefix, i)
 		e, t := c.compileTyped(env, vr.Name, vr.Expression, path)
 		env.RegisterVariable(vr.Name, t)
 		v.variables = append(v.variables, e)
+		names[i] = vr.Name
 	}
+	v.varNames = kyvernocel.NewVariableNames(names)
 	for i, val := range spec.Validations {
 		path := fmt.Sprintf("%sspec.validations[%d]", prefix, i)
 		cv := &validation{expr: *c.compile(env, "", val.Expression, path+".expression", cel.BoolType), message: val.Message}

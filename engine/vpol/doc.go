@@ -47,12 +47,21 @@
 // the first validation that is false fails it with its message (the
 // messageExpression's, the message, or "CEL expression validation failed
 // at index N"); an error is an error result. Variables are evaluated
-// lazily, at most once per evaluation. The variables object, oldObject,
-// request and namespaceObject are what Kyverno gives CEL: the objects as
-// the host gives them (an absent object is an empty object),
-// namespaceObject null when the host has no Namespace, and request with
-// the objects as JSON decoding has them (whole numbers are int64,
-// Normalize).
+// lazily, at most once per evaluation (kyvernocel.Variables); a name
+// declared twice is its last declaration, as in Kyverno, and a variable
+// that reads its own name is an error (Kyverno recurses until it runs out
+// of stack). The variables object, oldObject, request and namespaceObject
+// are what Kyverno gives CEL: the objects as the host gives them (an
+// absent object is an empty object), namespaceObject null when the host
+// has no Namespace, and request with the objects as JSON decoding has
+// them (whole numbers are int64, Normalize), built the first time an
+// expression reads it.
+//
+// An Input keeps what the evaluations of a request share: request, the
+// libraries, the namespace labels, each made on first use, and the
+// activation and variables of the variant being evaluated, reset for the
+// next one, so that evaluating a policy allocates little besides what
+// cel-go allocates for each program it runs.
 //
 // # Limits
 //

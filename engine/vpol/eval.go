@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
-	"k8s.io/apiserver/pkg/cel/lazy"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
@@ -96,14 +95,48 @@ func (p *Policy) Evaluate(ctx context.Context, in *Input, exceptions []*Exceptio
 	return out
 }
 
+// run is the evaluation of one variant on an Input: its activation and
+// its variables, kept by the Input and reset for each variant, so that
+// the policies evaluated on a request share them instead of allocating
+// them.
+type run struct {
+	ctx       context.Context
+	act       kyvernocel.Activation
+	vars      kyvernocel.Variables
+	variables []*expr
+}
+
+// newRun returns the Input's run, reset for an evaluation with ctx.
+func (in *Input) newRun(ctx context.Context) *run {
+	r := &in.run
+	r.ctx, r.variables = ctx, nil
+	r.act.Reset(in.libraries(ctx), in.req.Now)
+	return r
+}
+
+// EvalVariable evaluates the variable of declaration i, as Kyverno's
+// lazy variables do: a value, or the error as a value.
+func (r *run) EvalVariable(i int) ref.Val {
+	out, _, err := r.variables[i].prog.ContextEval(r.ctx, &r.act)
+	if out != nil {
+		return out
+	}
+	if err != nil {
+		return types.WrapErr(err)
+	}
+	return nil
+}
+
 // evaluate is Kyverno's evaluateWithData for one variant.
 func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Exception) Result {
-	act := in.libraries(ctx).NewActivation(in.req.Now)
+	r := in.newRun(ctx)
+	act := &r.act
 	act.SetPolicy(&p.ref)
 	if p.Mode == ModeJSON {
 		act.Object = in.json
 	} else {
-		act.Object, act.OldObject, act.Request, act.NamespaceObject = in.object, in.oldObject, in.request, in.namespaceObject
+		act.Object, act.OldObject, act.NamespaceObject = in.object, in.oldObject, in.namespaceObject
+		act.RequestFunc = in.requestFunc
 	}
 
 	// Exceptions first: one that matches and allows nothing in particular
@@ -144,21 +177,9 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 		return Result{Status: StatusSkip, Message: "skip"}
 	}
 
-	vars := kyvernocel.NewVariables()
-	act.Variables = vars
-	for _, e := range v.variables {
-		prog := e.prog
-		vars.Append(e.name, func(*lazy.MapValue) ref.Val {
-			out, _, err := prog.ContextEval(ctx, act)
-			if out != nil {
-				return out
-			}
-			if err != nil {
-				return types.WrapErr(err)
-			}
-			return nil
-		})
-	}
+	r.variables = v.variables
+	r.vars.Reset(v.varNames, r)
+	act.Variables = &r.vars
 
 	for i, val := range v.validations {
 		out, _, err := val.prog.ContextEval(ctx, act)

@@ -70,17 +70,29 @@ type Input struct {
 	name, namespace, generateName  string
 	operation                      string
 	objectLabels, oldObjectLabels  map[string]string
-	namespaceLabels                map[string]string
+	// namespaceLabels are made by nsLabels, on first use.
+	namespaceLabels     map[string]string
+	namespaceLabelsMade bool
 
 	// The values of the CEL variables.
-	object, oldObject, request, namespaceObject any
+	object, oldObject, namespaceObject any
 	// json is the object of JSON-mode policies.
 	json any
+
+	// request is `request`, built when an expression first reads it
+	// (requestValue, which requestFunc is bound to).
+	request      any
+	requestBuilt bool
+	requestFunc  func() any
 
 	// libs are the CEL libraries read with libsCtx, made by the first
 	// Evaluate (an Input is used by one goroutine at a time).
 	libs    *kyvernocel.Libraries
 	libsCtx context.Context
+
+	// run is the state of the variant being evaluated, reused by the next
+	// one (newRun).
+	run run
 }
 
 // libraries returns the libraries of the request, read with ctx.
@@ -135,38 +147,67 @@ func NewInput(r Request) *Input {
 	if in.operation == "" {
 		in.operation = "CREATE"
 	}
-	switch {
-	case r.NamespaceObject != nil:
-		in.namespaceLabels = labelsOf(r.NamespaceObject)
-	case r.NamespaceLabels != nil:
-		in.namespaceLabels = r.NamespaceLabels
-	default:
-		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
-	}
 
 	// Kyverno gives CEL the objects of the admission attributes as they
-	// are (an absent one is an empty object, not null), and the request
-	// as JSON: request.object and request.oldObject are the objects with
-	// their numbers as JSON decoding gives them (whole numbers are int64),
-	// null when absent.
-	var object, oldObject any
-	in.object, in.oldObject = map[string]any{}, map[string]any{}
+	// are (an absent one is an empty object, not null); the request is
+	// built when an expression reads it (requestValue).
+	in.object, in.oldObject = emptyObject, emptyObject
 	if r.Object != nil {
 		in.object = r.Object
-		object = Normalize(r.Object)
+		in.json = r.Object
 	}
 	if r.OldObject != nil {
 		in.oldObject = r.OldObject
-		oldObject = Normalize(r.OldObject)
-	}
-	if r.Object != nil {
-		in.json = r.Object
 	}
 	if r.NamespaceObject != nil {
 		in.namespaceObject = r.NamespaceObject
 	}
-	in.request = in.requestObject(object, oldObject)
+	in.requestFunc = in.requestValue
 	return in
+}
+
+// nsLabels returns the labels of the request's namespace, for
+// namespaceSelector: those of NamespaceObject, or NamespaceLabels, or the
+// label Kubernetes gives every namespace.
+func (in *Input) nsLabels() map[string]string {
+	if in.namespaceLabelsMade {
+		return in.namespaceLabels
+	}
+	switch {
+	case in.req.NamespaceObject != nil:
+		in.namespaceLabels = labelsOf(in.req.NamespaceObject)
+	case in.req.NamespaceLabels != nil:
+		in.namespaceLabels = in.req.NamespaceLabels
+	default:
+		in.namespaceLabels = map[string]string{"kubernetes.io/metadata.name": in.namespace}
+	}
+	in.namespaceLabelsMade = true
+	return in.namespaceLabels
+}
+
+// emptyObject is object or oldObject when the request has none: an empty
+// object, which expressions only read.
+var emptyObject any = map[string]any{}
+
+// requestValue is `request`, built on first use: Kyverno gives CEL the
+// request as JSON, so request.object and request.oldObject are the
+// objects with their numbers as JSON decoding gives them (whole numbers
+// are int64, Normalize), null when absent. Building it on first use gives
+// the same values: the request depends only on the Input, which does not
+// change.
+func (in *Input) requestValue() any {
+	if in.requestBuilt {
+		return in.request
+	}
+	var object, oldObject any
+	if in.req.Object != nil {
+		object = Normalize(in.req.Object)
+	}
+	if in.req.OldObject != nil {
+		oldObject = Normalize(in.req.OldObject)
+	}
+	in.request, in.requestBuilt = in.requestObject(object, oldObject), true
+	return in.request
 }
 
 // requestObject is the admission request as Kyverno converts it to JSON
@@ -284,7 +325,8 @@ func normalize(v any) (any, bool) {
 // other kinds of the group (engine/mpol).
 func (in *Input) Activation(ctx context.Context) *kyvernocel.Activation {
 	act := in.libraries(ctx).NewActivation(in.req.Now)
-	act.Object, act.OldObject, act.Request, act.NamespaceObject = in.object, in.oldObject, in.request, in.namespaceObject
+	act.Object, act.OldObject, act.NamespaceObject = in.object, in.oldObject, in.namespaceObject
+	act.RequestFunc = in.requestFunc // built on first read, from the request's objects
 	return act
 }
 
@@ -301,3 +343,11 @@ func (in *Input) WithObject(obj map[string]any) *Input {
 
 // Now is the request's clock.
 func (in *Input) Now() time.Time { return in.req.Now }
+
+// JSON is the payload of a JSON-mode policy: the request's object.
+func (in *Input) JSON() any { return in.json }
+
+// Resource is the group, version and plural resource of the request.
+func (in *Input) Resource() (group, version, resource string) {
+	return in.resGroup, in.resVersion, in.resource
+}

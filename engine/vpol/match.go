@@ -78,7 +78,7 @@ func (m *matcher) namespaceMatches(in *Input) (bool, error) {
 	if m.nsSelector.Empty() {
 		return true, nil
 	}
-	nsLabels := in.namespaceLabels
+	nsLabels := in.nsLabels()
 	if in.resource == "namespaces" && in.req.Subresource == "" && (in.operation == "CREATE" || in.operation == "UPDATE") {
 		// A Namespace being created or updated: its own labels.
 		nsLabels = in.objectLabels

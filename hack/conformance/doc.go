@@ -18,8 +18,9 @@
 // manifests, mutate/generate, ValidatingPolicy (suites whose newer kinds
 // are ValidatingPolicies and NamespacedValidatingPolicies only),
 // MutatingPolicy (suites whose newer kinds are MutatingPolicies and
-// NamespacedMutatingPolicies, with or without ValidatingPolicies), and
-// the other newer policy kinds (policies.kyverno.io,
+// NamespacedMutatingPolicies, with or without ValidatingPolicies),
+// GeneratingPolicy (the same for GeneratingPolicies and
+// NamespacedGeneratingPolicies), and the other newer policy kinds (policies.kyverno.io,
 // ValidatingAdmissionPolicy...). A suite is in the class of its most
 // demanding policy. Results of a policy that does not
 // compile fail (StrictPolicies), unlike kyverno test, which skips them.

@@ -25,6 +25,7 @@ func main() {
 const (
 	classVPol     = "ValidatingPolicy"
 	classMPol     = "MutatingPolicy"
+	classGPol     = "GeneratingPolicy"
 	classNewKinds = "policies.kyverno.io and admission policies"
 	classMutate   = "mutate/generate"
 	classOther    = "cel/podSecurity/verifyImages/manifests"
@@ -32,7 +33,7 @@ const (
 	classUnknown  = "unloadable"
 )
 
-var classes = []string{classValidate, classOther, classMutate, classVPol, classMPol, classNewKinds, classUnknown}
+var classes = []string{classValidate, classOther, classMutate, classVPol, classMPol, classGPol, classNewKinds, classUnknown}
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("conformance", flag.ContinueOnError)
@@ -194,7 +195,7 @@ func classify(s kyvernotest.SuiteResult) string {
 	if len(s.Policies) == 0 {
 		return classUnknown
 	}
-	newKinds, mutate, other, vpols, mpols := false, false, false, false, false
+	newKinds, mutate, other, vpols, mpols, gpols := false, false, false, false, false, false
 	for _, p := range s.Policies {
 		switch p.Kind {
 		case "ValidatingPolicy", "NamespacedValidatingPolicy":
@@ -202,6 +203,9 @@ func classify(s kyvernotest.SuiteResult) string {
 			continue
 		case "MutatingPolicy", "NamespacedMutatingPolicy":
 			mpols = true
+			continue
+		case "GeneratingPolicy", "NamespacedGeneratingPolicy":
+			gpols = true
 			continue
 		}
 		if p.Kind != "ClusterPolicy" && p.Kind != "Policy" {
@@ -230,6 +234,8 @@ func classify(s kyvernotest.SuiteResult) string {
 	switch {
 	case newKinds:
 		return classNewKinds
+	case gpols:
+		return classGPol
 	case mpols:
 		return classMPol
 	case vpols:

@@ -4,7 +4,9 @@
 // wgpolicyk8s.io PolicyReport
 // and ClusterPolicyReport; from the policies.kyverno.io folder,
 // ValidatingPolicy, NamespacedValidatingPolicy, MutatingPolicy,
-// NamespacedMutatingPolicy and PolicyException), and
+// NamespacedMutatingPolicy, ImageValidatingPolicy,
+// NamespacedImageValidatingPolicy, GeneratingPolicy, DeletingPolicy, their
+// namespaced kinds and PolicyException), and
 // from openreports.io's published files (Report and ClusterReport, which
 // Kyverno 1.19 can write instead of the wgpolicyk8s.io reports), so that
 // the manifests have one source.
@@ -59,6 +61,12 @@ var sources = []struct {
 	{"policies.kyverno.io_policyexceptions.yaml", "policies.kyverno.io_policyexceptions.yaml", policiesFolder},
 	{"policies.kyverno.io_mutatingpolicies.yaml", "policies.kyverno.io_mutatingpolicies.yaml", policiesFolder},
 	{"policies.kyverno.io_namespacedmutatingpolicies.yaml", "policies.kyverno.io_namespacedmutatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_imagevalidatingpolicies.yaml", "policies.kyverno.io_imagevalidatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespacedimagevalidatingpolicies.yaml", "policies.kyverno.io_namespacedimagevalidatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_generatingpolicies.yaml", "policies.kyverno.io_generatingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespacedgeneratingpolicies.yaml", "policies.kyverno.io_namespacedgeneratingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_deletingpolicies.yaml", "policies.kyverno.io_deletingpolicies.yaml", policiesFolder},
+	{"policies.kyverno.io_namespaceddeletingpolicies.yaml", "policies.kyverno.io_namespaceddeletingpolicies.yaml", policiesFolder},
 	{"wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_policyreports.yaml", kyvernoFolder},
 	{"wgpolicyk8s.io_clusterpolicyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml", kyvernoFolder},
 	{"openreports.io_reports.yaml", "openreports.io_reports.yaml", openreportsFolder},

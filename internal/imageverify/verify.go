@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto"
 	"crypto/sha256"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -19,6 +20,7 @@ import (
 	ociremote "github.com/sigstore/cosign/v3/pkg/oci/remote"
 	rekorclient "github.com/sigstore/rekor/pkg/client"
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
+	"github.com/sigstore/sigstore/pkg/fulcioroots"
 	"github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/tuf"
 
@@ -102,11 +104,32 @@ func (v *Verifier) VerifyImage(ctx context.Context, c eval.ImageCheck) (*eval.Im
 			return res, nil
 		}
 	}
+	res := &eval.ImageVerified{Digest: digest}
+	if c.NotaryCerts != "" {
+		if c.PredicateType != "" {
+			return nil, errors.New("notary checks have no in-toto attestations")
+		}
+		nc := notaryCheck{certs: c.NotaryCerts, tsaCerts: c.NotaryTSACerts}
+		if c.ReferrerType == "" {
+			if err := v.verifyNotary(ctx, pinned, nc); err != nil {
+				return nil, err
+			}
+		} else {
+			data, err := v.verifyNotaryReferrer(ctx, pinned, c.ReferrerType, nc)
+			if err != nil {
+				return nil, err
+			}
+			res.Statements = []map[string]any{{"predicateType": c.ReferrerType, "predicate": data}}
+		}
+		if v.cache != nil {
+			v.cache.Add(key, res)
+		}
+		return res, nil
+	}
 	co, err := v.checkOpts(ctx, c)
 	if err != nil {
 		return nil, err
 	}
-	res := &eval.ImageVerified{Digest: digest}
 	if c.PredicateType == "" {
 		if _, _, err := cosign.VerifyImageSignatures(ctx, pinned, co); err != nil {
 			return nil, err
@@ -154,18 +177,25 @@ func (v *Verifier) checkOpts(ctx context.Context, c eval.ImageCheck) (*cosign.Ch
 			co.Annotations[k] = val
 		}
 	}
-	hash, err := hashOf(c.SignatureAlgorithm)
-	if err != nil {
-		return nil, err
+	if c.PublicKey == "" {
+		if err := keylessOpts(co, c); err != nil {
+			return nil, err
+		}
+	} else {
+		hash, err := hashOf(c.SignatureAlgorithm)
+		if err != nil {
+			return nil, err
+		}
+		pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(strings.TrimSpace(c.PublicKey)))
+		if err != nil {
+			return nil, fmt.Errorf("pem to public key: %w", err)
+		}
+		co.SigVerifier, err = signature.LoadVerifier(pub, hash)
+		if err != nil {
+			return nil, fmt.Errorf("load public key: %w", err)
+		}
 	}
-	pub, err := cryptoutils.UnmarshalPEMToPublicKey([]byte(strings.TrimSpace(c.PublicKey)))
-	if err != nil {
-		return nil, fmt.Errorf("pem to public key: %w", err)
-	}
-	co.SigVerifier, err = signature.LoadVerifier(pub, hash)
-	if err != nil {
-		return nil, fmt.Errorf("load public key: %w", err)
-	}
+	var err error
 	if !c.IgnoreTlog {
 		url := c.RekorURL
 		if url == "" {
@@ -186,6 +216,47 @@ func (v *Verifier) checkOpts(ctx context.Context, c eval.ImageCheck) (*cosign.Ch
 		}
 	}
 	return co, nil
+}
+
+// keylessOpts sets the options of a keyless check: the identities, and
+// the roots (and intermediates) the signature's certificate must chain
+// to: those of c.Roots, or Sigstore's public Fulcio roots.
+func keylessOpts(co *cosign.CheckOpts, c eval.ImageCheck) error {
+	if len(c.Identities) == 0 {
+		return errors.New("a check needs a public key or keyless identities")
+	}
+	for _, id := range c.Identities {
+		co.Identities = append(co.Identities, cosign.Identity{Issuer: id.Issuer, Subject: id.Subject, IssuerRegExp: id.IssuerRegExp, SubjectRegExp: id.SubjectRegExp})
+	}
+	if strings.TrimSpace(c.Roots) == "" {
+		var err error
+		if co.RootCerts, err = fulcioroots.Get(); err != nil {
+			return fmt.Errorf("fulcio roots: %w", err)
+		}
+		if co.IntermediateCerts, err = fulcioroots.GetIntermediates(); err != nil {
+			return fmt.Errorf("fulcio intermediates: %w", err)
+		}
+		return nil
+	}
+	certs, err := cryptoutils.UnmarshalCertificatesFromPEM([]byte(c.Roots))
+	if err != nil {
+		return fmt.Errorf("keyless roots: %w", err)
+	}
+	if len(certs) == 0 {
+		return errors.New("keyless roots: no certificate")
+	}
+	co.RootCerts = x509.NewCertPool()
+	for _, cert := range certs {
+		if cert.CheckSignatureFrom(cert) == nil {
+			co.RootCerts.AddCert(cert)
+			continue
+		}
+		if co.IntermediateCerts == nil {
+			co.IntermediateCerts = x509.NewCertPool()
+		}
+		co.IntermediateCerts.AddCert(cert)
+	}
+	return nil
 }
 
 func hashOf(alg string) (crypto.Hash, error) {

@@ -167,6 +167,9 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 		res.Source = "ValidatingAdmissionPolicy"
 		background = true
 	}
+	if p.Compiled.ImageValidating != nil {
+		res.Source = "KyvernoImageValidatingPolicy"
+	}
 	switch {
 	case background:
 		props["process"] = "background scan"

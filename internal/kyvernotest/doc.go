@@ -67,6 +67,15 @@
 // files of their test (or apply), their params are the paramResources
 // their bindings select as Kyverno's CLI selects them.
 //
+// GeneratingPolicies and NamespacedGeneratingPolicies load the same way
+// and run after the generate rules; each resource their generator.Apply
+// calls ask for is compared with the generatedResource(s) manifests.
+// DeletingPolicies and NamespacedDeletingPolicies report, for each
+// resource their matchConstraints select, pass when they would delete it
+// and fail otherwise, as kyverno test does. A test's clusterResources
+// (cli.kyverno.io ClusterResource files) serve resource.Get and
+// resource.List with its context file's resources.
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.

@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -68,14 +71,8 @@ type Policy struct {
 // otherPolicyKinds are the policy kinds Kyverno's CLI loads that Verdict
 // does not evaluate yet.
 var otherPolicyKinds = map[string]bool{
-	"ImageValidatingPolicy":           true,
-	"NamespacedImageValidatingPolicy": true,
-	"GeneratingPolicy":                true,
-	"NamespacedGeneratingPolicy":      true,
-	"DeletingPolicy":                  true,
-	"NamespacedDeletingPolicy":        true,
-	"CleanupPolicy":                   true,
-	"ClusterCleanupPolicy":            true,
+	"CleanupPolicy":        true,
+	"ClusterCleanupPolicy": true,
 }
 
 // loader reads, decodes and compiles each file once per run. It is safe
@@ -214,6 +211,12 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return bindingOf(p, o) // vaps.go
 	case mpol.IsPolicy(p.APIVersion, p.Kind):
 		return mutatingPolicyOf(p, o)
+	case ivpol.IsPolicy(p.APIVersion, p.Kind):
+		return celPolicyOf(p, o, ivpol.DecodePolicy, policy.CompileImageValidating, func(*policy.Policy) []bool { return []bool{true} })
+	case gpol.IsPolicy(p.APIVersion, p.Kind):
+		return generatingPolicyOf(p, o) // gpolicies.go
+	case dpol.IsPolicy(p.APIVersion, p.Kind):
+		return deletingPolicyOf(p, o) // dpolicies.go
 	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
 		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:

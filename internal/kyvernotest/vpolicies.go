@@ -102,7 +102,59 @@ func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, full func(
 			return nil, err
 		}
 	}
+	if len(t.ClusterResources) > 0 {
+		// Kyverno's CLI serves the clusterResources' objects from its
+		// fake cluster, with the context file's.
+		all := &CLIContext{}
+		if c != nil {
+			all.Spec.Resources = append(all.Spec.Resources, c.Spec.Resources...)
+			all.Spec.Images = c.Spec.Images
+		}
+		for _, p := range t.ClusterResources {
+			cr, err := r.load.clusterResources(full(p))
+			if err != nil {
+				return nil, err
+			}
+			all.Spec.Resources = append(all.Spec.Resources, cr.Spec.Resources...)
+		}
+		c = all
+	}
 	return newCELData(c, t.APICallResponses, t.GlobalContextEntries)
+}
+
+// ClusterResource is a cli.kyverno.io ClusterResource file (a test's
+// clusterResources): the objects of the CLI's fake cluster, and the paths
+// of CRDs (which Verdict does not need: it has no discovery).
+type ClusterResource struct {
+	APIVersion string         `json:"apiVersion,omitempty"`
+	Kind       string         `json:"kind,omitempty"`
+	Metadata   map[string]any `json:"metadata,omitempty"`
+	Spec       struct {
+		CRDs      []string         `json:"crds,omitempty"`
+		Resources []map[string]any `json:"resources,omitempty"`
+	} `json:"spec"`
+}
+
+// clusterResources loads a ClusterResource file, strictly.
+func (l *loader) clusterResources(path string) (*ClusterResource, error) {
+	v, err := l.get("clusterresources", path, func() (any, error) {
+		data, err := l.readFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("load cluster resources: %w", err)
+		}
+		var c ClusterResource
+		if err := yaml.UnmarshalStrict(data, &c); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		if c.Kind != "" && c.Kind != "ClusterResource" {
+			return nil, fmt.Errorf("%s: kind %q is not ClusterResource", path, c.Kind)
+		}
+		return &c, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*ClusterResource), nil
 }
 
 // applyCEL loads what the policies.kyverno.io kinds need for Apply: the

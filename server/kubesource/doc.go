@@ -2,8 +2,11 @@
 // server: a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, and
 // the policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
-// MutatingPolicies, NamespacedMutatingPolicies and PolicyExceptions, and
-// the ValidatingAdmissionPolicies and
+// MutatingPolicies, NamespacedMutatingPolicies, ImageValidatingPolicies,
+// NamespacedImageValidatingPolicies, GeneratingPolicies,
+// NamespacedGeneratingPolicies, DeletingPolicies,
+// NamespacedDeletingPolicies and PolicyExceptions, and the
+// ValidatingAdmissionPolicies and
 // ValidatingAdmissionPolicyBindings (admissionregistration.k8s.io/v1) of a
 // cluster, read through client-go dynamic informers, so `verdict serve
 // --kubeconfig` (or --in-cluster) serves the policies and exceptions
@@ -26,8 +29,8 @@
 // of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno, vpol, mpol and vap models (for kind names) and client-go. Only
-// cmd/verdict and deploy (whose manifest checks name the resources it
-// watches) import it; the server package does not, so it builds without
-// client-go.
+// kyverno, vpol, mpol, ivpol, gpol, dpol and vap models (for kind names)
+// and client-go. Only cmd/verdict and deploy (whose manifest checks name
+// the resources it watches) import it; the server package does not, so it
+// builds without client-go.
 package kubesource

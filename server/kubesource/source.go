@@ -18,6 +18,9 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
@@ -40,6 +43,14 @@ var (
 	CELPolicyExceptions          = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "policyexceptions"}
 	MutatingPolicies             = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "mutatingpolicies"}
 	NamespacedMutatingPolicies   = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedmutatingpolicies"}
+
+	ImageValidatingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "imagevalidatingpolicies"}
+	NamespacedImageValidatingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedimagevalidatingpolicies"}
+
+	GeneratingPolicies           = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "generatingpolicies"}
+	NamespacedGeneratingPolicies = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespacedgeneratingpolicies"}
+	DeletingPolicies             = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "deletingpolicies"}
+	NamespacedDeletingPolicies   = schema.GroupVersionResource{Group: vpol.Group, Version: "v1", Resource: "namespaceddeletingpolicies"}
 
 	// Kubernetes' ValidatingAdmissionPolicies and their bindings, which
 	// Kyverno's background scans report on (the API server enforces
@@ -105,8 +116,10 @@ func (o Options) withDefaults() Options {
 // Source is a server.PolicySource that holds the kyverno.io/v1
 // ClusterPolicies and Policies, the kyverno.io/v2 PolicyExceptions, the
 // policies.kyverno.io ValidatingPolicies, NamespacedValidatingPolicies,
-// MutatingPolicies, NamespacedMutatingPolicies and PolicyExceptions, and
-// the admissionregistration.k8s.io/v1
+// MutatingPolicies, NamespacedMutatingPolicies, ImageValidatingPolicies,
+// NamespacedImageValidatingPolicies, GeneratingPolicies, DeletingPolicies
+// (both scopes) and PolicyExceptions, and the
+// admissionregistration.k8s.io/v1
 // ValidatingAdmissionPolicies and their bindings of a cluster, through
 // informers.
 type Source struct {
@@ -148,6 +161,12 @@ func (s *Source) resources() []watched {
 		watched{gvr: NamespacedValidatingPolicies, kind: vpol.KindNamespacedValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 		watched{gvr: MutatingPolicies, kind: mpol.KindMutatingPolicy, optional: true, versions: celVersions},
 		watched{gvr: NamespacedMutatingPolicies, kind: mpol.KindNamespacedMutatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: ImageValidatingPolicies, kind: ivpol.KindImageValidatingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedImageValidatingPolicies, kind: ivpol.KindNamespacedImageValidatingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: GeneratingPolicies, kind: gpol.KindGeneratingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedGeneratingPolicies, kind: gpol.KindNamespacedGeneratingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
+		watched{gvr: DeletingPolicies, kind: dpol.KindDeletingPolicy, optional: true, versions: celVersions},
+		watched{gvr: NamespacedDeletingPolicies, kind: dpol.KindNamespacedDeletingPolicy, namespace: s.opts.Namespace, optional: true, versions: celVersions},
 	)
 	if !s.opts.DisableVAPs {
 		out = append(out,

@@ -43,6 +43,13 @@ func newFake(objs ...runtime.Object) *fake.FakeDynamicClient {
 			kubesource.CELPolicyExceptions:          "PolicyExceptionList",
 			kubesource.MutatingPolicies:             "MutatingPolicyList",
 			kubesource.NamespacedMutatingPolicies:   "NamespacedMutatingPolicyList",
+
+			kubesource.ImageValidatingPolicies:           "ImageValidatingPolicyList",
+			kubesource.NamespacedImageValidatingPolicies: "NamespacedImageValidatingPolicyList",
+			kubesource.GeneratingPolicies:                "GeneratingPolicyList",
+			kubesource.NamespacedGeneratingPolicies:      "NamespacedGeneratingPolicyList",
+			kubesource.DeletingPolicies:                  "DeletingPolicyList",
+			kubesource.NamespacedDeletingPolicies:        "NamespacedDeletingPolicyList",
 		} {
 			gvr.Version = v
 			kinds[gvr] = list

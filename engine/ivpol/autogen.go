@@ -1,0 +1,56 @@
+package ivpol
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/verdict-policy/verdict/engine/vpol"
+)
+
+// autogenVariant is a spec generated for pod controllers.
+type autogenVariant struct {
+	config string
+	spec   *policiesv1.ImageValidatingPolicySpec
+}
+
+// autogen computes the pod controller variants of a spec as Kyverno's
+// ivpol autogen does (pkg/cel/policies/ivpol/autogen): for a policy on
+// Pods only (vpol.CanAutogen), one per configuration of the controllers
+// autogen.podControllers.controllers names (all six by default), in the
+// order of the configurations' names, each with matchConstraints for its
+// controllers (the policy's operations and namespaceSelector) and the
+// whole spec rewritten for the pod template (vpol.AutogenRewrite:
+// object.spec becomes object.spec.template.spec, ...).
+func autogen(spec *policiesv1.ImageValidatingPolicySpec) ([]autogenVariant, error) {
+	if spec.MatchConstraints == nil || !vpol.CanAutogen(spec.MatchConstraints) {
+		return nil, nil
+	}
+	var names []string
+	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil {
+		names = a.PodControllers.Controllers
+	}
+	byConfig := vpol.AutogenTargets(names)
+	var out []autogenVariant
+	for _, config := range slices.Sorted(maps.Keys(byConfig)) {
+		cp := spec.DeepCopy()
+		mc := vpol.AutogenMatchConstraints(byConfig[config], cp.MatchConstraints.ResourceRules[0].Operations, cp.MatchConstraints.NamespaceSelector)
+		if mc == nil {
+			mc = &admissionregistrationv1.MatchResources{} // no operation: matches nothing
+		}
+		cp.MatchConstraints = mc
+		raw, err := json.Marshal(cp)
+		if err != nil {
+			return nil, err
+		}
+		var rewritten policiesv1.ImageValidatingPolicySpec
+		if err := json.Unmarshal(vpol.AutogenRewrite(raw, config), &rewritten); err != nil {
+			return nil, err
+		}
+		out = append(out, autogenVariant{config: config, spec: &rewritten})
+	}
+	return out, nil
+}

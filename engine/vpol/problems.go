@@ -1,0 +1,84 @@
+package vpol
+
+import (
+	"fmt"
+
+	"github.com/google/cel-go/cel"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/kyvernocel"
+)
+
+// Problems collects what is wrong with a policy of the group while it
+// compiles, for the other kinds (engine/gpol, engine/dpol): every problem
+// is an *engine.Error with its path.
+type Problems struct {
+	Errs engine.Errors
+}
+
+// Invalid records a problem of Code engine.CodeInvalidPolicy at path.
+func (p *Problems) Invalid(path, format string, args ...any) {
+	p.Errs = append(p.Errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+}
+
+// Expression compiles one expression at path whose type must be one of
+// want (CompileExpression), records its problem, and returns it with its
+// type (dyn when it does not compile, so that the expressions that use a
+// variable report their own problems only). An empty text compiles to
+// nothing: the caller reports it where the field is required.
+func (p *Problems) Expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) (cel.Program, *cel.Type) {
+	if text == "" {
+		return nil, cel.DynType
+	}
+	prog, t, err := CompileExpression(env, text, path, want...)
+	if err != nil {
+		p.Errs = append(p.Errs, err)
+	}
+	return prog, t
+}
+
+// Err is nil without problems, else every problem (sorted by path) of the
+// policy kind/name.
+func (p *Problems) Err(kind, name string) error {
+	if len(p.Errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("compile %s %q: %w", kind, name, p.Errs.Err())
+}
+
+// Common records what every kind of the group requires: a name, a
+// namespace for a namespaced kind, a matchConstraints with a resource
+// rule, a name and an expression for each condition (at
+// spec.<condList>[i]) and variable, a key for each audit annotation.
+func (p *Problems) Common(kind string, md *metav1.ObjectMeta, namespaced bool, mc *admissionregistrationv1.MatchResources, condList string, conds []admissionregistrationv1.MatchCondition, vars []admissionregistrationv1.Variable, annots []admissionregistrationv1.AuditAnnotation) {
+	if md.Name == "" {
+		p.Invalid("metadata.name", "a policy needs a name")
+	}
+	if namespaced && md.Namespace == "" {
+		p.Invalid("metadata.namespace", "a %s needs a namespace", kind)
+	}
+	if mc == nil || len(mc.ResourceRules) == 0 {
+		p.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+	named := func(list string, i int, name, expression string) {
+		if name == "" {
+			p.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+		}
+		if expression == "" {
+			p.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+		}
+	}
+	for i, c := range conds {
+		named(condList, i, c.Name, c.Expression)
+	}
+	for i, v := range vars {
+		named("variables", i, v.Name, v.Expression)
+	}
+	for i, a := range annots {
+		if a.Key == "" {
+			p.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+		}
+	}
+}
