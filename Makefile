@@ -39,7 +39,7 @@ HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/hel
 	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
 CHART       ?= deploy/helm/verdict
 
-.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-hostile mergeschema e2e e2e-bins clean
+.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins clean
 
 all: build
 
@@ -119,40 +119,21 @@ E2E_PKGS = $(shell grep -rl --include='*_test.go' '^//go:build e2e' --exclude-di
 e2e: e2e-bins $(HELM)
 	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) VERDICT_HELM=$(abspath $(HELM)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
 
+# Every fuzz target of the module (hack/fuzz.sh finds them by their func
+# Fuzz lines, so a new one needs no listing here), each for FUZZTIME.
+# fuzz-seeds runs each on its seed corpus only (.ci/run does).
+FUZZTIME ?= 30s
+
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzSearch -fuzztime 30s ./engine/jmespath
-	$(GO) test -run '^$$' -fuzz FuzzSimplePath -fuzztime 30s ./engine/jmespath
-	$(GO) test -run '^$$' -fuzz FuzzCompiled -fuzztime 30s ./engine/jmespath
-	$(GO) test -run '^$$' -fuzz FuzzValidate -fuzztime 30s ./engine/pattern
-	$(GO) test -run '^$$' -fuzz FuzzErrorTexts -fuzztime 30s ./engine/pattern
-	$(GO) test -run '^$$' -fuzz FuzzStrategicMerge -fuzztime 30s ./engine/mutate
-	$(GO) test -run '^$$' -fuzz FuzzRender -fuzztime 30s ./engine/variables
-	$(GO) test -run '^$$' -fuzz FuzzUnchanged -fuzztime 30s ./engine/mutate
-	$(GO) test -run '^$$' -fuzz FuzzMarshalPatch -fuzztime 30s ./engine/mutate
-	$(GO) test -run '^$$' -fuzz FuzzParseAnchor -fuzztime 30s ./engine/mutate
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./engine/internal/jsonconv
-	$(GO) test -run '^$$' -fuzz FuzzDecodePod -fuzztime 30s ./engine/internal/jsonconv
-	$(GO) test -run '^$$' -fuzz FuzzUnmarshalerFast -fuzztime 30s ./engine/internal/jsonconv
-	$(GO) test -run '^$$' -fuzz FuzzMarshal -fuzztime 30s ./engine/internal/jsonconv
-	$(GO) test -run '^$$' -fuzz FuzzMessage -fuzztime 30s ./engine/podsecurity
-	$(GO) test -run '^$$' -fuzz FuzzDecode -fuzztime 30s ./internal/jsonvalue
-	$(GO) test -run '^$$' -fuzz FuzzEncodeFailures -fuzztime 30s ./server
-	$(GO) test -run '^$$' -fuzz FuzzDecodeReview -fuzztime 30s ./webhookproxy
-	$(GO) test -run '^$$' -fuzz FuzzCodec -fuzztime 30s ./internal/grpccodec
-	$(GO) test -run '^$$' -fuzz FuzzDurationString -fuzztime 30s ./engine/condition
-	$(GO) test -run '^$$' -fuzz '^FuzzEvaluate$$' -fuzztime 30s ./engine/condition
-	$(GO) test -run '^$$' -fuzz '^FuzzMatch$$' -fuzztime 30s ./engine/internal/wildcard
-	$(GO) test -run '^$$' -fuzz FuzzMatchRegexp -fuzztime 30s ./engine/internal/wildcard
-	$(GO) test -run '^$$' -fuzz FuzzDecodePolicies -fuzztime 30s ./engine/kyverno
-	$(GO) test -run '^$$' -fuzz FuzzDecoder -fuzztime 30s ./engine/kyverno
-	$(GO) test -run '^$$' -fuzz FuzzFastYAML -fuzztime 30s ./engine/kyverno
-	$(GO) test -run '^$$' -fuzz '^FuzzDecode$$' -fuzztime 30s ./engine/vpol
-	$(GO) test -run '^$$' -fuzz FuzzCompileEvaluate -fuzztime 30s ./engine/vpol
-	$(FUZZ_HOSTILE)
+	GO=$(GO) hack/fuzz.sh fuzz $(FUZZTIME)
+
+fuzz-seeds:
+	GO=$(GO) hack/fuzz.sh seeds
 
 # The fuzz targets of hostile inputs (issue: no policy or file takes a
 # process down): the JMESPath parser guard and the report store opener.
-# Their seed corpora run in make test; .ci/run also fuzzes each briefly.
+# Their seed corpora run in make test; .ci/run also fuzzes each briefly
+# (make fuzz runs them too, with the same flags).
 # The minimize time is short: with the default, the fuzzer spends its time
 # minimizing large inputs (a store file, a deep expression).
 FUZZTIME_HOSTILE ?= 60s

@@ -25,6 +25,7 @@
 //     batches when a server goes away.
 //   - FieldViolations reads the bad fields of an INVALID_ARGUMENT error.
 //
-// This package imports only the API (proto) and gRPC libraries: not the
-// server, not the engine, and no Kubernetes client.
+// This package imports only the API (proto), its codec
+// (internal/grpccodec) and gRPC libraries: not the server, not the
+// engine, and no Kubernetes client.
 package client

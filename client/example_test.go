@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/cases"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -22,25 +23,9 @@ func exampleServer() (addr string, stop func()) {
 	if err != nil {
 		log.Fatal(err)
 	}
-	const policy = `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: require-team-label
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: check-team
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "The label team is required."
-      pattern:
-        metadata:
-          labels:
-            team: "?*"
-`
+	// The policy of engine/cases/policies/require-team-label.yaml: Pods
+	// need the label team.
+	policy := cases.RequireTeamLabel
 	if err := os.WriteFile(filepath.Join(dir, "policy.yaml"), []byte(policy), 0o644); err != nil {
 		log.Fatal(err)
 	}
@@ -117,7 +102,7 @@ func ExampleClient_EvaluateResource() {
 	}
 	// Output:
 	// allowed: false
-	// require-team-label/check-team: RESULT_FAIL "validation error: The label team is required. rule check-team failed at path /metadata/labels/"
+	// require-team-label/check-team: RESULT_FAIL "validation error: The label `team` is required. rule check-team failed at path /metadata/labels/"
 }
 
 func ExampleClient_Scan() {

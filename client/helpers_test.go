@@ -22,6 +22,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/cases"
 	"github.com/verdict-policy/verdict/internal/servertest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
@@ -98,45 +99,11 @@ func pod(name, image string, labels map[string]any) map[string]any {
 	}
 }
 
-const teamLabelPolicy = `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: require-team-label
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: check-team
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "The label team is required."
-      pattern:
-        metadata:
-          labels:
-            team: "?*"
-`
-
-const latestTagPolicy = `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: disallow-latest-tag
-spec:
-  validationFailureAction: Audit
-  rules:
-  - name: no-latest
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "An image tag other than latest is required."
-      pattern:
-        spec:
-          containers:
-          - image: "!*:latest"
-`
+// The policies the tests of every service share (engine/cases).
+var (
+	teamLabelPolicy = cases.RequireTeamLabel
+	latestTagPolicy = cases.DisallowLatestTag
+)
 
 // fakeServer is a DecisionService whose methods the test supplies, with
 // the standard health service.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
+	"github.com/verdict-policy/verdict/publish"
 )
 
 // BenchmarkPublish measures evaluations through a Publisher, Publish on a

@@ -9,8 +9,9 @@
 // of Kyverno's AdmissionReport / BackgroundScanReport), PolicyReport (a
 // final report) and Store (where state is kept; the embedded bbolt store is
 // reportwriter/boltstore, the store of a cluster (PolicyReport objects) is
-// reportwriter/kubestore, the publisher that feeds a writer is
-// reportwriter/publish).
+// reportwriter/kubestore, the leader election of a shard's replicas is
+// reportwriter/leader; the queue that feeds a writer is the package
+// publish, on the other side of the API).
 //
 // # Model
 //

@@ -160,14 +160,6 @@ func checkPolicyVersion(i int, field string, p *verdictv1.PolicyVersion) (Policy
 	return PolicyVersion{Kind: p.GetKind(), Namespace: p.GetNamespace(), Name: p.GetName(), Hash: p.GetContentHash(), Background: p.GetBackground()}, nil
 }
 
-var resultNames = map[verdictv1.Result]string{
-	verdictv1.Result_RESULT_PASS:  "pass",
-	verdictv1.Result_RESULT_FAIL:  "fail",
-	verdictv1.Result_RESULT_WARN:  "warn",
-	verdictv1.Result_RESULT_ERROR: "error",
-	verdictv1.Result_RESULT_SKIP:  "skip",
-}
-
 func (c checker) checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*evaluation, *verdictv1.PublishRejection) {
 	res, rej := checkResource(i, "evaluation.resource", ev.GetResource())
 	if rej != nil {
@@ -210,8 +202,8 @@ func (c checker) checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*eval
 		if r.GetPolicyNamespace() != "" {
 			k = r.GetPolicyNamespace() + "/" + k
 		}
-		result, ok := resultNames[r.GetResult()]
-		if !ok {
+		result := r.GetResult().Name()
+		if result == "" {
 			return nil, violation(i, field+".result", "%v: want pass, fail, warn, error or skip", r.GetResult())
 		}
 		pj, ok := byName[k]

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 // Source says where the results of an intermediary report come from.
@@ -138,30 +140,8 @@ type Entry struct {
 	Properties map[string]string `json:"properties,omitempty"`
 }
 
-// Summary counts results.
-type Summary struct {
-	Pass  int `json:"pass"`
-	Fail  int `json:"fail"`
-	Warn  int `json:"warn"`
-	Error int `json:"error"`
-	Skip  int `json:"skip"`
-}
-
-// Add counts one result ("pass", "fail", "warn", "error" or "skip").
-func (s *Summary) Add(result string) {
-	switch result {
-	case "pass":
-		s.Pass++
-	case "fail":
-		s.Fail++
-	case "warn":
-		s.Warn++
-	case "error":
-		s.Error++
-	case "skip":
-		s.Skip++
-	}
-}
+// Summary counts results (internal/policyreport).
+type Summary = policyreport.Summary
 
 // Intermediary is the intermediary report of one resource and source:
 // the content of Kyverno's AdmissionReport / BackgroundScanReport (and

@@ -2,6 +2,7 @@ package reportwriter_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -12,9 +13,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/reportwriter"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
-	"github.com/verdict-policy/verdict/server"
 )
 
 func dialPublisher(t *testing.T, addr string, opts publish.Options) *publish.Publisher {
@@ -135,9 +135,10 @@ func metric(t *testing.T, reg *prometheus.Registry, name string) float64 {
 	return 0
 }
 
-// TestPublisherResultSink sends decision-server evaluations through the
-// publisher as a server.ResultSink.
-func TestPublisherResultSink(t *testing.T) {
+// TestPublisherItems sends decision-server evaluations through the
+// publisher as the items publish.Item builds: inline policies are not
+// reported, a dry run changes nothing.
+func TestPublisherItems(t *testing.T) {
 	e := startWriter(t, tempDB(t), "127.0.0.1:0", reportwriter.Options{})
 	p := dialPublisher(t, e.addr, publish.Options{})
 	resp := &verdictv1.EvaluateResponse{
@@ -145,13 +146,17 @@ func TestPublisherResultSink(t *testing.T) {
 		Results:  []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, "bad tag")},
 		Policies: []*verdictv1.PolicyVersion{polLatest.version()},
 	}
-	evs := []server.Evaluation{
-		{Time: t0, Resource: server.ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web"}, Operation: "CREATE", AllPolicies: true, Response: resp},
-		{Time: t0, Resource: server.ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "inline"}, Operation: "CREATE", Inline: true, Response: resp},
-		{Time: t0, Resource: server.ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "dry"}, Operation: "CREATE", DryRun: true, Response: resp},
+	evs := []publish.Evaluation{
+		{Time: t0, Resource: publish.Resource{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web"}, Operation: "CREATE", Complete: true, Response: resp},
+		{Time: t0, Resource: publish.Resource{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "inline"}, Operation: "CREATE", Inline: true, Response: resp},
+		{Time: t0, Resource: publish.Resource{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "dry"}, Operation: "CREATE", DryRun: true, Response: resp},
 	}
-	if err := p.Write(t.Context(), evs); err != nil {
-		t.Fatalf("Write: %v", err)
+	for _, ev := range evs {
+		if it := publish.Item(ev); it != nil {
+			if err := p.Offer(it); err != nil {
+				t.Fatalf("Offer: %v", err)
+			}
+		}
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
@@ -164,18 +169,35 @@ func TestPublisherResultSink(t *testing.T) {
 	}
 }
 
-// TestPublisherBufferFull checks that Write drops and counts what does not
+// TestPublisherBufferFull checks that Offer drops and counts what does not
 // fit the buffer while the writer is unreachable.
 func TestPublisherBufferFull(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	p := dialPublisher(t, "127.0.0.1:1", publish.Options{Buffer: 2, Registry: reg, BackoffMin: time.Hour})
-	ev := server.Evaluation{Time: t0, Resource: server.ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web"}, Operation: "CREATE",
-		Response: &verdictv1.EvaluateResponse{Allowed: true}}
-	err := p.Write(t.Context(), []server.Evaluation{ev, ev, ev})
-	if err == nil {
-		t.Errorf("Write(3 evaluations, buffer 2) = nil, want an error")
+	tests := []struct {
+		name          string
+		items         int
+		wantDropped   float64
+		wantErrorFull bool
+	}{
+		{"at the limit", 2, 0, false},
+		{"over the limit", 3, 1, true},
 	}
-	if got := metric(t, reg, "verdict_report_publisher_undelivered_total"); got != 1 {
-		t.Errorf("undelivered = %v, want 1", got)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := prometheus.NewRegistry()
+			p := dialPublisher(t, "127.0.0.1:1", publish.Options{Buffer: 2, Registry: reg, BackoffMin: time.Hour})
+			it := publish.Item(publish.Evaluation{Time: t0, Resource: publish.Resource{APIVersion: "v1", Kind: "Pod", Namespace: "shop", Name: "web"}, Operation: "CREATE",
+				Response: &verdictv1.EvaluateResponse{Allowed: true}})
+			var items []*verdictv1.PublishItem
+			for range tt.items {
+				items = append(items, it)
+			}
+			err := p.Offer(items...)
+			if got := errors.Is(err, publish.ErrFull); got != tt.wantErrorFull {
+				t.Errorf("Offer(%d items, buffer 2) = %v, want ErrFull %v", tt.items, err, tt.wantErrorFull)
+			}
+			if got := metric(t, reg, "verdict_report_publisher_undelivered_total"); got != tt.wantDropped {
+				t.Errorf("undelivered = %v, want %v", got, tt.wantDropped)
+			}
+		})
 	}
 }

@@ -8,13 +8,15 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 // Report API version and kinds.
 const (
-	APIVersion              = "wgpolicyk8s.io/v1alpha2"
-	KindPolicyReport        = "PolicyReport"
-	KindClusterPolicyReport = "ClusterPolicyReport"
+	APIVersion              = policyreport.APIVersion
+	KindPolicyReport        = policyreport.KindPolicyReport
+	KindClusterPolicyReport = policyreport.KindClusterPolicyReport
 )
 
 // Labels of final reports.
@@ -50,53 +52,15 @@ func reportKeyOf(p PolicyVersion, owner Resource) ReportKey {
 	return ReportKey{Namespace: owner.Namespace, Name: policyKinds[p.Kind].reportPrefix + p.Name}
 }
 
-// PolicyReport is a wgpolicyk8s.io/v1alpha2 PolicyReport or
-// ClusterPolicyReport.
-type PolicyReport struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   ReportMetadata `json:"metadata"`
-	Results    []ReportResult `json:"results,omitempty"`
-	Summary    Summary        `json:"summary"`
-}
-
-// ReportMetadata is the metadata of a report.
-type ReportMetadata struct {
-	Name              string            `json:"name"`
-	Namespace         string            `json:"namespace,omitempty"`
-	Labels            map[string]string `json:"labels,omitempty"`
-	CreationTimestamp string            `json:"creationTimestamp,omitempty"`
-}
-
-// ReportResult is one result of a report.
-type ReportResult struct {
-	Source     string            `json:"source"`
-	Policy     string            `json:"policy"`
-	Rule       string            `json:"rule,omitempty"`
-	Category   string            `json:"category,omitempty"`
-	Severity   string            `json:"severity,omitempty"`
-	Timestamp  Timestamp         `json:"timestamp"`
-	Result     string            `json:"result"`
-	Scored     bool              `json:"scored"`
-	Resources  []ObjectReference `json:"resources,omitempty"`
-	Message    string            `json:"message,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-}
-
-// ObjectReference is the corev1.ObjectReference of a result's resource.
-type ObjectReference struct {
-	APIVersion string `json:"apiVersion,omitempty"`
-	Kind       string `json:"kind,omitempty"`
-	Namespace  string `json:"namespace,omitempty"`
-	Name       string `json:"name,omitempty"`
-	UID        string `json:"uid,omitempty"`
-}
-
-// Timestamp is a protobuf timestamp, as reports write it.
-type Timestamp struct {
-	Seconds int64 `json:"seconds"`
-	Nanos   int32 `json:"nanos"`
-}
+// The final report model, internal/policyreport's (shared with verdict
+// apply --policy-report).
+type (
+	PolicyReport    = policyreport.PolicyReport
+	ReportMetadata  = policyreport.Metadata
+	ReportResult    = policyreport.Result
+	ObjectReference = policyreport.ObjectReference
+	Timestamp       = policyreport.Timestamp
+)
 
 // row is one result of a final report, before rendering.
 type row struct {

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/reportwriter"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
 )
 
 func TestShardAddresses(t *testing.T) {

@@ -2,8 +2,9 @@ package reportwriter
 
 import (
 	"context"
-	"hash/fnv"
 	"time"
+
+	"github.com/verdict-policy/verdict/internal/shard"
 )
 
 // Store keeps the writer's state durably. The writer calls Load once at
@@ -77,11 +78,4 @@ func (c *Changes) Empty() bool {
 // hash of the namespace name modulo n (cluster-scoped resources have the
 // namespace ""). Scanners and writers shard by it; BackgroundScanDone
 // scopes use it.
-func ShardOf(namespace string, n uint32) uint32 {
-	if n == 0 {
-		return 0
-	}
-	h := fnv.New32a()
-	h.Write([]byte(namespace))
-	return h.Sum32() % n
-}
+func ShardOf(namespace string, n uint32) uint32 { return shard.Of(namespace, n) }

@@ -1,10 +1,10 @@
 package reportwriter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/sync/semaphore"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -135,58 +136,26 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
-	if o.MaxBatchItems <= 0 {
-		o.MaxBatchItems = DefaultMaxBatchItems
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if o.MaxUnacked <= 0 {
-		o.MaxUnacked = DefaultMaxUnacked
-	}
-	if o.MaxInflightBytes <= 0 {
-		o.MaxInflightBytes = DefaultMaxInflightBytes
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
+	options.Positive(&o.MaxBatchItems, DefaultMaxBatchItems)
+	options.Positive(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	options.Positive(&o.MaxUnacked, DefaultMaxUnacked)
+	options.Positive(&o.MaxInflightBytes, DefaultMaxInflightBytes)
 	o.MaxInflightBytes = max(o.MaxInflightBytes, int64(o.MaxMessageBytes))
-	if o.AckTimeout <= 0 {
-		o.AckTimeout = DefaultAckTimeout
-	}
-	if o.MaxFlushItems <= 0 {
-		o.MaxFlushItems = DefaultMaxFlushItems
-	}
-	if o.QueueBatches <= 0 {
-		o.QueueBatches = DefaultQueueBatches
-	}
-	if o.ReportInterval <= 0 {
-		o.ReportInterval = DefaultReportInterval
-	}
-	if o.TombstoneTTL <= 0 {
-		o.TombstoneTTL = DefaultTombstoneTTL
-	}
+	options.Positive(&o.AckTimeout, DefaultAckTimeout)
+	options.Positive(&o.MaxFlushItems, DefaultMaxFlushItems)
+	options.Positive(&o.QueueBatches, DefaultQueueBatches)
+	options.Positive(&o.ReportInterval, DefaultReportInterval)
+	options.Positive(&o.TombstoneTTL, DefaultTombstoneTTL)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.MaxClockSkew <= 0 {
-		o.MaxClockSkew = DefaultMaxClockSkew
-	}
-	if o.PolicySenderTTL <= 0 {
-		o.PolicySenderTTL = DefaultPolicySenderTTL
-	}
-	if o.MaxPolicySenders <= 0 {
-		o.MaxPolicySenders = DefaultMaxSenders
-	}
-	if o.MaxResources <= 0 {
-		o.MaxResources = DefaultMaxResources
-	}
-	if o.MaxTombstones <= 0 {
-		o.MaxTombstones = DefaultMaxTombstones
-	}
+	options.Positive(&o.MaxClockSkew, DefaultMaxClockSkew)
+	options.Positive(&o.PolicySenderTTL, DefaultPolicySenderTTL)
+	options.Positive(&o.MaxPolicySenders, DefaultMaxSenders)
+	options.Positive(&o.MaxResources, DefaultMaxResources)
+	options.Positive(&o.MaxTombstones, DefaultMaxTombstones)
 	return o
 }
 

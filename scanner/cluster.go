@@ -114,7 +114,7 @@ func (s *clusterSource) resources() ([]apiResource, error) {
 // (a "*" kind or resource selects nothing: a cluster scan cannot list
 // every kind).
 func (k Kind) selects(gv schema.GroupVersion, name, kind string) bool {
-	if k.GroupSet && k.Group != "*" && k.Group != gv.Group {
+	if k.Group != "*" && k.Group != gv.Group {
 		return false
 	}
 	if k.Resource != "" {
@@ -137,7 +137,7 @@ func hasVerb(verbs []string, v string) bool {
 // shard, to list namespaced kinds in the namespaces of shard only), then
 // every resource of the kinds, page by page.
 func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error {
-	shard = shard.normal()
+	shard = shard.Normal()
 	nsLabels := map[string]map[string]string{}
 	var mine []string
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}

@@ -9,9 +9,11 @@
 // resources come from: FileSource for files, Cluster.Source for a cluster
 // listed through client-go), ResultSink and ScanDone (where results go, and
 // the per-shard "scan finished" marker that tells which resources are
-// gone), Shard (the split of a cluster between scanners by namespace
-// hash), PolicySet and LoadPolicies (what the server's policies match,
-// learnt by compiling their documents with the engine), and Generator
+// gone; ReportSink sends both to a report writer through publish), Shard
+// (the split of a cluster between scanners by namespace hash), PolicySet
+// and LoadPolicies (what the server's policies match: the scan scopes of
+// ListPolicies, which the server computes from its compiled policies, so
+// the scanner compiles nothing), and Generator
 // (server-side apply of generateExisting intents, recorded on the
 // trigger so that they are applied once per policy version). Watch scans
 // a cluster and then follows it with client-go informers: changed
@@ -34,14 +36,13 @@
 // does) and rules that read userInfo, roles or subjects, and never denies;
 // a MutatingPolicy with evaluation.background.enabled reports whether its
 // mutations have been applied ("mutation is not applied" fails, as in
-// Kyverno) and patches nothing. LoadPolicies learns the kinds to list from
-// the match blocks of the kyverno.io kinds and from the resourceRules of
-// the ValidatingPolicies, MutatingPolicies and ImageValidatingPolicies
-// (their autogen variants
-// included) and ValidatingAdmissionPolicies (a
-// resource selector is matched by plural resource name), and the
-// triggers of GeneratingPolicies with generateExisting from their
-// resourceRules. The scanner
+// Kyverno) and patches nothing. The kinds LoadPolicies lists come from the
+// server's scan scopes (engine/policy's Scopes): the match blocks of the
+// kyverno.io kinds and the resourceRules of the ValidatingPolicies,
+// MutatingPolicies and ImageValidatingPolicies (their autogen variants
+// included) and ValidatingAdmissionPolicies (a resource selector is
+// matched by plural resource name), and the triggers of GeneratingPolicies
+// with generateExisting from their resourceRules. The scanner
 // supplies what a stored resource gives: the object, its namespace and
 // that namespace's labels, and for a resource listed from a cluster the
 // API resource it was listed from (Resource.GVR: the resourceRules of
@@ -49,8 +50,8 @@
 // server guesses it from the kind).
 //
 // This package uses the client (never the server package), the engine
-// (to read policies) and client-go; it must not import server,
-// reportwriter or webhookproxy: the wiring to the report writer lives in
-// cmd/verdict. It keeps no global state and writes to a cluster only
+// (to decode resource files), publish (the report path: items and the queue to
+// the report writer) and client-go; it must not import server,
+// reportwriter or webhookproxy. It keeps no global state and writes to a cluster only
 // through a Generator.
 package scanner

@@ -74,7 +74,7 @@ func TestE2EClusterScan(t *testing.T) {
 	}
 	scan := func(shard scanner.Shard) (scanner.Summary, *collectSink) {
 		t.Helper()
-		set, err := scanner.LoadPolicies(ctx, ts.client, nil)
+		set, err := scanner.LoadPolicies(ctx, ts.client)
 		if err != nil {
 			t.Fatal(err)
 		}

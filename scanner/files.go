@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
@@ -33,12 +35,8 @@ type FileOptions struct {
 }
 
 func (o FileOptions) withDefaults() FileOptions {
-	if o.MaxDocumentBytes <= 0 {
-		o.MaxDocumentBytes = kyverno.DefaultMaxDocumentBytes
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	options.Positive(&o.MaxDocumentBytes, kyverno.DefaultMaxDocumentBytes)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	if o.open == nil {
 		o.open = func(path string) (io.ReadCloser, error) { return safefile.Open(path) }
 	}
@@ -56,6 +54,7 @@ func (o FileOptions) withDefaults() FileOptions {
 // of files therefore holds the documents in flight, not the files.
 type FileSource struct {
 	opts  FileOptions
+	paths []string // as given
 	files []string
 	// labels are the labels of the Namespace objects of the files.
 	labels map[string]map[string]string
@@ -81,7 +80,7 @@ func NewFileSource(ctx context.Context, paths []string, opts FileOptions) (*File
 	if len(paths) == 0 {
 		return nil, errors.New("no file or folder to scan")
 	}
-	src := &FileSource{opts: opts.withDefaults(), labels: map[string]map[string]string{}, kinds: map[string]map[string]int{}}
+	src := &FileSource{opts: opts.withDefaults(), paths: paths, labels: map[string]map[string]string{}, kinds: map[string]map[string]int{}}
 	for _, p := range paths {
 		fs, err := src.resourceFiles(p)
 		if err != nil {
@@ -293,4 +292,28 @@ func fileResource(path string, line int, obj map[string]any) (*Resource, error) 
 		meta["namespace"] = "default"
 	}
 	return r, nil
+}
+
+// Rereading returns a Source that lists fs for the first scan and reads
+// its paths again (NewFileSource) for every later one, so that a periodic
+// scan sees the changes of the files.
+func (fs *FileSource) Rereading() Source { return &rereading{first: fs} }
+
+type rereading struct {
+	first *FileSource // nil after the first scan
+	paths []string
+	opts  FileOptions
+}
+
+func (r *rereading) List(ctx context.Context, shard Shard, v Visitor) error {
+	fs := r.first
+	if fs != nil {
+		r.first, r.paths, r.opts = nil, fs.paths, fs.opts
+	} else {
+		var err error
+		if fs, err = NewFileSource(ctx, r.paths, r.opts); err != nil {
+			return err
+		}
+	}
+	return fs.List(ctx, shard, v)
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/safefile"
 	"github.com/verdict-policy/verdict/scanner"
@@ -272,5 +273,38 @@ func TestFileSourceDocumentLimit(t *testing.T) {
 				t.Errorf("NewFileSource(%s) error at %s:%d limit %d, want %s:%d limit %d", tt.name, de.Source, de.Line, tl.Limit, want, tt.wantLine, limit)
 			}
 		})
+	}
+}
+
+// TestFileSourceRereading: the first scan lists what NewFileSource read,
+// each later one reads the files again.
+func TestFileSourceRereading(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: first, namespace: ns}\n"})
+	fs, err := scanner.NewFileSource(t.Context(), []string{dir}, scanner.FileOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := fs.Rereading()
+	tests := []struct {
+		name    string
+		content string // written before the scan, when set
+		want    []string
+	}{
+		{"first scan", "", []string{"first"}},
+		{"after a change", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: second, namespace: ns}\n", []string{"second"}},
+	}
+	for _, tt := range tests {
+		if tt.content != "" {
+			if err := os.WriteFile(filepath.Join(dir, "a.yaml"), []byte(tt.content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		v := &listVisitor{}
+		if err := src.List(t.Context(), scanner.Shard{}, v); err != nil {
+			t.Fatalf("List(%s): %v", tt.name, err)
+		}
+		if diff := cmp.Diff(tt.want, v.names); diff != "" {
+			t.Errorf("List(%s) mismatch (-want +got):\n%s", tt.name, diff)
+		}
 	}
 }

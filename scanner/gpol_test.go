@@ -36,7 +36,7 @@ spec:
 // subresources), and one without is not scanned.
 func TestLoadGeneratingPolicies(t *testing.T) {
 	ts := startServer(t, generatingPolicy("existing", "true"), generatingPolicy("admission-only", "false"))
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/cases"
 	"github.com/verdict-policy/verdict/internal/servertest"
 	"github.com/verdict-policy/verdict/scanner"
 	"github.com/verdict-policy/verdict/server"
@@ -147,25 +148,9 @@ func writeFiles(tb testing.TB, files map[string]string) string {
 	return dir
 }
 
-const teamLabelPolicy = `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: require-team-label
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: check-team
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "The label team is required."
-      pattern:
-        metadata:
-          labels:
-            team: "?*"
-`
+// teamLabelPolicy is the policy the tests of every service share
+// (engine/cases).
+var teamLabelPolicy = cases.RequireTeamLabel
 
 // prodOnlyPolicy applies to Pods in namespaces labelled env=prod only.
 const prodOnlyPolicy = `apiVersion: kyverno.io/v1

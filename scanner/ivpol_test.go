@@ -44,7 +44,7 @@ spec:
 // autogen controllers.
 func TestScanImageValidatingPolicies(t *testing.T) {
 	ts := startServer(t, ivpolDigest)
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

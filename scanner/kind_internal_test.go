@@ -10,9 +10,9 @@ import (
 // selects by group and plural resource, in files (the resource guessed
 // from the kind) and in the cluster's API resources.
 func TestResourceSelector(t *testing.T) {
-	pods := Kind{Group: "", Version: "v1", Resource: "pods", GroupSet: true}
-	deployments := Kind{Group: "apps", Version: "v1", Resource: "deployments", GroupSet: true}
-	every := Kind{Group: "*", Version: "*", Resource: "*", GroupSet: true}
+	pods := Kind{Group: "", Version: "v1", Resource: "pods"}
+	deployments := Kind{Group: "apps", Version: "v1", Resource: "deployments"}
+	every := Kind{Group: "*", Version: "*", Resource: "*"}
 	tests := []struct {
 		k                Kind
 		apiVersion, kind string

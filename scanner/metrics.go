@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/verdict-policy/verdict/internal/promreg"
 )
 
 // Scan modes, the mode label of the metrics.
@@ -29,43 +30,17 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		return nil, nil
 	}
+	b := promreg.New(reg)
 	m := &metrics{
-		scans: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_scan_scans_total",
-			Help: "Scans by mode (full, policy: a rescan of changed policies, watch: a round of watched changes) and outcome (ok, error).",
-		}, []string{"mode", "outcome"}),
-		resources: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_scan_resources_total",
-			Help: "Resources evaluated in background mode, by scan mode.",
-		}, []string{"mode"}),
-		failed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_scan_not_evaluated_total",
-			Help: "Resources the decision server could not evaluate, by scan mode.",
-		}, []string{"mode"}),
-		events: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_scan_watch_events_total",
-			Help: "Watch events of the scanner's shard by type (add, update, delete) and action (queued; skipped: nothing a policy sees changed).",
-		}, []string{"type", "action"}),
-		deleted: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_scan_watch_deleted_total",
-			Help: "Deleted resources reported to the sink by a watch.",
-		}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_scan_watch_pending",
-			Help: "Watched changes waiting for a round.",
-		}),
-		delay: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name:    "verdict_scan_watch_delay_seconds",
-			Help:    "Time from a watch event to the end of the round that handled it.",
-			Buckets: []float64{.05, .1, .25, .5, 1, 2, 5, 10, 30, 60},
-		}),
+		scans:     b.CounterVec("verdict_scan_scans_total", "Scans by mode (full, policy: a rescan of changed policies, watch: a round of watched changes) and outcome (ok, error).", "mode", "outcome"),
+		resources: b.CounterVec("verdict_scan_resources_total", "Resources evaluated in background mode, by scan mode.", "mode"),
+		failed:    b.CounterVec("verdict_scan_not_evaluated_total", "Resources the decision server could not evaluate, by scan mode.", "mode"),
+		events:    b.CounterVec("verdict_scan_watch_events_total", "Watch events of the scanner's shard by type (add, update, delete) and action (queued; skipped: nothing a policy sees changed).", "type", "action"),
+		deleted:   b.Counter("verdict_scan_watch_deleted_total", "Deleted resources reported to the sink by a watch."),
+		pending:   b.Gauge("verdict_scan_watch_pending", "Watched changes waiting for a round."),
+		delay:     b.Histogram("verdict_scan_watch_delay_seconds", "Time from a watch event to the end of the round that handled it.", []float64{.05, .1, .25, .5, 1, 2, 5, 10, 30, 60}),
 	}
-	for _, c := range []prometheus.Collector{m.scans, m.resources, m.failed, m.events, m.deleted, m.pending, m.delay} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, b.Err()
 }
 
 func (m *metrics) scanned(mode string, sum Summary, err error) {

@@ -46,7 +46,7 @@ var mpolAdmissionOnly = strings.Replace(strings.Replace(mpolTeam, "name: mpol-te
 // applied") for one it would change.
 func TestScanMutatingPolicies(t *testing.T) {
 	ts := startServer(t, mpolTeam, mpolAdmissionOnly)
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

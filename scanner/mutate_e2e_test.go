@@ -83,7 +83,7 @@ func TestE2EMutateExisting(t *testing.T) {
 	}
 	scan := func() scanner.Summary {
 		t.Helper()
-		set, err := scanner.LoadPolicies(ctx, ts.client, nil)
+		set, err := scanner.LoadPolicies(ctx, ts.client)
 		if err != nil {
 			t.Fatal(err)
 		}

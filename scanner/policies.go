@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -15,29 +14,28 @@ import (
 	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
-	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
 // Kind selects resources by API group, version and kind, as a policy's
-// match block names them ("Pod", "apps/v1/Deployment", "v1/ConfigMap"),
-// or by API group, version and resource, as the matchConstraints of a
-// ValidatingPolicy name them (Resource set, Kind empty). An empty Group or
-// Version is any ("" group with Version set is the core group); "*" is
-// any too.
+// match block names them ("Pod" is group "*", version "*", kind Pod;
+// "apps/v1/Deployment"), or by API group, version and resource, as the
+// matchConstraints of a ValidatingPolicy name them (Resource set, Kind
+// empty). "*" is any group, version, kind or resource; the group "" is the
+// core group. The decision server computes them from its compiled
+// policies (PolicyInfo's scan scopes).
 type Kind struct {
 	Group, Version, Kind string
-	// GroupSet is true when the selector named a group (or the core group
-	// through "v1/Kind").
-	GroupSet bool
 	// Resource is the plural resource name ("pods", "*") of a selector of
 	// a ValidatingPolicy's resourceRules.
 	Resource string
 }
 
-// String is the selector as written in a policy: "group/version/resource"
-// for a resource selector (the core group as "core").
+// String is the selector as written in a policy: "Kind", "version/Kind"
+// or "group/version/Kind"; "group/version/resource" for a resource
+// selector (the core group as "core").
 func (k Kind) String() string {
 	if k.Resource != "" {
 		g := k.Group
@@ -47,45 +45,17 @@ func (k Kind) String() string {
 		return g + "/" + k.Version + "/" + k.Resource
 	}
 	switch {
-	case k.GroupSet && k.Group != "":
+	case k.Group != "*":
 		return k.Group + "/" + k.Version + "/" + k.Kind
-	case k.Version != "":
+	case k.Version != "*":
 		return k.Version + "/" + k.Kind
 	}
 	return k.Kind
 }
 
-// parseKind parses a kind of a match block. Subresource selectors
-// ("Pod/exec") are not scanned: ok is false.
-func parseKind(s string) (Kind, bool) {
-	parts := strings.Split(s, "/")
-	last := parts[len(parts)-1]
-	if last == "" || (last != "*" && !isUpper(last[0])) {
-		return Kind{}, false // a subresource, or nothing
-	}
-	switch len(parts) {
-	case 1:
-		return Kind{Kind: last}, true
-	case 2:
-		if !isVersion(parts[0]) {
-			return Kind{}, false
-		}
-		return Kind{Version: parts[0], Kind: last, GroupSet: true}, true
-	case 3:
-		return Kind{Group: parts[0], Version: parts[1], Kind: last, GroupSet: true}, true
-	}
-	return Kind{}, false
-}
-
-func isUpper(c byte) bool { return c >= 'A' && c <= 'Z' }
-
-// isVersion reports whether s is an API version ("v1", "v2beta1") or "*".
-func isVersion(s string) bool {
-	if s == "*" {
-		return true
-	}
-	return len(s) >= 2 && s[0] == 'v' && s[1] >= '0' && s[1] <= '9'
-}
+// wildcard reports whether k selects every kind or resource, which a
+// cluster scan cannot list.
+func (k Kind) wildcard() bool { return k.Kind == "*" || k.Resource == "*" }
 
 // Matches reports whether k selects objects of apiVersion and kind. A
 // resource selector compares the resource guessed from the kind (as
@@ -102,10 +72,10 @@ func (k Kind) Matches(apiVersion, kind string) bool {
 		return false
 	}
 	group, version := groupOf(apiVersion), apiVersion[strings.LastIndex(apiVersion, "/")+1:]
-	if k.Version != "" && k.Version != "*" && k.Version != version {
+	if k.Version != "*" && k.Version != version {
 		return false
 	}
-	if k.GroupSet && k.Group != "*" && k.Group != group {
+	if k.Group != "*" && k.Group != group {
 		return false
 	}
 	return true
@@ -178,7 +148,7 @@ func (s *PolicySet) Kinds() []Kind {
 	for _, list := range [][]*PolicyRef{s.Background, s.GenerateExisting, s.MutateExisting} {
 		for _, p := range list {
 			for _, k := range p.Kinds {
-				if k.Kind == "*" || k.Resource == "*" || seen[k] {
+				if k.wildcard() || seen[k] {
 					continue
 				}
 				seen[k] = true
@@ -190,13 +160,11 @@ func (s *PolicySet) Kinds() []Kind {
 	return out
 }
 
-// LoadPolicies reads the server's policies (ListPolicies, and GetPolicy
-// for each version not in cache) and compiles them with the engine to
-// learn the kinds their background and generateExisting rules match.
-// Policies that are not ready are left out. cache, when not nil, keeps the
-// compiled policies by content hash across calls, so that a periodic scan
-// fetches a policy document only when it changed.
-func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*policy.Policy) (*PolicySet, error) {
+// LoadPolicies reads the server's policies (ListPolicies) and what
+// their background work selects: the server computes it from the
+// compiled policies (PolicyInfo's scan scopes), so the scanner compiles
+// nothing. Policies that are not ready are left out.
+func LoadPolicies(ctx context.Context, c *client.Client) (*PolicySet, error) {
 	list, err := c.ListPolicies(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list policies: %w", err)
@@ -206,38 +174,29 @@ func LoadPolicies(ctx context.Context, c *client.Client, cache map[string]*polic
 		if !info.GetReady() || !scannedKinds[info.GetKind()] {
 			continue
 		}
-		ref := &PolicyRef{Kind: info.GetKind(), Namespace: info.GetNamespace(), Name: info.GetName(), Hash: info.GetContentHash()}
+		ref := PolicyRef{Kind: info.GetKind(), Namespace: info.GetNamespace(), Name: info.GetName(), Hash: info.GetContentHash()}
 		set.Versions[ref.Key()] = ref.Hash
-		p := cache[ref.Hash]
-		if p == nil {
-			got, err := c.GetPolicy(ctx, ref.Namespace, ref.Name)
-			if err != nil {
-				return nil, fmt.Errorf("get policy %s: %w", ref.Key(), err)
+		wildcard := false
+		for _, sc := range []struct {
+			scope *verdictv1.ScanScope
+			list  *[]*PolicyRef
+		}{
+			{info.GetBackgroundScan(), &set.Background},
+			{info.GetGenerateExisting(), &set.GenerateExisting},
+			{info.GetMutateExisting(), &set.MutateExisting},
+		} {
+			p := ref
+			p.Rules = sc.scope.GetRules()
+			for _, r := range sc.scope.GetResources() {
+				k := Kind{Group: r.GetGroup(), Version: r.GetVersion(), Kind: r.GetKind(), Resource: r.GetResource()}
+				wildcard = wildcard || k.wildcard()
+				p.Kinds = append(p.Kinds, k)
 			}
-			if p, err = compileDocument(ref.Key(), ref.Kind, got.GetDocument()); err != nil {
-				return nil, err
-			}
-			if cache != nil {
-				cache[ref.Hash] = p
+			if len(p.Kinds) > 0 {
+				*sc.list = append(*sc.list, &p)
 			}
 		}
-		bg, gen, mut := policyKinds(p)
-		if len(bg.Kinds) > 0 {
-			b := *ref
-			b.Kinds, b.Rules = bg.Kinds, bg.Rules
-			set.Background = append(set.Background, &b)
-		}
-		if len(gen.Kinds) > 0 {
-			g := *ref
-			g.Kinds, g.Rules = gen.Kinds, gen.Rules
-			set.GenerateExisting = append(set.GenerateExisting, &g)
-		}
-		if len(mut.Kinds) > 0 {
-			m := *ref
-			m.Kinds, m.Rules = mut.Kinds, mut.Rules
-			set.MutateExisting = append(set.MutateExisting, &m)
-		}
-		if bg.wildcard || gen.wildcard || mut.wildcard {
+		if wildcard {
 			set.Wildcard = append(set.Wildcard, ref.Key())
 		}
 	}
@@ -253,233 +212,4 @@ var scannedKinds = map[string]bool{
 	vap.KindPolicy: true,
 	// GeneratingPolicies for generateExisting only.
 	gpol.KindGeneratingPolicy: true, gpol.KindNamespacedGeneratingPolicy: true,
-}
-
-func compileDocument(key, kind string, doc []byte) (*policy.Policy, error) {
-	if kind == vap.KindPolicy {
-		docs, err := vap.Decode(key, doc)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		if len(docs) != 1 {
-			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-		}
-		p, err := policy.CompileVAP(docs[0])
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		return p, nil
-	}
-	if kind == ivpol.KindImageValidatingPolicy || kind == ivpol.KindNamespacedImageValidatingPolicy {
-		docs, err := ivpol.Decode(key, doc)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		if len(docs) != 1 {
-			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-		}
-		p, err := policy.CompileImageValidating(docs[0])
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		return p, nil
-	}
-	if gpol.IsPolicy(vpol.Group+"/v1", kind) {
-		docs, err := gpol.Decode(key, doc)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		if len(docs) != 1 {
-			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-		}
-		p, err := policy.CompileGenerating(docs[0])
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		return p, nil
-	}
-	if kind == vpol.KindValidatingPolicy || kind == vpol.KindNamespacedValidatingPolicy {
-		docs, err := vpol.Decode(key, doc)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		if len(docs) != 1 {
-			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-		}
-		p, err := policy.CompileValidating(docs[0])
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		return p, nil
-	}
-	if kind == mpol.KindMutatingPolicy || kind == mpol.KindNamespacedMutatingPolicy {
-		docs, err := mpol.Decode(key, doc)
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		if len(docs) != 1 {
-			return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-		}
-		p, err := policy.CompileMutating(docs[0])
-		if err != nil {
-			return nil, fmt.Errorf("policy %s: %w", key, err)
-		}
-		return p, nil
-	}
-	docs, err := kyverno.DecodePolicies(key, doc)
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", key, err)
-	}
-	if len(docs) != 1 {
-		return nil, fmt.Errorf("policy %s: %d documents, want 1", key, len(docs))
-	}
-	p, err := policy.Compile(docs[0])
-	if err != nil {
-		return nil, fmt.Errorf("policy %s: %w", key, err)
-	}
-	return p, nil
-}
-
-type ruleKinds struct {
-	Kinds    []Kind
-	Rules    []string
-	wildcard bool
-}
-
-func (rk *ruleKinds) add(r *policy.Rule) {
-	rk.Rules = append(rk.Rules, r.Name)
-	m := r.Raw.Match
-	var kinds []string
-	if m.Resources != nil {
-		kinds = append(kinds, m.Resources.Kinds...)
-	}
-	for _, f := range append(append([]kyverno.ResourceFilter(nil), m.Any...), m.All...) {
-		if f.Resources != nil {
-			kinds = append(kinds, f.Resources.Kinds...)
-		}
-	}
-	for _, s := range kinds {
-		k, ok := parseKind(s)
-		if !ok {
-			continue
-		}
-		if k.Kind == "*" {
-			rk.wildcard = true
-		}
-		if !containsKind(rk.Kinds, k) {
-			rk.Kinds = append(rk.Kinds, k)
-		}
-	}
-}
-
-// addValidating adds the resources of the resourceRules of each variant
-// of a ValidatingPolicy (its autogen variants included); subresources are
-// not scanned. A JSON-mode policy has no resources to scan.
-func (rk *ruleKinds) addValidating(vp *vpol.Policy) {
-	for _, v := range vp.Variants() {
-		rk.addResourceRules(v.MatchConstraints())
-	}
-}
-
-// addResourceRules adds the resources of the resourceRules of mc (nil:
-// none); subresources are not scanned.
-func (rk *ruleKinds) addResourceRules(mc *admissionregistrationv1.MatchResources) {
-	if mc == nil {
-		return
-	}
-	for _, rule := range mc.ResourceRules {
-		for _, g := range rule.APIGroups {
-			for _, ver := range rule.APIVersions {
-				for _, res := range rule.Resources {
-					if strings.Contains(res, "/") {
-						continue
-					}
-					k := Kind{Group: g, Version: ver, Resource: res, GroupSet: true}
-					if res == "*" {
-						rk.wildcard = true
-					}
-					if !containsKind(rk.Kinds, k) {
-						rk.Kinds = append(rk.Kinds, k)
-					}
-				}
-			}
-		}
-	}
-}
-
-func containsKind(list []Kind, k Kind) bool {
-	for _, v := range list {
-		if v == k {
-			return true
-		}
-	}
-	return false
-}
-
-// policyKinds collects the kinds of the rules of p that a background scan
-// evaluates (validate and verifyImages rules of a background policy that
-// do not need admission data), of its generateExisting rules, and of its
-// mutate rules with targets and mutateExistingOnPolicyUpdate.
-func policyKinds(p *policy.Policy) (bg, gen, mut ruleKinds) {
-	if p.Validating != nil {
-		if p.Background {
-			bg.addValidating(p.Validating)
-		}
-		return bg, gen, mut
-	}
-	if p.Mutating != nil {
-		// Kyverno's background scans report whether the mutations of a
-		// MutatingPolicy with background enabled have been applied.
-		if p.Background {
-			for _, v := range p.Mutating.Variants() {
-				bg.addResourceRules(v.MatchConstraints())
-			}
-		}
-		return bg, gen, mut
-	}
-	if p.ImageValidating != nil {
-		if p.Background {
-			for _, mc := range p.ImageValidating.MatchConstraints() {
-				bg.addResourceRules(mc)
-			}
-		}
-		return bg, gen, mut
-	}
-	if gp := p.Generating; gp != nil {
-		// The triggers of generateExisting: the resources of its
-		// resourceRules.
-		if gp.GenerateExisting {
-			gen.addResourceRules(gp.Document().Spec.MatchConstraints)
-			gen.Rules = append(gen.Rules, gp.Name)
-		}
-		return bg, gen, mut
-	}
-	if p.VAP != nil {
-		// Background: labelled reports.kyverno.io/enabled (policy.CompileVAP).
-		// In a background scan a ValidatingAdmissionPolicy with bindings
-		// is matched against its own matchConstraints too: their
-		// resources are those it can report on.
-		if p.Background {
-			bg.addResourceRules(p.VAP.MatchConstraints())
-		}
-		return bg, gen, mut
-	}
-	for _, r := range p.Rules {
-		if r.Raw == nil || r.UsesUserInfo {
-			continue
-		}
-		switch {
-		case r.Type == policy.Generate && r.Generate != nil && r.Generate.Existing:
-			if p.Background {
-				gen.add(r)
-			}
-		case r.Type == policy.Mutate && r.Mutate != nil && len(r.Mutate.Targets) > 0 && r.Mutate.ExistingOnPolicyUpdate:
-			mut.add(r)
-		case r.Type == policy.Validate || r.Type == policy.VerifyImages:
-			if p.Background {
-				bg.add(r)
-			}
-		}
-	}
-	return bg, gen, mut
 }

@@ -60,7 +60,7 @@ spec:
 
 func TestLoadPolicies(t *testing.T) {
 	ts := startServer(t, teamLabelPolicy, adminOnlyPolicy, netpolPolicy, kindsPolicy)
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,8 @@ package scanner
 
 import (
 	"context"
-	"fmt"
 	"sort"
 	"time"
-
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // DefaultPolicyPoll is how often Run reads the server's policy versions
@@ -42,10 +39,9 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 			opts.Scanned(sum, rescanned, err)
 		}
 	}
-	cache := map[string]*policy.Policy{}
 	var current *PolicySet
 	full := func() error {
-		set, err := LoadPolicies(ctx, s.c, cache)
+		set, err := LoadPolicies(ctx, s.c)
 		if err != nil {
 			return err
 		}
@@ -76,7 +72,7 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 				s.opts.Logger.Warn("scan failed", "error", err)
 			}
 		case <-pollT.C:
-			set, err := LoadPolicies(ctx, s.c, cache)
+			set, err := LoadPolicies(ctx, s.c)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.opts.Logger.Warn("read policies", "error", err)
@@ -144,9 +140,4 @@ func (s *PolicySet) Only(keys []string) *PolicySet {
 		}
 	}
 	return out
-}
-
-// String is "pass: N, fail: N, warn: N, error: N, skip: N".
-func (c Counts) String() string {
-	return fmt.Sprintf("pass: %d, fail: %d, warn: %d, error: %d, skip: %d", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
 }

@@ -1,6 +1,7 @@
 package scanner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -189,7 +192,8 @@ type ScanDone struct {
 	Started time.Time
 }
 
-// ResultSink is where results go: the report writer, or a printer.
+// ResultSink is where results go: the report writer (ReportSink), or a
+// printer.
 // Write is called from one goroutine, in scan order; ScanDone once at the
 // end of a scan that listed its whole shard (not after an error).
 type ResultSink interface {
@@ -233,25 +237,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() (Options, error) {
-	o.Shard = o.Shard.normal()
-	if err := o.Shard.check(); err != nil {
+	o.Shard = o.Shard.Normal()
+	if err := o.Shard.Check(); err != nil {
 		return o, fmt.Errorf("shard: %w", err)
 	}
-	if o.BatchSize <= 0 {
-		o.BatchSize = DefaultBatchSize
-	}
-	if o.MaxInFlight <= 0 {
-		o.MaxInFlight = DefaultMaxInFlight
-	}
-	if o.SinkBatch <= 0 {
-		o.SinkBatch = DefaultSinkBatch
-	}
-	if o.ProgressInterval <= 0 {
-		o.ProgressInterval = DefaultProgressInterval
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
+	options.Positive(&o.BatchSize, DefaultBatchSize)
+	options.Positive(&o.MaxInFlight, DefaultMaxInFlight)
+	options.Positive(&o.SinkBatch, DefaultSinkBatch)
+	options.Positive(&o.ProgressInterval, DefaultProgressInterval)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
 	return o, nil
 }
 
@@ -278,25 +272,8 @@ func New(c *client.Client, opts Options) (*Scanner, error) {
 	return &Scanner{c: c, opts: o, metrics: m}, nil
 }
 
-// Counts are the rule results of a scan.
-type Counts struct {
-	Pass, Fail, Warn, Error, Skip int
-}
-
-func (c *Counts) add(r verdictv1.Result) {
-	switch r {
-	case verdictv1.Result_RESULT_PASS:
-		c.Pass++
-	case verdictv1.Result_RESULT_FAIL:
-		c.Fail++
-	case verdictv1.Result_RESULT_WARN:
-		c.Warn++
-	case verdictv1.Result_RESULT_ERROR:
-		c.Error++
-	case verdictv1.Result_RESULT_SKIP:
-		c.Skip++
-	}
-}
+// Counts are the rule results of a scan (internal/policyreport's tally).
+type Counts = policyreport.Summary
 
 // Summary is what a scan did.
 type Summary struct {
@@ -585,7 +562,7 @@ func (run *scanRun) result(res client.Result) error {
 		run.sum.Failed++
 	} else {
 		for _, rr := range res.Response.GetResults() {
-			run.sum.Counts.add(rr.GetResult())
+			run.sum.Counts.Add(rr.GetResult().Name())
 		}
 		if run.so.evaluated != nil {
 			run.so.evaluated(p.r)

@@ -45,7 +45,7 @@ func TestScanValidatingAdmissionPolicies(t *testing.T) {
 	unlabelled := strings.Replace(strings.Replace(vapReplicas, "name: vap-replicas\n", "name: vap-unlabelled\n", 1),
 		"  labels: {reports.kyverno.io/enabled: \"true\"}\n", "", 1)
 	ts := startServer(t, vapReplicas, vapReplicasWeb, unlabelled)
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -46,7 +46,7 @@ var vpolAdmissionOnly = strings.Replace(strings.Replace(vpolTeam, "name: vpol-te
 // controllers.
 func TestScanValidatingPolicies(t *testing.T) {
 	ts := startServer(t, vpolTeam, vpolAdmissionOnly)
-	set, err := scanner.LoadPolicies(context.Background(), ts.client, nil)
+	set, err := scanner.LoadPolicies(context.Background(), ts.client)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,13 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
-
-	"github.com/verdict-policy/verdict/engine/policy"
 )
 
 // Defaults of WatchOptions.
@@ -62,21 +61,11 @@ type WatchOptions struct {
 }
 
 func (o WatchOptions) withDefaults() WatchOptions {
-	if o.Delay <= 0 {
-		o.Delay = DefaultWatchDelay
-	}
-	if o.MaxBatch <= 0 {
-		o.MaxBatch = DefaultWatchBatch
-	}
-	if o.PolicyPoll <= 0 {
-		o.PolicyPoll = DefaultPolicyPoll
-	}
-	if o.SyncTimeout <= 0 {
-		o.SyncTimeout = DefaultSyncTimeout
-	}
-	if o.StopGrace <= 0 {
-		o.StopGrace = DefaultStopGrace
-	}
+	options.Positive(&o.Delay, DefaultWatchDelay)
+	options.Positive(&o.MaxBatch, DefaultWatchBatch)
+	options.Positive(&o.PolicyPoll, DefaultPolicyPoll)
+	options.Positive(&o.SyncTimeout, DefaultSyncTimeout)
+	options.Positive(&o.StopGrace, DefaultStopGrace)
 	return o
 }
 
@@ -109,7 +98,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 	}
 	opts = opts.withDefaults()
 	w := &watcher{
-		s: s, c: c, opts: opts, shard: s.opts.Shard.normal(),
+		s: s, c: c, opts: opts, shard: s.opts.Shard.Normal(),
 		kinds:  map[schema.GroupVersionResource]*kindWatch{},
 		last:   map[string]string{},
 		queue:  map[string]*change{},
@@ -125,8 +114,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 	})
 	defer stopGrace()
 
-	cache := map[string]*policy.Policy{}
-	set, err := LoadPolicies(ctx, s.c, cache)
+	set, err := LoadPolicies(ctx, s.c)
 	if err != nil {
 		return err
 	}
@@ -213,7 +201,7 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 			}
 		case <-pollT.C:
 			stop()
-			next, err := LoadPolicies(ctx, s.c, cache)
+			next, err := LoadPolicies(ctx, s.c)
 			if err != nil {
 				if ctx.Err() == nil {
 					s.opts.Logger.Warn("read policies", "error", err)

@@ -12,8 +12,9 @@ import (
 // common case: single-line printable ASCII names and messages that yaml
 // writes plain or single-quoted. ok is false for anything else (line
 // breaks, tabs, non-ASCII, text yaml would read as another type, long
-// keys); the caller then uses yaml.v3 itself. The yaml encoder took about
-// 60 µs per denied request, as much as evaluating ten policies.
+// keys); the caller then uses yaml.v3 itself. For two policies it takes
+// about 1.5 µs where yaml.v3 takes 16 µs (BenchmarkBlockedMessage,
+// docs/benchmarks.md).
 func encodeFailures(failures map[string]map[string]string) (out []byte, ok bool) {
 	var buf bytes.Buffer
 	for _, policy := range sortedYAMLKeys(failures) {

@@ -530,3 +530,16 @@ func warnings(groups []policyResults) []string {
 	}
 	return out
 }
+
+// scanScope is the API form of a policy's scope of background work (nil
+// when it selects nothing).
+func scanScope(s policy.Scope) *verdictv1.ScanScope {
+	if len(s.Rules) == 0 && len(s.Kinds) == 0 {
+		return nil
+	}
+	out := &verdictv1.ScanScope{Rules: s.Rules}
+	for _, k := range s.Kinds {
+		out.Resources = append(out.Resources, &verdictv1.ResourceSelector{Group: k.Group, Version: k.Version, Kind: k.Kind, Resource: k.Resource})
+	}
+	return out
+}

@@ -87,10 +87,11 @@
 // resources only; admissionPolicies, handlers.go). In background mode
 // a MutatingPolicy patches nothing and fails the resources its mutations
 // would still change (the engine's backgroundMutatingPolicies, as
-// Kyverno's background scans). Every evaluation can be published to a ResultSink (the report
-// writer) through a bounded buffer that never blocks an answer.
+// Kyverno's background scans). Every evaluation can be offered to the
+// report writer (Options.Reports, a publish.Sink: the one bounded queue
+// of the report path), which never blocks an answer (report.go).
 //
-// This package imports the engine, the API (proto) and gRPC libraries. It
-// must not import client, webhookproxy, reportwriter, scanner or
-// cmd/verdict, and it reads no flags: cmd/verdict turns flags into Options.
+// This package imports the engine, the API (proto), publish (the report
+// path) and gRPC libraries. It must not import client, webhookproxy,
+// reportwriter, scanner or cmd/verdict, and it reads no flags: cmd/verdict turns flags into Options.
 package server

@@ -19,6 +19,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 )
 
 // Evaluate implements verdictv1.DecisionServiceServer. The request was
@@ -77,16 +78,16 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	s.metrics.countResults(er, groups, req.GetInlinePolicies() != nil)
 	// Replays of existing triggers (generateExisting, mutateExisting) are
 	// not scan results: the scanner reports the trigger's own evaluation.
-	if s.pub != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {
-		s.pub.publish(Evaluation{
-			Time:        time.Now(),
-			Resource:    resourceRef(er.Object, er.OldObject),
-			Mode:        req.GetMode(),
-			Operation:   er.Operation,
-			DryRun:      er.DryRun,
-			AllPolicies: req.GetPolicies() == nil,
-			Inline:      req.GetInlinePolicies() != nil,
-			Response:    resp,
+	if s.opts.Reports != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {
+		s.report(publish.Evaluation{
+			Time:       time.Now(),
+			Resource:   resourceRef(er.Object, er.OldObject),
+			Background: req.GetMode() == verdictv1.Mode_MODE_BACKGROUND,
+			Operation:  er.Operation,
+			DryRun:     er.DryRun,
+			Complete:   req.GetPolicies() == nil,
+			Inline:     req.GetInlinePolicies() != nil,
+			Response:   resp,
 		})
 	}
 	return resp, nil
@@ -326,11 +327,11 @@ func (s *Server) GetPolicy(_ context.Context, req *verdictv1.GetPolicyRequest) (
 }
 
 // resourceRef identifies obj (or old, when obj is empty).
-func resourceRef(obj, old map[string]any) ResourceRef {
+func resourceRef(obj, old map[string]any) publish.Resource {
 	if len(obj) == 0 {
 		obj = old
 	}
-	var r ResourceRef
+	var r publish.Resource
 	r.APIVersion, _ = obj["apiVersion"].(string)
 	r.Kind, _ = obj["kind"].(string)
 	if meta, ok := obj["metadata"].(map[string]any); ok {

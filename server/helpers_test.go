@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/verdict-policy/verdict/engine/cases"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -204,49 +205,9 @@ spec:
             labels:
               purpose: production
 `)
-	teamLabelPolicy = bt(`apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: require-team-label
-  labels:
-    set: baseline
-  annotations:
-    policies.kyverno.io/category: Best Practices
-    policies.kyverno.io/severity: medium
-spec:
-  validationFailureAction: Enforce
-  rules:
-  - name: check-team
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "The label BTteamBT is required."
-      pattern:
-        metadata:
-          labels:
-            team: "?*"
-`)
-	latestTagPolicy = bt(`apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: disallow-latest-tag
-spec:
-  emitWarning: true
-  rules:
-  - name: no-latest
-    match:
-      any:
-      - resources:
-          kinds: [Pod]
-    validate:
-      message: "An image tag other than latest is required."
-      pattern:
-        spec:
-          containers:
-          - image: "!*:latest"
-`)
+	// The policies the tests of every service share (engine/cases).
+	teamLabelPolicy = cases.RequireTeamLabel
+	latestTagPolicy = cases.DisallowLatestTag
 )
 
 // protectDeletePolicy denies the DELETE of Pods labelled protected=true.

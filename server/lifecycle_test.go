@@ -3,13 +3,13 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -17,8 +17,10 @@ import (
 	"google.golang.org/grpc/codes"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	"google.golang.org/protobuf/testing/protocmp"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 )
 
 func TestOptionsDefaults(t *testing.T) {
@@ -33,7 +35,6 @@ func TestOptionsDefaults(t *testing.T) {
 		{"MaxConcurrentStreams", got.MaxConcurrentStreams, uint32(1024)},
 		{"MaxBatchSize", got.MaxBatchSize, 1000},
 		{"StreamWorkers", got.StreamWorkers, runtime.GOMAXPROCS(0)},
-		{"ResultBuffer", got.ResultBuffer, 4096},
 		{"ShutdownTimeout", got.ShutdownTimeout, 30 * time.Second},
 		{"DrainDelay", got.DrainDelay, time.Duration(0)},
 		{"MetricsMaxSeries", got.MetricsMaxSeries, 20000},
@@ -422,82 +423,104 @@ func TestReflection(t *testing.T) {
 	}
 }
 
-// recordingSink records evaluations; when gate is set, Write waits for it.
+// recordingSink is a publish.Sink that records the items offered.
 type recordingSink struct {
-	mu    sync.Mutex
-	got   []Evaluation
-	gate  chan struct{}
-	calls atomic.Int64
+	publish.Sink
+	mu  sync.Mutex
+	got []*verdictv1.ResourceEvaluation
 }
 
-func (s *recordingSink) Write(_ context.Context, batch []Evaluation) error {
-	s.calls.Add(1)
-	if s.gate != nil {
-		<-s.gate
-	}
+func (s *recordingSink) Offer(items ...*verdictv1.PublishItem) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.got = append(s.got, batch...)
+	for _, it := range items {
+		s.got = append(s.got, it.GetEvaluation())
+	}
 	return nil
 }
 
-func TestResultSink(t *testing.T) {
+// TestReports checks the items offered to the report path: one per
+// evaluation of the server's policies, none for inline policies.
+func TestReports(t *testing.T) {
 	sink := &recordingSink{}
-	ts := startServer(t, Options{ResultSink: sink})
+	_, src := policyFolder(t, map[string]string{"team.yaml": teamLabelPolicy})
+	ts := startServer(t, Options{Sources: []PolicySource{src}, Reports: sink})
 	c := ts.client(t)
 	for _, name := range []string{"a", "b"} {
-		req := inlineRequest(pod(t, name, "ns1", "nginx", nil))
-		req.Mode = verdictv1.Mode_MODE_BACKGROUND
+		req := &verdictv1.EvaluateRequest{Object: pod(t, name, "ns1", "nginx", nil), Operation: verdictv1.Operation_OPERATION_CREATE, Mode: verdictv1.Mode_MODE_BACKGROUND}
 		if _, err := c.Evaluate(t.Context(), req); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := ts.stop(); err != nil {
+	if _, err := c.Evaluate(t.Context(), inlineRequest(pod(t, "inline", "ns1", "nginx", nil))); err != nil {
 		t.Fatal(err)
 	}
-	// Stopping writes what is queued.
 	type published struct {
-		Resource ResourceRef
-		Mode     verdictv1.Mode
-		Op       string
+		Resource *verdictv1.ObjectReference
+		Source   verdictv1.ReportSource
+		Op       verdictv1.Operation
+		Complete bool
 		Results  int
 	}
 	var got []published
+	sink.mu.Lock()
 	for _, e := range sink.got {
-		got = append(got, published{e.Resource, e.Mode, e.Operation, len(e.Response.GetResults())})
+		got = append(got, published{e.GetResource(), e.GetSource(), e.GetOperation(), e.GetComplete(), len(e.GetResults())})
 	}
+	sink.mu.Unlock()
 	want := []published{
-		{ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "ns1", Name: "a"}, verdictv1.Mode_MODE_BACKGROUND, "CREATE", 1},
-		{ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: "ns1", Name: "b"}, verdictv1.Mode_MODE_BACKGROUND, "CREATE", 1},
+		{&verdictv1.ObjectReference{ApiVersion: "v1", Kind: "Pod", Namespace: "ns1", Name: "a"}, verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND, verdictv1.Operation_OPERATION_CREATE, true, 1},
+		{&verdictv1.ObjectReference{ApiVersion: "v1", Kind: "Pod", Namespace: "ns1", Name: "b"}, verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND, verdictv1.Operation_OPERATION_CREATE, true, 1},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("published evaluations mismatch (-want +got):\n%s", diff)
 	}
 }
 
-func TestResultSinkOverflowNeverBlocks(t *testing.T) {
-	sink := &recordingSink{gate: make(chan struct{})}
+// gatedApplier applies nothing until gate is closed.
+type gatedApplier struct{ gate chan struct{} }
+
+func (g gatedApplier) Apply(ctx context.Context, _ []*verdictv1.PublishItem) (publish.ApplyResult, error) {
+	select {
+	case <-g.gate:
+		return publish.ApplyResult{}, nil
+	case <-ctx.Done():
+		return publish.ApplyResult{}, ctx.Err()
+	}
+}
+
+// TestReportsOverflowNeverBlocks fills the queue of a real publisher whose
+// writer does not apply anything: answers do not wait, and what the queue
+// has no room for is counted as dropped.
+func TestReportsOverflowNeverBlocks(t *testing.T) {
+	applier := gatedApplier{gate: make(chan struct{})}
 	const calls, buffer = 10, 2
-	ts := startServer(t, Options{ResultSink: sink, ResultBuffer: buffer})
+	q, err := publish.NewLocal(applier, publish.Options{Buffer: buffer, MaxBatchItems: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close(t.Context())
+	defer close(applier.gate)
+	_, src := policyFolder(t, map[string]string{"team.yaml": teamLabelPolicy})
+	ts := startServer(t, Options{Sources: []PolicySource{src}, Reports: q})
 	c := ts.client(t)
 	start := time.Now()
-	for range calls {
-		if _, err := c.Evaluate(t.Context(), requestIn(t, "fast")); err != nil {
+	for i := range calls {
+		req := &verdictv1.EvaluateRequest{Object: pod(t, fmt.Sprintf("p%d", i), "ns1", "nginx", nil), Operation: verdictv1.Operation_OPERATION_CREATE}
+		if _, err := c.Evaluate(t.Context(), req); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("%d calls with a blocked sink took %v", calls, d)
+		t.Errorf("%d calls with a blocked report writer took %v", calls, d)
 	}
-	// The blocked Write holds one batch: the evaluation that woke the
-	// publisher and what was queued behind it then (at most the buffer);
-	// the buffer fills again behind it. At most 1 + 2*buffer get through.
+	// The writer holds one batch of one item; the queue holds buffer
+	// items behind it. At most 1 + buffer get through.
 	dropped := metricValue(t, ts.reg, "verdict_results_dropped_total")
 	queued := metricValue(t, ts.reg, "verdict_results_published_total")
-	if minDropped := float64(calls - (1 + 2*buffer)); dropped+queued != calls || dropped < minDropped {
-		t.Errorf("with a blocked sink and a buffer of %d: %v queued, %v dropped; want %d in all and at least %v dropped", buffer, queued, dropped, calls, minDropped)
+	if minDropped := float64(calls - (1 + buffer)); dropped+queued != calls || dropped < minDropped {
+		t.Errorf("with a blocked writer and a buffer of %d: %v queued, %v dropped; want %d in all and at least %v dropped", buffer, queued, dropped, calls, minDropped)
 	}
-	close(sink.gate)
 }
 
 func TestRunFailsForMissingFolder(t *testing.T) {

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/promreg"
 )
 
 // metrics are the server's Prometheus metrics. gRPC request counts and
@@ -44,91 +45,32 @@ type metrics struct {
 	reloads       *prometheus.CounterVec
 	resultsQueued prometheus.Counter
 	resultsDrop   prometheus.Counter
-	sinkErrors    prometheus.Counter
 }
 
 func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error) {
+	b := promreg.New(reg)
 	m := &metrics{
 		limits: limits,
-		grpc: grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
+		grpc: promreg.Register(b, grpcprom.NewServerMetrics(grpcprom.WithServerHandlingTimeHistogram(
 			grpcprom.WithHistogramBuckets([]float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5}),
-		)),
-		policyResults: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_policy_results_total",
-			Help: "Rule results, labelled as Kyverno's kyverno_policy_results.",
-		}, []string{
-			"policy_validation_mode", "policy_type", "policy_background_mode",
-			"policy_name", "policy_namespace", "resource_kind", "resource_namespace",
-			"resource_request_operation", "rule_name", "rule_result", "rule_type",
-			"rule_execution_cause",
-		}),
-		labelOverflow: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_metrics_label_overflow_total",
-			Help: "Rule results counted in verdict_policy_results_total with resource_kind, resource_namespace (and the policy and rule names of inline policies) set to \"" + OverflowLabel + "\", because the cap on series with labels from requests (--metrics-max-series) was reached.",
-		}),
-		cacheHits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_policy_cache_hits_total",
-			Help: "Lookups of compiled policies found in the cache.",
-		}),
-		cacheMisses: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_policy_cache_misses_total",
-			Help: "Lookups of compiled policies not found in the cache.",
-		}),
-		cacheEvictions: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_policy_cache_evictions_total",
-			Help: "Compiled policies evicted from the cache.",
-		}),
-		cacheSize: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_policy_cache_size",
-			Help: "Entries in the compiled policy cache.",
-		}),
-		inlineCacheBytes: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_inline_policy_cache_bytes",
-			Help: "Memory held by the compiled inline policies in the cache (bounded by --inline-cache-bytes).",
-		}),
-		compiles: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_policy_compilations_total",
-			Help: "Policy documents compiled (each cache miss compiles once).",
-		}),
-		policies: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "verdict_policies",
-			Help: "Policies the server holds, by state (ready, invalid: latest version does not compile).",
-		}, []string{"state"}),
-		sourceErrors: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_policy_source_errors",
-			Help: "Files or other origins of the policy sources that the server could not read or use (duplicates, documents that do not decode), as listed by ListPolicies; the policies they held before stay in use.",
-		}),
-		reloads: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_policy_source_updates_total",
-			Help: "Snapshots received from policy sources.",
-		}, []string{"source"}),
-		resultsQueued: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_results_published_total",
-			Help: "Evaluations queued for the result sink.",
-		}),
-		resultsDrop: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_results_dropped_total",
-			Help: "Evaluations not queued for the result sink because its buffer was full.",
-		}),
-		sinkErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_result_sink_errors_total",
-			Help: "Batches the result sink failed to write.",
-		}),
+		))),
+		policyResults:    b.CounterVec("verdict_policy_results_total", "Rule results, labelled as Kyverno's kyverno_policy_results.", "policy_validation_mode", "policy_type", "policy_background_mode", "policy_name", "policy_namespace", "resource_kind", "resource_namespace", "resource_request_operation", "rule_name", "rule_result", "rule_type", "rule_execution_cause"),
+		labelOverflow:    b.Counter("verdict_metrics_label_overflow_total", "Rule results counted in verdict_policy_results_total with resource_kind, resource_namespace (and the policy and rule names of inline policies) set to \""+OverflowLabel+"\", because the cap on series with labels from requests (--metrics-max-series) was reached."),
+		cacheHits:        b.Counter("verdict_policy_cache_hits_total", "Lookups of compiled policies found in the cache."),
+		cacheMisses:      b.Counter("verdict_policy_cache_misses_total", "Lookups of compiled policies not found in the cache."),
+		cacheEvictions:   b.Counter("verdict_policy_cache_evictions_total", "Compiled policies evicted from the cache."),
+		cacheSize:        b.Gauge("verdict_policy_cache_size", "Entries in the compiled policy cache."),
+		inlineCacheBytes: b.Gauge("verdict_inline_policy_cache_bytes", "Memory held by the compiled inline policies in the cache (bounded by --inline-cache-bytes)."),
+		compiles:         b.Counter("verdict_policy_compilations_total", "Policy documents compiled (each cache miss compiles once)."),
+		policies:         b.GaugeVec("verdict_policies", "Policies the server holds, by state (ready, invalid: latest version does not compile).", "state"),
+		sourceErrors:     b.Gauge("verdict_policy_source_errors", "Files or other origins of the policy sources that the server could not read or use (duplicates, documents that do not decode), as listed by ListPolicies; the policies they held before stay in use."),
+		reloads:          b.CounterVec("verdict_policy_source_updates_total", "Snapshots received from policy sources.", "source"),
+		resultsQueued:    b.Counter("verdict_results_published_total", "Evaluations queued for the report writer."),
+		resultsDrop:      b.Counter("verdict_results_dropped_total", "Evaluations dropped because the queue to the report writer was full."),
 	}
-	seriesGauge := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "verdict_policy_results_series",
-		Help: "Series of verdict_policy_results_total with labels from requests, counted against --metrics-max-series (overflow series not included).",
-	}, func() float64 { return float64(m.series.Load()) })
-	for _, c := range []prometheus.Collector{
-		m.grpc, m.policyResults, m.labelOverflow, seriesGauge, m.cacheHits, m.cacheMisses, m.cacheEvictions,
-		m.cacheSize, m.inlineCacheBytes, m.compiles, m.policies, m.sourceErrors, m.reloads, m.resultsQueued,
-		m.resultsDrop, m.sinkErrors,
-	} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	b.GaugeFunc("verdict_policy_results_series", "Series of verdict_policy_results_total with labels from requests, counted against --metrics-max-series (overflow series not included).",
+		func() float64 { return float64(m.series.Load()) })
+	return m, b.Err()
 }
 
 // OverflowLabel is the value that replaces the labels of

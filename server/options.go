@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/tls"
-	"io"
 	"log/slog"
 	"runtime"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 )
 
 // Defaults of Options.
@@ -23,7 +23,6 @@ const (
 	DefaultCallTimeout           = 10 * time.Second
 	DefaultMaxConcurrentStreams  = 1024
 	DefaultMaxBatchSize          = 1000
-	DefaultResultBuffer          = 4096
 	DefaultShutdownTimeout       = 30 * time.Second
 	DefaultMaxConnectionAge      = 10 * time.Minute
 	DefaultMetricsMaxSeries      = 20000
@@ -176,12 +175,13 @@ type Options struct {
 	// verifyImages rules. Default: none; such rules report an error.
 	ImageVerifier eval.ImageVerifier
 
-	// ResultSink receives every evaluation through a buffer of
-	// ResultBuffer evaluations; when the buffer is full, evaluations are
-	// dropped and counted (verdict_results_dropped_total), never waited
-	// for. Default: none.
-	ResultSink   ResultSink
-	ResultBuffer int // default 4096
+	// Reports receives the item of every evaluation (publish.Item) for
+	// the report writer, offered without waiting: the sink's queue is the
+	// one buffer between the server and the writer, and an item it has no
+	// room for is dropped and counted (verdict_results_dropped_total here,
+	// verdict_report_publisher_undelivered_total there), never waited for.
+	// Default: none.
+	Reports publish.Sink
 
 	// ShutdownTimeout bounds the wait for in-flight calls when Run's
 	// context ends; calls still running then are cancelled. Default 30s.
@@ -207,7 +207,7 @@ type Options struct {
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.Registry == nil {
 		o.Registry = prometheus.NewRegistry()
@@ -244,9 +244,6 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MaxEvaluations == 0 {
 		o.MaxEvaluations = runtime.GOMAXPROCS(0)
-	}
-	if o.ResultBuffer <= 0 {
-		o.ResultBuffer = DefaultResultBuffer
 	}
 	if o.MaxConnectionAge == 0 {
 		o.MaxConnectionAge = DefaultMaxConnectionAge

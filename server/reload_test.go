@@ -237,6 +237,21 @@ func TestBadPolicyFile(t *testing.T) {
 		Rules:       []string{"check-team", "autogen-check-team", "autogen-cronjob-check-team"},
 		Labels:      map[string]string{"set": "baseline"},
 		Background:  true,
+		// What a background scan lists: the kinds of the rules and of
+		// their autogen rules (Kyverno's pod controllers).
+		BackgroundScan: &verdictv1.ScanScope{
+			Rules: []string{"check-team", "autogen-check-team", "autogen-cronjob-check-team"},
+			Resources: []*verdictv1.ResourceSelector{
+				{Group: "*", Version: "*", Kind: "Pod"},
+				{Group: "apps", Version: "v1", Kind: "DaemonSet"},
+				{Group: "apps", Version: "v1", Kind: "Deployment"},
+				{Group: "batch", Version: "v1", Kind: "Job"},
+				{Group: "apps", Version: "v1", Kind: "ReplicaSet"},
+				{Group: "*", Version: "v1", Kind: "ReplicationController"},
+				{Group: "apps", Version: "v1", Kind: "StatefulSet"},
+				{Group: "batch", Version: "v1", Kind: "CronJob"},
+			},
+		},
 	}
 	if diff := cmp.Diff(wantInfo, got.GetPolicy(), protocmp.Transform(), protocmp.IgnoreFields(&verdictv1.PolicyInfo{}, "errors")); diff != "" {
 		t.Errorf("GetPolicy(require-team-label) mismatch (-want +got):\n%s", diff)

@@ -54,7 +54,9 @@ type Server struct {
 	store   *Store
 	engine  *eval.Engine
 	metrics *metrics
-	pub     *publisher
+	// dropLog limits the logs of evaluations dropped for the report
+	// writer to one per DropLogInterval.
+	dropLog dropLog
 	tokens  *grpcauth.Tokens
 	// slots limits the evaluations running at once (nil: no limit).
 	slots *slots
@@ -118,7 +120,6 @@ func New(opts Options) (*Server, error) {
 		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, newSharedMemory(policy.Shared), m),
 		requestLimits{bytes: opts.MaxRequestPolicyBytes, rules: opts.MaxRequestPolicyRules},
 		opts.Logger, m)
-	s.pub = newPublisher(opts.ResultSink, opts.ResultBuffer, m, opts.Logger)
 	s.grpc = grpc.NewServer(s.serverOptions()...)
 	verdictv1.RegisterDecisionServiceServer(s.grpc, s)
 	healthpb.RegisterHealthServer(s.grpc, &healthService{Server: s.health, stop: s.stopping})
@@ -289,7 +290,6 @@ func (s *Server) Shutdown(ctx context.Context) {
 			s.log.Warn("shutdown timeout: cancelling calls in flight")
 			s.grpc.Stop()
 		}
-		s.pub.close(ctx)
 		s.log.Info("stopped")
 	})
 }

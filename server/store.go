@@ -763,6 +763,8 @@ func (e *entry) info() *verdictv1.PolicyInfo {
 			// Its one result is named after it, as in Kyverno.
 			pi.Rules = []string{e.name}
 		}
+		sc := e.policy.Scopes()
+		pi.BackgroundScan, pi.GenerateExisting, pi.MutateExisting = scanScope(sc.Background), scanScope(sc.GenerateExisting), scanScope(sc.MutateExisting)
 	}
 	for _, er := range e.errs {
 		pi.Errors = append(pi.Errors, &verdictv1.PolicyError{Code: string(er.Code), Path: er.Path, Message: er.Message})

@@ -41,7 +41,7 @@
 // when denied, a warning when allowed) and counted in
 // verdict_webhook_decider_failures_total.
 //
-// Depends on proto and client-side types only (gRPC, k8s.io/api, client-go,
-// Prometheus); never on server or engine. It never blocks an admission
-// answer on a write to the cluster.
+// Depends on proto, internal/options, internal/promreg and client-side
+// types only (gRPC, k8s.io/api, client-go, Prometheus); never on server or
+// engine. It never blocks an admission answer on a write to the cluster.
 package webhookproxy

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -17,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -120,16 +120,14 @@ func NewApplier(dyn dynamic.Interface, mapper meta.ResettableRESTMapper, opts Ap
 		opts.FieldManager = DefaultFieldManager
 	}
 	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	if opts.Registry == nil {
 		opts.Registry = prometheus.NewRegistry()
 	}
-	total := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "verdict_webhook_generate_total",
-		Help: "Generate intents of admitted requests, by action (create, update, delete) and outcome (applied, exists, failed, dropped).",
-	}, []string{"action", "outcome"})
-	if err := opts.Registry.Register(total); err != nil {
+	b := promreg.New(opts.Registry)
+	total := b.CounterVec("verdict_webhook_generate_total", "Generate intents of admitted requests, by action (create, update, delete) and outcome (applied, exists, failed, dropped).", "action", "outcome")
+	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	return &Applier{dyn: dyn, mapper: mapper, opts: opts, queue: make(chan job, opts.QueueSize), total: total}, nil

@@ -1,6 +1,7 @@
 package webhookproxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +16,8 @@ import (
 	"google.golang.org/grpc/status"
 	admissionv1 "k8s.io/api/admission/v1"
 
+	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -65,21 +68,13 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.Timeout <= 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxBodyBytes
-	}
+	options.Positive(&o.Timeout, DefaultTimeout)
+	options.Positive(&o.MaxBodyBytes, DefaultMaxBodyBytes)
 	if o.Namespaces == nil {
 		o.Namespaces = MapNamespaceLabels(nil)
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
 	return o
 }
 
@@ -289,29 +284,15 @@ type metrics struct {
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	b := promreg.New(reg)
 	m := &metrics{
-		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_webhook_requests_total",
-			Help: "Admission reviews answered, by endpoint and outcome (allowed, denied, bad_request).",
-		}, []string{"endpoint", "outcome"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_webhook_decider_failures_total",
-			Help: "Admission reviews without a policy decision (decision server or namespace labels failed), by endpoint and failure mode (open, closed).",
-		}, []string{"endpoint", "mode"}),
-		unsynced: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_webhook_namespace_cache_unsynced_total",
-			Help: "Admission reviews that failed because the namespace cache had not synced with the API server (also counted in verdict_webhook_decider_failures_total).",
-		}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "verdict_webhook_request_duration_seconds",
-			Help:    "Time to answer an admission review, by endpoint.",
-			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
-		}, []string{"endpoint"}),
+		requests: b.CounterVec("verdict_webhook_requests_total", "Admission reviews answered, by endpoint and outcome (allowed, denied, bad_request).", "endpoint", "outcome"),
+		failures: b.CounterVec("verdict_webhook_decider_failures_total", "Admission reviews without a policy decision (decision server or namespace labels failed), by endpoint and failure mode (open, closed).", "endpoint", "mode"),
+		unsynced: b.Counter("verdict_webhook_namespace_cache_unsynced_total", "Admission reviews that failed because the namespace cache had not synced with the API server (also counted in verdict_webhook_decider_failures_total)."),
+		duration: b.HistogramVec("verdict_webhook_request_duration_seconds", "Time to answer an admission review, by endpoint.", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "endpoint"),
 	}
-	for _, c := range []prometheus.Collector{m.requests, m.failures, m.unsynced, m.duration} {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("register metrics: %w", err)
-		}
+	if err := b.Err(); err != nil {
+		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	return m, nil
 }

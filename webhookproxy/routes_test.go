@@ -10,11 +10,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/testing/protocmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
@@ -283,21 +286,23 @@ func TestProxyGenerates(t *testing.T) {
 	}
 }
 
-// recordingSink records the evaluations the server publishes.
+// recordingSink records the evaluations the server offers to the report
+// path.
 type recordingSink struct {
-	ch chan server.Evaluation
+	publish.Sink
+	ch chan *verdictv1.ResourceEvaluation
 }
 
-func (s *recordingSink) Write(_ context.Context, batch []server.Evaluation) error {
-	for _, ev := range batch {
-		s.ch <- ev
+func (s *recordingSink) Offer(items ...*verdictv1.PublishItem) error {
+	for _, it := range items {
+		s.ch <- it.GetEvaluation()
 	}
 	return nil
 }
 
 func TestProxyDeletePublishesIdentity(t *testing.T) {
-	sink := &recordingSink{ch: make(chan server.Evaluation, 16)}
-	c := startDecisionServerWith(t, server.Options{ResultSink: sink}, labelPolicy)
+	sink := &recordingSink{ch: make(chan *verdictv1.ResourceEvaluation, 16)}
+	c := startDecisionServerWith(t, server.Options{Reports: sink}, labelPolicy)
 	d := &countingDecider{d: c}
 	p := startProxy(t, d, webhookproxy.Options{}, nil, nil)
 	cm := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop","uid":"cm-uid","resourceVersion":"7"}}`
@@ -313,15 +318,16 @@ func TestProxyDeletePublishesIdentity(t *testing.T) {
 	}
 	select {
 	case ev := <-sink.ch:
-		got := struct {
-			Op  string
-			Ref server.ResourceRef
-		}{ev.Operation, ev.Resource}
-		want := struct {
-			Op  string
-			Ref server.ResourceRef
-		}{"DELETE", server.ResourceRef{APIVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "cm", UID: "cm-uid", ResourceVersion: "7"}}
-		if diff := cmp.Diff(want, got); diff != "" {
+		want := &verdictv1.ResourceEvaluation{
+			Resource:        &verdictv1.ObjectReference{ApiVersion: "v1", Kind: "ConfigMap", Namespace: "shop", Name: "cm", Uid: "cm-uid"},
+			ResourceVersion: "7",
+			Source:          verdictv1.ReportSource_REPORT_SOURCE_ADMISSION,
+			Operation:       verdictv1.Operation_OPERATION_DELETE,
+			Complete:        true,
+		}
+		got := proto.CloneOf(ev)
+		got.Time = nil
+		if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 			t.Errorf("published evaluation of a DELETE (-want +got):\n%s", diff)
 		}
 	case <-time.After(10 * time.Second):
@@ -334,8 +340,8 @@ func TestProxyDeletePublishesIdentity(t *testing.T) {
 // the validate path's evaluation is published, so the report writer sees
 // the resource once, by its UID.
 func TestProxyReportsFromValidatePathsOnly(t *testing.T) {
-	sink := &recordingSink{ch: make(chan server.Evaluation, 16)}
-	c := startDecisionServerWith(t, server.Options{ResultSink: sink}, labelPolicy)
+	sink := &recordingSink{ch: make(chan *verdictv1.ResourceEvaluation, 16)}
+	c := startDecisionServerWith(t, server.Options{Reports: sink}, labelPolicy)
 	p := startProxy(t, c, webhookproxy.Options{}, nil, nil)
 	before := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop"}}`
 	stored := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"cm","namespace":"shop","uid":"cm-uid"}}`
@@ -351,8 +357,8 @@ func TestProxyReportsFromValidatePathsOnly(t *testing.T) {
 	// path's been published, it would come first.
 	select {
 	case ev := <-sink.ch:
-		if ev.Resource.UID != "cm-uid" {
-			t.Errorf("first published evaluation is of %+v, want the validate path's (UID cm-uid)", ev.Resource)
+		if ev.GetResource().GetUid() != "cm-uid" {
+			t.Errorf("first published evaluation is of %v, want the validate path's (UID cm-uid)", ev.GetResource())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("no evaluation published after 10s")

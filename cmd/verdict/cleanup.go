@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/cleanup"
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 )
 
 // cleanupFlags are the flags of `verdict cleanup`.
@@ -81,12 +82,11 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 		return usageError("--log-level: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
-	if err != nil {
-		return usageError("%v", err)
+	cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-cleanup")
+	if err == nil {
+		err = fl.kube.apply(cfg)
 	}
-	cfg.UserAgent = "verdict-cleanup"
-	if err := fl.kube.apply(cfg); err != nil {
+	if err != nil {
 		return usageError("%v", err)
 	}
 	dc, err := dynamic.NewForConfig(cfg)

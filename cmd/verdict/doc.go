@@ -1,19 +1,25 @@
 // Command verdict is Verdict's command line: a Kyverno-compatible policy
 // engine.
 //
-//	verdict test PATH...                      run kyverno-test.yaml suites
-//	verdict apply POLICY... --resource FILE   apply policies to resources
-//	verdict version                           print the version
+//	verdict test PATH...                        run kyverno-test.yaml suites
+//	verdict apply POLICY... --resource FILE     apply policies to resources
+//	verdict eval -f FILE --server ADDR          evaluate resources on a decision server
 //	verdict serve --policies DIR --listen ADDR  the gRPC decision server
-//	verdict run                               the same, on loopback, with examples/policies and the report writer
-//	verdict reports serve|get                 the report writer; PolicyReports like kubectl get polr
-//	verdict cleanup --in-cluster              run the cluster's DeletingPolicies on their schedules (cleanup)
+//	verdict run                                 the same, on loopback, with examples/policies and the report writer
+//	verdict webhook --server ADDR               the admission webhook proxy
+//	verdict scan --server ADDR (-f PATH | --in-cluster)  background scans
+//	verdict reports serve|get                   the report writer; PolicyReports like kubectl get polr
+//	verdict cleanup --in-cluster                run the cluster's DeletingPolicies on their schedules (cleanup)
+//	verdict version                             print the version
 //
-// Each subcommand lives in its own file and only parses flags, calls a
-// library (internal/kyvernotest for test and apply, server for serve and
-// run) and maps the outcome to output and an exit code: 0 when everything
-// passed, 1 on failures or errors, 2 on bad usage. Flags are defined here
-// and nowhere else.
+// Each subcommand lives in its own file and wires its flags to the
+// packages that do the work: internal/kyvernotest (test, apply), server
+// (serve, run), webhookproxy (webhook), scanner (scan), cleanup (cleanup),
+// reportwriter and its leader and publish packages (reports serve, the
+// report writer of serve and run), client (eval, reports get). What stays here is flag
+// parsing, the connections and stores the flags name, the printing of
+// results, and the exit code: 0 when everything passed, 1 on failures or
+// errors, 2 on bad usage. Flags are defined here and nowhere else.
 //
 // Every command that reads files (apply, test, eval, scan, and serve's
 // policy folder) reads only regular files: a named pipe, device or socket

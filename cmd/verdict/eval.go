@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
 	"sigs.k8s.io/yaml"
@@ -27,9 +28,37 @@ import (
 // address `verdict run` listens on by default.
 const defaultEvalServer = "127.0.0.1:50051"
 
+// connFlags are the flags of a connection to a decision server (or a
+// report writer): --server and the client's TLS and token.
+type connFlags struct {
+	server     string
+	tls        bool
+	caFile     string
+	certFile   string
+	keyFile    string
+	serverName string
+	token      string
+	tokenFile  string
+}
+
+// register adds the connection flags; serverHelp describes --server.
+func (c *connFlags) register(f *pflag.FlagSet, serverHelp string) {
+	f.StringVar(&c.server, "server", defaultEvalServer, serverHelp)
+	f.BoolVar(&c.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
+	f.StringVar(&c.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
+	f.StringVar(&c.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
+	f.StringVar(&c.keyFile, "key-file", "", "key of --cert-file (PEM)")
+	f.StringVar(&c.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
+	f.StringVar(&c.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
+	f.StringVar(&c.tokenFile, "token-file", "", "file holding the bearer token (or $VERDICT_TOKEN)")
+}
+
+// decisionServerHelp is the help of --server for a decision server.
+const decisionServerHelp = "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)"
+
 // evalFlags are the flags of `verdict eval`.
 type evalFlags struct {
-	server     string
+	connFlags
 	files      []string
 	output     string
 	operation  string
@@ -38,14 +67,6 @@ type evalFlags struct {
 	timeout    time.Duration
 	// maxDocument limits one YAML document of the -f files.
 	maxDocument int
-
-	tls        bool
-	caFile     string
-	certFile   string
-	keyFile    string
-	serverName string
-	token      string
-	tokenFile  string
 }
 
 func newEvalCmd() *cobra.Command {
@@ -69,7 +90,7 @@ be evaluated or the server could not be reached.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
+	fl.register(f, decisionServerHelp)
 	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders")
 	f.StringVarP(&fl.output, "output", "o", "", "print the raw responses: json or yaml")
 	f.StringVar(&fl.operation, "operation", "CREATE", "admission operation: CREATE, UPDATE, DELETE or CONNECT")
@@ -77,13 +98,6 @@ be evaluated or the server could not be reached.`,
 	f.StringSliceVar(&fl.policies, "policy", nil, "evaluate only these policies of the server (name, or namespace/name)")
 	f.DurationVar(&fl.timeout, "timeout", 30*time.Second, "time limit of the whole evaluation")
 	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of the -f files, in bytes")
-	f.BoolVar(&fl.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
-	f.StringVar(&fl.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	f.StringVar(&fl.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	f.StringVar(&fl.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	f.StringVar(&fl.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
-	f.StringVar(&fl.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
-	f.StringVar(&fl.tokenFile, "token-file", "", "file holding the bearer token")
 	_ = cmd.MarkFlagRequired("filename")
 	return cmd
 }
@@ -97,7 +111,7 @@ var operations = map[string]verdictv1.Operation{
 }
 
 // clientOptions turns the connection flags into client options.
-func (fl evalFlags) clientOptions() (client.Options, error) {
+func (fl connFlags) clientOptions() (client.Options, error) {
 	var o client.Options
 	if fl.tls || fl.caFile != "" || fl.certFile != "" || fl.keyFile != "" || fl.serverName != "" {
 		cfg, err := client.TLSConfig(fl.caFile, fl.certFile, fl.keyFile, fl.serverName)
@@ -259,18 +273,7 @@ func writeEvalText(w io.Writer, server string, out []evaluated) error {
 		var policy string
 		n := 0
 		for _, r := range e.response.GetResults() {
-			switch r.GetResult() {
-			case verdictv1.Result_RESULT_PASS:
-				c.Pass++
-			case verdictv1.Result_RESULT_FAIL:
-				c.Fail++
-			case verdictv1.Result_RESULT_WARN:
-				c.Warn++
-			case verdictv1.Result_RESULT_ERROR:
-				c.Error++
-			case verdictv1.Result_RESULT_SKIP:
-				c.Skip++
-			}
+			c.Add(r.GetResult().Name())
 			if r.GetResult() != verdictv1.Result_RESULT_FAIL {
 				continue
 			}
@@ -304,7 +307,7 @@ func writeEvalText(w io.Writer, server string, out []evaluated) error {
 			fmt.Fprintf(bw, "- %s\n", f)
 		}
 	}
-	fmt.Fprintf(bw, "\npass: %d, fail: %d, warn: %d, error: %d, skip: %d\n", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
+	fmt.Fprintf(bw, "\n%s\n", c)
 	return bw.Flush()
 }
 

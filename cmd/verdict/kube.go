@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubelookup"
 	"github.com/verdict-policy/verdict/server/kubesource"
@@ -63,11 +64,10 @@ func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
 	if k == nil || k.noLookup || (k.kubeconfig == "" && !k.inCluster) {
 		return nil, nil
 	}
-	cfg, err := restConfig(k.kubeconfig, k.kubeContext, k.inCluster)
+	cfg, err := kubeconfig.Load(k.kubeconfig, k.kubeContext, k.inCluster, "verdict")
 	if err != nil {
 		return nil, err
 	}
-	cfg.UserAgent = "verdict"
 	return kubelookup.NewForConfig(cfg, kubelookup.Options{
 		CacheTTL:         k.lookupCacheTTL,
 		APICallTimeout:   k.apiCallTimeout,

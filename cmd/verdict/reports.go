@@ -61,8 +61,7 @@ type reportsServeFlags struct {
 	verifyStore                  bool
 	cluster                      reportsClusterFlags
 
-	tlsCert, tlsKey, clientCA string
-	tokenFile                 string
+	auth serverAuthFlags
 
 	maxClockSkew                time.Duration
 	policySenderTTL             time.Duration
@@ -109,10 +108,7 @@ every replica), and takes over when the leader stops.`,
 	fs.StringVar(&f.metricsListen, "metrics-listen", "127.0.0.1:9091", "address of the Prometheus /metrics endpoint (empty: none)")
 	fs.StringVar(&f.store, "store", "verdict-reports.db", "the bbolt file of the reports (created when missing; an empty or damaged file is an error)")
 	fs.BoolVar(&f.verifyStore, "verify-store", false, "at start, read every page of --store and run bbolt's consistency check (a read of the whole file)")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
-	fs.StringVar(&f.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
-	fs.StringVar(&f.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+	f.auth.register(fs)
 	fs.DurationVar(&f.maxClockSkew, "max-clock-skew", reportwriter.DefaultMaxClockSkew, "reject items whose time is later than the writer's clock plus this")
 	fs.DurationVar(&f.policySenderTTL, "policy-sender-ttl", reportwriter.DefaultPolicySenderTTL, "a decision server counts as live this long after its last policy set (the entries of a policy go when no live server lists it)")
 	fs.IntVar(&f.maxPolicySenders, "max-policy-senders", reportwriter.DefaultMaxSenders, "most decision servers live at once (their policy sets)")
@@ -145,10 +141,6 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err := f.cluster.checkUnused(cmd); err != nil {
 		return err
 	}
-	sopts, err := f.serverOptions(log)
-	if err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
-	}
 	st, err := boltstore.Open(f.store, f.storeOptions())
 	if err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}
@@ -160,41 +152,32 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 	if err != nil {
 		return err
 	}
-	lis, err := net.Listen("tcp", f.listen)
+	srv, err := f.newServer(log, reg)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+		return err
 	}
-	srv := grpc.NewServer(sopts...)
-	verdictv1.RegisterReportServiceServer(srv, w)
-	hs := health.NewServer()
-	healthpb.RegisterHealthServer(srv, hs)
-	reflection.Register(srv)
-	if f.metricsListen != "" {
-		stopMetrics, err := serveMetrics(f.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log)
-		if err != nil {
-			lis.Close()
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
-		}
-		defer stopMetrics()
+	verdictv1.RegisterReportServiceServer(srv.grpc, w)
+	stopMetrics, err := srv.start(f.metricsListen, reg, log)
+	if err != nil {
+		return err
 	}
+	defer stopMetrics()
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(lis) }()
-	log.Info("report writer serving", "address", lis.Addr().String(), "store", f.store, "reports", len(w.Reports("", "")))
-	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, store %s (Ctrl-C to stop).\n", lis.Addr(), f.store)
+	log.Info("report writer serving", "address", srv.lis.Addr().String(), "store", f.store, "reports", len(w.Reports("", "")))
+	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, store %s (Ctrl-C to stop).\n", srv.lis.Addr(), f.store)
 	select {
 	case <-ctx.Done():
-	case err = <-serveErr:
+	case err = <-srv.serveErr:
 	}
-	hs.Shutdown()
+	srv.health.Shutdown()
 	w.Drain()
 	stopped := make(chan struct{})
-	go func() { srv.GracefulStop(); close(stopped) }()
+	go func() { srv.grpc.GracefulStop(); close(stopped) }()
 	select {
 	case <-stopped:
 	case <-time.After(f.shutdownTimeout):
-		srv.Stop()
+		srv.grpc.Stop()
 	}
 	cctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
 	defer cancel()
@@ -202,6 +185,48 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		err = cerr
 	}
 	return err
+}
+
+// writerServer is the gRPC server of the report writer: its listener,
+// health and reflection.
+type writerServer struct {
+	lis      net.Listener
+	grpc     *grpc.Server
+	health   *health.Server
+	serveErr chan error
+}
+
+// newServer listens on --listen and builds the gRPC server of the flags
+// (serverOptions), with health and reflection; register the
+// ReportService, then start it.
+func (f *reportsServeFlags) newServer(log *slog.Logger, reg *prometheus.Registry) (*writerServer, error) {
+	sopts, err := f.serverOptions(log)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	lis, err := net.Listen("tcp", f.listen)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
+	}
+	s := &writerServer{lis: lis, grpc: grpc.NewServer(sopts...), health: health.NewServer(), serveErr: make(chan error, 1)}
+	healthpb.RegisterHealthServer(s.grpc, s.health)
+	reflection.Register(s.grpc)
+	return s, nil
+}
+
+// start serves the metrics of reg on metricsListen (unless empty) and the
+// gRPC server; the function returned stops the metrics endpoint.
+func (s *writerServer) start(metricsListen string, reg *prometheus.Registry, log *slog.Logger) (func(), error) {
+	stopMetrics := func() {}
+	if metricsListen != "" {
+		var err error
+		if stopMetrics, err = serveMetrics(metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log); err != nil {
+			s.lis.Close()
+			return nil, &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
+		}
+	}
+	go func() { s.serveErr <- s.grpc.Serve(s.lis) }()
+	return stopMetrics, nil
 }
 
 // storeOptions are the options of the bbolt store.
@@ -229,24 +254,24 @@ func (f *reportsServeFlags) serverOptions(log *slog.Logger) ([]grpc.ServerOption
 	// The transport limit leaves room for the writer's own check, which
 	// names the limit.
 	opts := []grpc.ServerOption{grpc.MaxRecvMsgSize(f.maxMessageBytes + 64<<10), grpccodec.ServerOption()}
-	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
-		cfg, err := grpcauth.ServerTLS(f.tlsCert, f.tlsKey, f.clientCA)
-		if err != nil {
-			return nil, err
-		}
+	cfg, err := f.auth.tlsConfig()
+	if err != nil {
+		return nil, err
+	}
+	if cfg != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(cfg)))
 	}
-	if f.tokenFile != "" {
-		list, err := readTokens(f.tokenFile)
-		if err != nil {
-			return nil, err
-		}
+	list, err := f.auth.tokens()
+	if err != nil {
+		return nil, err
+	}
+	if list != nil {
 		tokens, err := grpcauth.NewTokens(list)
 		if err != nil {
 			return nil, fmt.Errorf("--token-file: %w", err)
 		}
 		opts = append(opts, grpc.ChainUnaryInterceptor(tokens.Unary()), grpc.ChainStreamInterceptor(tokens.Stream()))
-		if f.tlsCert == "" {
+		if cfg == nil {
 			log.Warn("bearer tokens travel in plain text: anyone on the network path can read them; add --tls-cert and --tls-key")
 		}
 	}
@@ -254,7 +279,7 @@ func (f *reportsServeFlags) serverOptions(log *slog.Logger) ([]grpc.ServerOption
 }
 
 type reportsGetFlags struct {
-	conn          evalFlags // connection flags only
+	conn          connFlags
 	allNamespaces bool
 	namespace     string
 	output        string
@@ -277,17 +302,11 @@ namespace is "default".`,
 		},
 	}
 	fs := cmd.Flags()
-	fs.StringVar(&f.conn.server, "server", defaultEvalServer, "address of the report writer (verdict run's address, or verdict reports serve's)")
+	f.conn.register(fs, "address of the report writer (verdict run's address, or verdict reports serve's)")
 	fs.BoolVarP(&f.allNamespaces, "all-namespaces", "A", false, "PolicyReports of every namespace")
 	fs.StringVarP(&f.namespace, "namespace", "n", "", "PolicyReports of this namespace (default \"default\")")
 	fs.StringVarP(&f.output, "output", "o", "", "yaml or json: print the reports")
 	fs.DurationVar(&f.timeout, "timeout", 30*time.Second, "time limit of the call")
-	fs.BoolVar(&f.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs")
-	fs.StringVar(&f.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	fs.StringVar(&f.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	fs.StringVar(&f.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	fs.StringVar(&f.conn.serverName, "server-name", "", "name expected in the server's certificate")
-	fs.StringVar(&f.conn.tokenFile, "token-file", "", "file holding the bearer token (or $VERDICT_TOKEN)")
 	return cmd
 }
 

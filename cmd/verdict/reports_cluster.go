@@ -2,42 +2,27 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"os"
 	"os/signal"
-	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
-	"google.golang.org/grpc/reflection"
-	"google.golang.org/grpc/status"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
-	"github.com/verdict-policy/verdict/scanner"
+	"github.com/verdict-policy/verdict/reportwriter/leader"
 )
 
 // LivenessService is the health service name a standby also answers
@@ -89,71 +74,21 @@ func (c *reportsClusterFlags) checkUnused(cmd *cobra.Command) error {
 	return nil
 }
 
-// writerGate serves the ReportService of the writer while this replica
-// leads the shard, and UNAVAILABLE otherwise, so that publishers retry
-// (on the leader, once the standby is out of the Service's endpoints).
-type writerGate struct {
-	verdictv1.UnimplementedReportServiceServer
-	shard string
-	w     atomic.Pointer[reportwriter.Writer]
-}
-
-func (g *writerGate) writer() (*reportwriter.Writer, error) {
-	if w := g.w.Load(); w != nil {
-		return w, nil
-	}
-	return nil, status.Errorf(codes.Unavailable, "not the leader of report shard %s", g.shard)
-}
-
-func (g *writerGate) Publish(st verdictv1.ReportService_PublishServer) error {
-	w, err := g.writer()
-	if err != nil {
-		return err
-	}
-	return w.Publish(st)
-}
-
-func (g *writerGate) ListReports(ctx context.Context, req *verdictv1.ListReportsRequest) (*verdictv1.ListReportsResponse, error) {
-	w, err := g.writer()
-	if err != nil {
-		return nil, err
-	}
-	return w.ListReports(ctx, req)
-}
-
-func (g *writerGate) GetReport(ctx context.Context, req *verdictv1.GetReportRequest) (*verdictv1.GetReportResponse, error) {
-	w, err := g.writer()
-	if err != nil {
-		return nil, err
-	}
-	return w.GetReport(ctx, req)
-}
-
-// leaderState is what a replica runs while it leads its shard.
-type leaderState struct {
-	mu     sync.Mutex
-	writer *reportwriter.Writer
-	store  *kubestore.Store
-	err    error
-}
-
 // reportsServeCluster runs the writer of one shard with the Kubernetes
-// store, while it holds the shard's Lease.
+// store, while it holds the shard's Lease (reportwriter/leader).
 func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logger) error {
 	c := f.cluster
-	shard, err := scanner.ParseShard(c.shard)
-	if err != nil || shard.Count == 0 {
+	sh, err := shard.Parse(c.shard)
+	if err != nil || sh.Count == 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--shard %q: want i/n, such as 0/1 (%v)", c.shard, err)}
 	}
-	shardName := fmt.Sprintf("%d/%d", shard.Index, shard.Count)
-	cfg, err := restConfig(c.kubeconfig, c.kubeContext, c.inCluster)
+	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err == nil {
 		err = c.kube.apply(cfg)
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	cfg.UserAgent = "verdict-reports"
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -162,176 +97,78 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	leaseNS := c.leaseNamespace
-	if leaseNS == "" {
-		leaseNS = "default"
-		if b, err := os.ReadFile("/var/run/secrets/kubernetes.io/serviceaccount/namespace"); err == nil && c.inCluster {
-			leaseNS = strings.TrimSpace(string(b))
-		}
-	}
-	leaseName := c.leaseName
-	if leaseName == "" {
-		leaseName = fmt.Sprintf("verdict-reports-%d-of-%d", shard.Index, shard.Count)
-	}
-	id := c.identity
-	if id == "" {
-		host, _ := os.Hostname()
-		var b [4]byte
-		rand.Read(b[:])
-		id = host + "_" + hex.EncodeToString(b[:])
-	}
-
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	sopts, err := f.serverOptions(log)
+	srv, err := f.newServer(log, reg)
 	if err != nil {
-		return &exitError{code: exitUsage, msg: err.Error()}
+		return err
 	}
-	lis, err := net.Listen("tcp", f.listen)
-	if err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--listen: %v", err)}
-	}
-	gate := &writerGate{shard: shardName}
-	srv := grpc.NewServer(sopts...)
-	verdictv1.RegisterReportServiceServer(srv, gate)
-	hs := health.NewServer()
-	healthpb.RegisterHealthServer(srv, hs)
 	setServing := func(on bool) {
 		st := healthpb.HealthCheckResponse_NOT_SERVING
 		if on {
 			st = healthpb.HealthCheckResponse_SERVING
 		}
-		hs.SetServingStatus("", st)
-		hs.SetServingStatus(reportwriter.ServiceName, st)
+		srv.health.SetServingStatus("", st)
+		srv.health.SetServingStatus(reportwriter.ServiceName, st)
 	}
 	setServing(false)
-	hs.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
-	reflection.Register(srv)
-	if f.metricsListen != "" {
-		stopMetrics, err := serveMetrics(f.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg}), log)
-		if err != nil {
-			lis.Close()
-			return &exitError{code: exitUsage, msg: fmt.Sprintf("--metrics-listen: %v", err)}
-		}
-		defer stopMetrics()
-	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- srv.Serve(lis) }()
-
-	var leader leaderState
-	lost := make(chan struct{})
-	var stopping atomic.Bool
-	leCtx, leCancel := context.WithCancel(context.Background())
-	defer leCancel()
-	start := func(ctx context.Context) {
-		leader.mu.Lock()
-		defer leader.mu.Unlock()
-		if stopping.Load() {
-			return
-		}
-		log.Info("leading report shard", "shard", shardName, "lease", leaseNS+"/"+leaseName, "identity", id)
-		local, err := boltstore.Open(f.store, f.storeOptions())
-		if err != nil {
-			leader.err = fmt.Errorf("--store: %w", err)
-			leCancel()
-			return
-		}
-		ks, err := kubestore.Open(kubestore.Options{
-			Local: local, Client: dyn, ShardIndex: uint32(shard.Index), ShardCount: uint32(shard.Count),
-			FlushInterval: c.flushInterval, MaxReportBytes: c.maxReportBytes, Concurrency: c.applyConcurrency,
-			TombstoneNamespace: leaseNS, TombstoneName: leaseName + "-tombstones",
-			Logger: log, Registry: reg,
-		})
-		if err != nil {
-			local.Close()
-			leader.err = err
-			leCancel()
-			return
-		}
-		w, err := reportwriter.New(f.writerOptions(ks, log, reg))
-		if err != nil {
-			ks.Close()
-			leader.err = err
-			leCancel()
-			return
-		}
-		leader.writer, leader.store = w, ks
-		gate.w.Store(w)
-		setServing(true)
-		log.Info("report writer serving", "shard", shardName, "reports", len(w.Reports("", "")))
-	}
-	le, err := leaderelection.NewLeaderElector(leaderelection.LeaderElectionConfig{
-		Lock: &resourcelock.LeaseLock{
-			LeaseMeta:  metav1.ObjectMeta{Namespace: leaseNS, Name: leaseName},
-			Client:     cs.CoordinationV1(),
-			LockConfig: resourcelock.ResourceLockConfig{Identity: id},
-		},
-		LeaseDuration:   c.leaseDuration,
-		RenewDeadline:   c.renewDeadline,
-		RetryPeriod:     c.retryPeriod,
-		ReleaseOnCancel: true,
-		Name:            leaseName,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: start,
-			OnStoppedLeading: func() { close(lost) },
+	srv.health.SetServingStatus(livenessService, healthpb.HealthCheckResponse_SERVING)
+	var replica *leader.Replica
+	replica, err = leader.New(leader.Options{
+		Client: cs, Shard: sh, InCluster: c.inCluster,
+		LeaseNamespace: c.leaseNamespace, LeaseName: c.leaseName, Identity: c.identity,
+		LeaseDuration: c.leaseDuration, RenewDeadline: c.renewDeadline, RetryPeriod: c.retryPeriod,
+		Serving: setServing,
+		Logger:  log,
+		Open: func() (*reportwriter.Writer, func(context.Context) error, error) {
+			local, err := boltstore.Open(f.store, f.storeOptions())
+			if err != nil {
+				return nil, nil, fmt.Errorf("--store: %w", err)
+			}
+			ns, name, _ := replica.Lease()
+			ks, err := kubestore.Open(kubestore.Options{
+				Local: local, Client: dyn, ShardIndex: uint32(sh.Index), ShardCount: uint32(sh.Count),
+				FlushInterval: c.flushInterval, MaxReportBytes: c.maxReportBytes, Concurrency: c.applyConcurrency,
+				TombstoneNamespace: ns, TombstoneName: name + "-tombstones",
+				Logger: log, Registry: reg,
+			})
+			if err != nil {
+				local.Close()
+				return nil, nil, err
+			}
+			w, err := reportwriter.New(f.writerOptions(ks, log, reg))
+			if err != nil {
+				ks.Close()
+				return nil, nil, err
+			}
+			return w, ks.CloseContext, nil
 		},
 	})
 	if err != nil {
-		srv.Stop()
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("lease: %v", err)}
+		srv.lis.Close()
+		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	leDone := make(chan struct{})
-	go func() { defer close(leDone); le.Run(leCtx) }()
-	log.Info("report writer waiting for its shard's lease", "shard", shardName, "lease", leaseNS+"/"+leaseName, "identity", id, "address", lis.Addr().String())
-	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, shard %s, lease %s/%s (Ctrl-C to stop).\n", lis.Addr(), shardName, leaseNS, leaseName)
-
+	verdictv1.RegisterReportServiceServer(srv.grpc, replica.ReportService())
+	stopMetrics, err := srv.start(f.metricsListen, reg, log)
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	ns, name, id := replica.Lease()
+	log.Info("report writer waiting for its shard's lease", "shard", sh.String(), "lease", ns+"/"+name, "identity", id, "address", srv.lis.Addr().String())
+	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, shard %s, lease %s/%s (Ctrl-C to stop).\n", srv.lis.Addr(), sh, ns, name)
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
-	select {
-	case <-ctx.Done():
-	case err = <-serveErr:
-	case <-lost:
-		// Another replica may lead now: stop without writing anything.
-		stopping.Store(true)
-		gate.w.Store(nil)
-		setServing(false)
-		srv.Stop()
-		leader.mu.Lock()
-		defer leader.mu.Unlock()
-		if leader.err != nil {
-			return leader.err
-		}
-		return errors.New("lost the lease of report shard " + shardName)
-	}
-	// Stop serving, write what the writer holds while still leading, then
-	// give the Lease up.
-	stopping.Store(true)
-	setServing(false)
-	leader.mu.Lock()
-	w, ks := leader.writer, leader.store
-	leader.mu.Unlock()
-	if w != nil {
-		w.Drain()
-	}
-	stopped := make(chan struct{})
-	go func() { srv.GracefulStop(); close(stopped) }()
-	select {
-	case <-stopped:
-	case <-time.After(f.shutdownTimeout):
-		srv.Stop()
-	}
-	gate.w.Store(nil)
-	cctx, cancel := context.WithTimeout(context.Background(), f.shutdownTimeout)
+	// A failed gRPC server stops the replica too.
+	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if w != nil {
-		if cerr := w.Close(cctx); cerr != nil && err == nil {
-			err = cerr
-		}
-		if cerr := ks.CloseContext(cctx); cerr != nil && err == nil {
-			err = cerr
-		}
+	var serveErr error
+	served := make(chan struct{})
+	go func() { serveErr = <-srv.serveErr; close(served); cancel() }()
+	err = replica.Run(rctx, srv.grpc, f.shutdownTimeout)
+	<-served
+	if err == nil {
+		err = serveErr
 	}
-	leCancel()
-	<-leDone
 	return err
 }

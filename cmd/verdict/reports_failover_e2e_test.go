@@ -22,10 +22,9 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
-	"github.com/verdict-policy/verdict/server"
 )
 
 // mainEnv makes the test binary run verdict itself (TestMain), so that
@@ -83,18 +82,27 @@ func startVerdictProcess(t *testing.T, name string, args []string) (kill func())
 
 // podEvaluation is the admission of Pod ns/name (UID uid) at time at,
 // with the result of the one rule of policy failover-check.
-func podEvaluation(ns, name, uid string, at time.Time, result verdictv1.Result) server.Evaluation {
-	return server.Evaluation{
-		Time:        at,
-		Resource:    server.ResourceRef{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: name, UID: uid},
-		Operation:   "CREATE",
-		AllPolicies: true,
+func podEvaluation(ns, name, uid string, at time.Time, result verdictv1.Result) publish.Evaluation {
+	return publish.Evaluation{
+		Time:      at,
+		Resource:  publish.Resource{APIVersion: "v1", Kind: "Pod", Namespace: ns, Name: name, UID: uid},
+		Operation: "CREATE",
+		Complete:  true,
 		Response: &verdictv1.EvaluateResponse{
 			Allowed:  true,
 			Results:  []*verdictv1.RuleResult{{Policy: "failover-check", Rule: "check", Type: verdictv1.RuleType_RULE_TYPE_VALIDATION, Result: result, Message: "checked", Scored: true}},
 			Policies: []*verdictv1.PolicyVersion{{Kind: "ClusterPolicy", Name: "failover-check", ContentHash: "h1", Background: true}},
 		},
 	}
+}
+
+// items are the publish items of evs.
+func items(evs ...publish.Evaluation) []*verdictv1.PublishItem {
+	out := make([]*verdictv1.PublishItem, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, publish.Item(ev))
+	}
+	return out
 }
 
 // reportEntries reads every PolicyReport written by Verdict: namespace/Pod
@@ -171,7 +179,7 @@ func TestE2EReportsFailoverKill(t *testing.T) {
 	want := map[string]string{}
 	now := time.Now()
 	evals := func(from, to int) []*verdictv1.PublishItem {
-		var evs []server.Evaluation
+		var evs []publish.Evaluation
 		for i := from; i < to; i++ {
 			ns, name := namespaces[i%len(namespaces)], fmt.Sprintf("pod-%05d", i)
 			result, s := verdictv1.Result_RESULT_PASS, "pass"
@@ -181,7 +189,7 @@ func TestE2EReportsFailoverKill(t *testing.T) {
 			want[ns+"/"+name] = s
 			evs = append(evs, podEvaluation(ns, name, fmt.Sprintf("uid-%05d", i), now, result))
 		}
-		return publish.Items(evs)
+		return items(evs...)
 	}
 
 	// Before the kill: 4,000 admissions, and a Pod admitted then deleted.
@@ -190,7 +198,7 @@ func TestE2EReportsFailoverKill(t *testing.T) {
 	deleted := doomed
 	deleted.Operation, deleted.Time = "DELETE", now.Add(-time.Second)
 	start := time.Now()
-	if err := p.Publish(ctx, append(evals(0, first), publish.Items([]server.Evaluation{doomed, deleted})...)...); err != nil {
+	if err := p.Publish(ctx, append(evals(0, first), items(doomed, deleted)...)...); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(flushCtx); err != nil {
@@ -254,7 +262,7 @@ func TestE2EReportsFailoverKill(t *testing.T) {
 	// A late resend of the deleted Pod's older evaluation, to the new
 	// leader: refused (the tombstone came over in the tombstone Lease).
 	dups := metric(t, reg, "verdict_report_publisher_items_duplicate_total")
-	if err := p.Publish(ctx, publish.Items([]server.Evaluation{doomed})...); err != nil {
+	if err := p.Publish(ctx, items(doomed)...); err != nil {
 		t.Fatal(err)
 	}
 	if err := p.Flush(flushCtx); err != nil {

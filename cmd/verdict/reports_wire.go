@@ -14,9 +14,9 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -29,13 +29,20 @@ type reportFlags struct {
 	noReports      bool   // run: --no-reports
 	shards         int    // --report-shards N (serve)
 	policyInterval time.Duration
+	buffer         int             // --report-buffer
 	conn           writerConnFlags // serve: --report-writer-tls, ...
+}
+
+// registerBuffer adds --report-buffer.
+func (r *reportFlags) registerBuffer(fs *pflag.FlagSet) {
+	fs.IntVar(&r.buffer, "report-buffer", publish.DefaultBuffer, "the most evaluations waiting for the report writer (the one queue between this server and the writer); when it is full, evaluations are dropped and counted in verdict_results_dropped_total")
 }
 
 func (r *reportFlags) registerServe(fs *pflag.FlagSet) {
 	fs.StringVar(&r.writer, "report-writer", "", "send every evaluation to this report writer (host:port of verdict reports serve; with --report-shards, an address with {shard}, such as verdict-reports-{shard}.verdict-reports.verdict.svc:50052)")
 	fs.IntVar(&r.shards, "report-shards", 1, "number of report writer shards: each evaluation goes to the writer of its namespace's shard, {shard} of --report-writer")
 	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
+	r.registerBuffer(fs)
 	r.conn.register(fs, "")
 }
 
@@ -67,9 +74,7 @@ func (c *writerConnFlags) set() bool {
 // at addr. A token travels in plain text only to a writer on this
 // machine.
 func (c *writerConnFlags) clientOptions(addr string) (client.Options, error) {
-	// The writer reports no health for the decision service, which the
-	// client checks by default.
-	o := client.Options{DisableHealthCheck: true}
+	var o client.Options
 	if c.tls || c.caFile != "" || c.certFile != "" || c.keyFile != "" || c.serverName != "" {
 		cfg, err := client.TLSConfig(c.caFile, c.certFile, c.keyFile, c.serverName)
 		if err != nil {
@@ -107,6 +112,7 @@ func (r *reportFlags) registerRun(fs *pflag.FlagSet) {
 	fs.StringVar(&r.db, "reports-db", defaultReportsDB(), "the report writer's bbolt file")
 	fs.BoolVar(&r.noReports, "no-reports", false, "run without the report writer")
 	fs.DurationVar(&r.policyInterval, "report-policy-interval", publish.DefaultPolicyInterval, "how often the report writer is told which policies are in use")
+	r.registerBuffer(fs)
 }
 
 // defaultReportsDB is $XDG_STATE_HOME/verdict/reports.db, or
@@ -125,21 +131,22 @@ func defaultReportsDB() string {
 
 // reportWiring is a report writer connected to a decision server.
 type reportWiring struct {
-	flags  *reportFlags
-	log    *slog.Logger
-	store  *boltstore.Store
-	writer *reportwriter.Writer
-	pub    shardedSink // *publish.Publisher or *publish.Sharded
-	conns  []*client.Client
-	stop   context.CancelFunc
-	done   chan struct{}
+	flags      *reportFlags
+	log        *slog.Logger
+	store      *boltstore.Store
+	writer     *reportwriter.Writer
+	pub        publish.Sink // the queue to the writer: local (run) or remote (serve)
+	closeConns func()       // closes the connections of a remote writer
+	stop       context.CancelFunc
+	done       chan struct{}
 }
 
-// setup creates the writer (run) or the publisher (serve
-// --report-writer) and makes it the server's ResultSink. It returns nil
-// when reports are off.
+// setup creates the writer (run) or connects to it (serve
+// --report-writer), and makes the queue to it the server's Reports. It
+// returns nil when reports are off.
 func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
 	w := &reportWiring{flags: r, log: opts.Logger, done: make(chan struct{})}
+	popts := publish.Options{Buffer: r.buffer, Logger: opts.Logger, Registry: opts.Registry}
 	switch {
 	case r.embedded && !r.noReports:
 		if err := os.MkdirAll(filepath.Dir(r.db), 0o755); err != nil {
@@ -154,48 +161,65 @@ func (r *reportFlags) setup(opts *server.Options) (*reportWiring, error) {
 			st.Close()
 			return nil, err
 		}
-		w.store, w.writer = st, rw
-		opts.ResultSink = publish.Local{Writer: rw}
-	case r.writer != "":
-		addrs, err := publish.ShardAddresses(r.writer, r.shards)
+		p, err := publish.NewLocal(writerApplier{rw}, popts)
 		if err != nil {
-			return nil, fmt.Errorf("--report-writer: %w", err)
+			rw.Close(context.Background())
+			st.Close()
+			return nil, err
 		}
-		var conns []grpc.ClientConnInterface
-		for _, a := range addrs {
-			copts, err := r.conn.clientOptions(a)
-			if err != nil {
-				w.closeConns()
-				return nil, err
-			}
-			c, err := client.Dial(a, copts)
-			if err != nil {
-				w.closeConns()
-				return nil, fmt.Errorf("--report-writer %s: %w", a, err)
-			}
-			w.conns = append(w.conns, c)
-			conns = append(conns, c.Conn())
+		w.store, w.writer, w.pub = st, rw, p
+	case r.writer != "":
+		p, closeConns, err := dialReportWriters(r.writer, r.shards, r.conn.clientOptions, popts)
+		if err != nil {
+			return nil, err
 		}
-		popts := publish.Options{Logger: opts.Logger, Registry: opts.Registry}
-		if len(conns) == 1 {
-			p, err := publish.New(conns[0], popts)
-			if err != nil {
-				w.closeConns()
-				return nil, err
-			}
-			w.pub, opts.ResultSink = p, p
-		} else {
-			p, err := publish.NewSharded(conns, popts)
-			if err != nil {
-				w.closeConns()
-				return nil, err
-			}
-			w.pub, opts.ResultSink = p, p
-		}
+		w.pub, w.closeConns = p, closeConns
 	default:
 		return nil, nil
 	}
+	opts.Reports = w.pub
 	return w, nil
+}
+
+// dialReportWriters connects to the report writers of the address
+// template (publish.ShardAddresses) with the client options optsFor gives
+// for each address, and starts a publisher per shard. The function
+// returned closes the connections, after the publisher.
+func dialReportWriters(template string, shards int, optsFor func(addr string) (client.Options, error), popts publish.Options) (*publish.Sharded, func(), error) {
+	addrs, err := publish.ShardAddresses(template, shards)
+	if err != nil {
+		return nil, nil, fmt.Errorf("--report-writer: %w", err)
+	}
+	var clients []*client.Client
+	closeConns := func() {
+		for _, c := range clients {
+			c.Close()
+		}
+	}
+	var conns []grpc.ClientConnInterface
+	for _, a := range addrs {
+		copts, err := optsFor(a)
+		if err != nil {
+			closeConns()
+			return nil, nil, err
+		}
+		// The writer reports no health for the decision service, which
+		// the client checks by default.
+		copts.DisableHealthCheck = true
+		c, err := client.Dial(a, copts)
+		if err != nil {
+			closeConns()
+			return nil, nil, fmt.Errorf("--report-writer %s: %w", a, err)
+		}
+		clients = append(clients, c)
+		conns = append(conns, c.Conn())
+	}
+	p, err := publish.NewSharded(conns, popts)
+	if err != nil {
+		closeConns()
+		return nil, nil, fmt.Errorf("--report-writer %s: %w", template, err)
+	}
+	return p, closeConns, nil
 }
 
 // attach serves the writer on the decision server's listener (run) and
@@ -205,13 +229,8 @@ func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
 	if w == nil {
 		return
 	}
-	var send func(context.Context, *verdictv1.PublishItem) error
-	if w.pub != nil {
-		send = func(ctx context.Context, it *verdictv1.PublishItem) error { return w.pub.Publish(ctx, it) }
-	}
 	if w.writer != nil {
 		srv.RegisterService(&verdictv1.ReportService_ServiceDesc, w.writer)
-		send = publish.ApplyItem(w.writer)
 		go func() {
 			<-ctx.Done()
 			w.writer.Drain()
@@ -221,12 +240,12 @@ func (w *reportWiring) attach(ctx context.Context, srv *server.Server) {
 	w.stop = stop
 	go func() {
 		defer close(w.done)
-		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, publish.WatchOptions{Interval: w.flags.policyInterval}, send, w.log)
+		publish.WatchPolicies(wctx, srv.Ready(), srv.ListPolicies, publish.WatchOptions{Interval: w.flags.policyInterval}, w.pub, w.log)
 	}()
 }
 
-// close runs after the server stopped (and handed its last results to the
-// sink): it writes or delivers what is left.
+// close runs after the server stopped: it delivers what the queue holds,
+// then closes the writer (run) or the connections (serve).
 func (w *reportWiring) close() {
 	if w == nil {
 		return
@@ -237,31 +256,25 @@ func (w *reportWiring) close() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	if err := w.pub.Close(ctx); err != nil {
+		w.log.Error("report writer", "error", err)
+	}
 	if w.writer != nil {
 		if err := w.writer.Close(ctx); err != nil {
 			w.log.Error("report writer", "error", err)
 		}
 		w.store.Close()
 	}
-	if w.pub != nil {
-		if err := w.pub.Close(ctx); err != nil {
-			w.log.Error("report writer", "error", err)
-		}
+	if w.closeConns != nil {
 		w.closeConns()
 	}
 }
 
-// shardedSink is a publisher to one report writer or to the writers of
-// every shard.
-type shardedSink interface {
-	Publish(ctx context.Context, items ...*verdictv1.PublishItem) error
-	Flush(ctx context.Context) error
-	Close(ctx context.Context) error
-}
+// writerApplier is the writer of verdict run as the Applier of the queue
+// that feeds it.
+type writerApplier struct{ w *reportwriter.Writer }
 
-func (w *reportWiring) closeConns() {
-	for _, c := range w.conns {
-		c.Close()
-	}
-	w.conns = nil
+func (a writerApplier) Apply(ctx context.Context, items []*verdictv1.PublishItem) (publish.ApplyResult, error) {
+	r, err := a.w.Apply(ctx, items)
+	return publish.ApplyResult{Rejected: r.Rejected, Duplicates: r.Duplicates}, err
 }

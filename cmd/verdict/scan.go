@@ -14,28 +14,22 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/protobuf/types/known/timestamppb"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/internal/grpccodec"
-	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/reportwriter/publish"
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
 )
 
 // scanFlags are the flags of `verdict scan`.
 type scanFlags struct {
-	conn evalFlags // --server and the connection flags
+	conn connFlags // --server and the connection flags
 
 	files       []string
 	maxDocument int
@@ -113,7 +107,7 @@ when a rule failed.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.conn.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
+	fl.conn.register(f, decisionServerHelp)
 	f.StringSliceVarP(&fl.files, "filename", "f", nil, "resource files or folders to scan")
 	f.StringSliceVar(&fl.files, "files", nil, "same as -f")
 	f.IntVar(&fl.maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML or JSON document of the -f files, in bytes")
@@ -139,13 +133,6 @@ when a rule failed.`,
 	f.IntVar(&fl.watchBatch, "watch-batch", scanner.DefaultWatchBatch, "with --watch, the most changes evaluated in one round")
 	fl.kube.register(f)
 	f.StringVar(&fl.metricsListen, "metrics-listen", "", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
-	f.BoolVar(&fl.conn.tls, "tls", false, "connect with TLS, checking the server against the system's CAs (implied by --ca-file, --cert-file)")
-	f.StringVar(&fl.conn.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	f.StringVar(&fl.conn.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	f.StringVar(&fl.conn.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	f.StringVar(&fl.conn.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
-	f.StringVar(&fl.conn.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
-	f.StringVar(&fl.conn.tokenFile, "token-file", "", "file holding the bearer token")
 	return cmd
 }
 
@@ -236,10 +223,10 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usageError("%v", err)
 		}
-		src := &fileSource{paths: fl.files, opts: fopts, first: fs}
+		src := fs.Rereading()
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
-		cfg, err := restConfig(fl.kubeconfig, fl.kubeContext, fl.inCluster)
+		cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
 		if err == nil {
 			err = fl.kube.apply(cfg)
 		}
@@ -289,12 +276,24 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		if err != nil {
 			return usageError("%v", err)
 		}
-		sink, closeSink, err := dialReportWriter(fl.reportWriter, fl.reportShards, wopts, pubReg, log)
+		optsFor := func(addr string) (client.Options, error) {
+			o := wopts
+			o.AllowInsecureToken = loopback(addr) // a token without TLS is refused above otherwise
+			return o, nil
+		}
+		pub, closeConns, err := dialReportWriters(fl.reportWriter, fl.reportShards, optsFor, publish.Options{Logger: log, Registerer: pubReg})
 		if err != nil {
 			return usageError("%v", err)
 		}
-		defer closeSink()
-		opts.Sink = sink
+		defer func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := pub.Close(ctx); err != nil {
+				log.Error("report writer: results not delivered", "error", err)
+			}
+			closeConns()
+		}()
+		opts.Sink = scanner.ReportSink(pub)
 	} else {
 		printer = &printSink{format: fl.output}
 		defer printer.Close()
@@ -368,26 +367,6 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// fileSource reads the files again for every scan after the first, so
-// that a periodic scan sees their changes.
-type fileSource struct {
-	paths []string
-	opts  scanner.FileOptions
-	first *scanner.FileSource
-}
-
-func (f *fileSource) List(ctx context.Context, shard scanner.Shard, v scanner.Visitor) error {
-	fs := f.first
-	f.first = nil
-	if fs == nil {
-		var err error
-		if fs, err = scanner.NewFileSource(ctx, f.paths, f.opts); err != nil {
-			return err
-		}
-	}
-	return fs.List(ctx, shard, v)
-}
-
 // Defaults of --kube-qps and --kube-burst, Kyverno's (clientRateLimitQPS,
 // clientRateLimitBurst).
 const (
@@ -414,148 +393,4 @@ func (k *kubeRateFlags) apply(cfg *rest.Config) error {
 	}
 	cfg.QPS, cfg.Burst = float32(k.qps), k.burst
 	return nil
-}
-
-// restConfig is the client configuration of --kubeconfig or --in-cluster.
-func restConfig(kubeconfig, kubeContext string, inCluster bool) (*rest.Config, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	if inCluster {
-		cfg, err = rest.InClusterConfig()
-	} else {
-		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: kubeContext},
-		).ClientConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
-	}
-	cfg.UserAgent = "verdict-scan"
-	return cfg, nil
-}
-
-// dialReportWriter returns the sink that publishes to the report writer
-// at addr (verdict.v1.ReportService), with the TLS and token options of
-// the decision server's connection, and the function that flushes and
-// closes it.
-func dialReportWriter(addr string, shards int, o client.Options, reg prometheus.Registerer, log *slog.Logger) (scanner.ResultSink, func(), error) {
-	addrs, err := publish.ShardAddresses(addr, shards)
-	if err != nil {
-		return nil, nil, fmt.Errorf("--report-writer: %w", err)
-	}
-	creds := insecure.NewCredentials()
-	if o.TLS != nil {
-		creds = credentials.NewTLS(o.TLS)
-	}
-	dopts := []grpc.DialOption{grpc.WithTransportCredentials(creds), grpccodec.DialOption()}
-	if o.BearerToken != "" {
-		dopts = append(dopts, grpc.WithPerRPCCredentials(bearer{token: o.BearerToken, secure: o.TLS != nil}))
-	}
-	var conns []*grpc.ClientConn
-	closeConns := func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}
-	var ifaces []grpc.ClientConnInterface
-	for _, a := range addrs {
-		conn, err := grpc.NewClient(a, dopts...)
-		if err != nil {
-			closeConns()
-			return nil, nil, fmt.Errorf("--report-writer %s: %w", a, err)
-		}
-		conns = append(conns, conn)
-		ifaces = append(ifaces, conn)
-	}
-	var p shardedSink
-	popts := publish.Options{Logger: log, Registerer: reg}
-	if len(ifaces) == 1 {
-		p, err = publish.New(ifaces[0], popts)
-	} else {
-		p, err = publish.NewSharded(ifaces, popts)
-	}
-	if err != nil {
-		closeConns()
-		return nil, nil, fmt.Errorf("--report-writer %s: %w", addr, err)
-	}
-	closeFn := func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if err := p.Close(ctx); err != nil {
-			log.Error("report writer: results not delivered", "error", err)
-		}
-		closeConns()
-	}
-	return publishSink{p: p}, closeFn, nil
-}
-
-// bearer sends a bearer token with every call.
-type bearer struct {
-	token  string
-	secure bool
-}
-
-func (b bearer) GetRequestMetadata(context.Context, ...string) (map[string]string, error) {
-	return map[string]string{"authorization": "bearer " + b.token}, nil
-}
-
-func (b bearer) RequireTransportSecurity() bool { return b.secure }
-
-// publishSink hands scan results to a report writer's Publisher: an
-// evaluation per resource (source background), then the shard's scan
-// marker, and waits until the writer acknowledged them.
-type publishSink struct {
-	p shardedSink
-}
-
-func objectRef(r scanner.ResourceRef) *verdictv1.ObjectReference {
-	return &verdictv1.ObjectReference{ApiVersion: r.APIVersion, Kind: r.Kind, Namespace: r.Namespace, Name: r.Name, Uid: r.UID}
-}
-
-func (s publishSink) Write(ctx context.Context, rs []scanner.Result) error {
-	items := make([]*verdictv1.PublishItem, 0, len(rs))
-	for _, r := range rs {
-		if r.Deleted {
-			// A watch saw the resource go: every entry of it goes.
-			items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
-				Resource:  objectRef(r.Resource),
-				Source:    verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
-				Operation: verdictv1.Operation_OPERATION_DELETE,
-				Time:      timestamppb.New(r.Time),
-			}}})
-			continue
-		}
-		if r.Err != nil || r.Response == nil {
-			continue // counted by the scan; nothing to report
-		}
-		items = append(items, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_Evaluation{Evaluation: &verdictv1.ResourceEvaluation{
-			Resource:        objectRef(r.Resource),
-			ResourceVersion: r.Resource.ResourceVersion,
-			Source:          verdictv1.ReportSource_REPORT_SOURCE_BACKGROUND,
-			Time:            timestamppb.New(r.Time),
-			Policies:        r.Response.GetPolicies(),
-			Results:         r.Response.GetResults(),
-			Complete:        r.AllPolicies,
-		}}})
-	}
-	return s.p.Publish(ctx, items...)
-}
-
-func (s publishSink) ScanDone(ctx context.Context, d scanner.ScanDone) error {
-	done := &verdictv1.BackgroundScanDone{
-		Started:    timestamppb.New(d.Started),
-		ShardIndex: uint32(d.Shard.Index),
-		ShardCount: uint32(d.Shard.Count),
-		Kinds:      d.Kinds,
-	}
-	for _, r := range d.Seen {
-		done.Seen = append(done.Seen, objectRef(r))
-	}
-	if err := s.p.Publish(ctx, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_ScanDone{ScanDone: done}}); err != nil {
-		return err
-	}
-	return s.p.Flush(ctx)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"fmt"
 	"io"
 	"log/slog"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -29,8 +31,7 @@ type serveFlags struct {
 	metricsListen string
 	pollInterval  time.Duration
 
-	tlsCert, tlsKey, clientCA string
-	tokenFile                 string
+	auth serverAuthFlags
 
 	maxMessageBytes      int
 	callTimeout          time.Duration
@@ -66,10 +67,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.StringVar(&f.listen, "listen", listen, "gRPC listen address, HOST:PORT")
 	fs.StringVar(&f.metricsListen, "metrics-listen", metricsListen, "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
 	fs.DurationVar(&f.pollInterval, "poll-interval", server.DefaultPollInterval, "how often the policy folder is checked for changes")
-	fs.StringVar(&f.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
-	fs.StringVar(&f.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
-	fs.StringVar(&f.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
-	fs.StringVar(&f.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+	f.auth.register(fs)
 	fs.IntVar(&f.maxMessageBytes, "max-message-bytes", server.DefaultMaxMessageBytes, "largest request message the server accepts")
 	fs.DurationVar(&f.callTimeout, "call-timeout", server.DefaultCallTimeout, "deadline of each call and of each stream batch")
 	fs.Uint32Var(&f.maxConcurrentStreams, "max-concurrent-streams", server.DefaultMaxConcurrentStreams, "calls in flight per client connection")
@@ -150,21 +148,45 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	if err := f.celData.apply(&opts); err != nil {
 		return server.Options{}, err
 	}
-	if f.tlsCert != "" || f.tlsKey != "" || f.clientCA != "" {
-		cfg, err := server.TLSConfig(f.tlsCert, f.tlsKey, f.clientCA)
-		if err != nil {
-			return server.Options{}, err
-		}
-		opts.TLS = cfg
+	var err error
+	if opts.TLS, err = f.auth.tlsConfig(); err != nil {
+		return server.Options{}, err
 	}
-	if f.tokenFile != "" {
-		tokens, err := readTokens(f.tokenFile)
-		if err != nil {
-			return server.Options{}, err
-		}
-		opts.BearerTokens = tokens
+	if opts.BearerTokens, err = f.auth.tokens(); err != nil {
+		return server.Options{}, err
 	}
 	return opts, nil
+}
+
+// serverAuthFlags are the TLS and bearer token flags of a gRPC server
+// (verdict serve and run, verdict reports serve).
+type serverAuthFlags struct {
+	tlsCert, tlsKey, clientCA string
+	tokenFile                 string
+}
+
+func (a *serverAuthFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&a.tlsCert, "tls-cert", "", "serve TLS with this certificate (PEM); needs --tls-key")
+	fs.StringVar(&a.tlsKey, "tls-key", "", "private key of --tls-cert (PEM)")
+	fs.StringVar(&a.clientCA, "client-ca", "", "require client certificates signed by these CAs (PEM; mTLS); needs --tls-cert")
+	fs.StringVar(&a.tokenFile, "token-file", "", "accept only calls with one of these bearer tokens (one per line; health checks exempt)")
+}
+
+// tlsConfig is the server TLS of the flags (internal/grpcauth), nil
+// without --tls-cert, --tls-key and --client-ca.
+func (a *serverAuthFlags) tlsConfig() (*tls.Config, error) {
+	if a.tlsCert == "" && a.tlsKey == "" && a.clientCA == "" {
+		return nil, nil
+	}
+	return grpcauth.ServerTLS(a.tlsCert, a.tlsKey, a.clientCA)
+}
+
+// tokens are the tokens of --token-file, nil without it.
+func (a *serverAuthFlags) tokens() ([]string, error) {
+	if a.tokenFile == "" {
+		return nil, nil
+	}
+	return readTokens(a.tokenFile)
 }
 
 // readTokens reads one bearer token per line; blank lines and lines

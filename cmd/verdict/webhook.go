@@ -20,7 +20,7 @@ import (
 
 func newWebhookCmd() *cobra.Command {
 	var (
-		fl            evalFlags // --server and the client's TLS / token flags
+		fl            connFlags // --server and the client's TLS / token flags
 		listen        string
 		metricsListen string
 		tlsCert       string
@@ -118,14 +118,7 @@ have no labels and generate intents are not applied.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.server, "server", defaultEvalServer, "address of the decision server (host:port, or a gRPC target such as dns:///verdict.verdict-system.svc:9443)")
-	f.BoolVar(&fl.tls, "tls", false, "connect to the server with TLS, checking it against the system's CAs (implied by --ca-file, --cert-file)")
-	f.StringVar(&fl.caFile, "ca-file", "", "CA certificates (PEM) that sign the server's certificate")
-	f.StringVar(&fl.certFile, "cert-file", "", "client certificate (PEM), for a server that requires one (mTLS)")
-	f.StringVar(&fl.keyFile, "key-file", "", "key of --cert-file (PEM)")
-	f.StringVar(&fl.serverName, "server-name", "", "name expected in the server's certificate (default: the host of --server)")
-	f.StringVar(&fl.token, "token", "", "bearer token (prefer --token-file or $VERDICT_TOKEN)")
-	f.StringVar(&fl.tokenFile, "token-file", "", "file holding the bearer token")
+	fl.register(f, decisionServerHelp)
 	f.StringVar(&listen, "listen", ":9443", "HTTPS listen address, HOST:PORT")
 	f.StringVar(&metricsListen, "metrics-listen", ":9091", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
 	f.StringVar(&tlsCert, "tls-cert", "", "serving certificate (PEM), read again when it changes; needs --tls-key")

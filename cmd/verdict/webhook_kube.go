@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,10 +10,9 @@ import (
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
-	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
 
@@ -49,7 +47,7 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 		}
 		return nil
 	}
-	cfg, err := k.restConfig()
+	cfg, err := kubeconfig.Load(k.kubeconfig, k.kubeContext, k.inCluster, "verdict-webhook")
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
@@ -90,27 +88,4 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 	go a.Run(ctx)
 	opts.Generator = a
 	return nil
-}
-
-func (k *webhookKubeFlags) restConfig() (*rest.Config, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	switch {
-	case k.kubeconfig != "" && k.inCluster:
-		return nil, errors.New("--kubeconfig and --in-cluster exclude each other")
-	case k.inCluster:
-		cfg, err = rest.InClusterConfig()
-	default:
-		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: k.kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: k.kubeContext},
-		).ClientConfig()
-	}
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
-	}
-	cfg.UserAgent = "verdict-webhook"
-	return cfg, nil
 }

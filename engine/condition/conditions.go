@@ -107,18 +107,7 @@ func evalLegacy[C any](list []C, eval EvalFunc[C]) (bool, string, error) {
 // all hold, their non-empty messages are joined with ";". An empty list
 // holds.
 func EvalEach[C any](blocks []Conditions[C], eval EvalFunc[C]) (bool, string, error) {
-	var passed []string
-	for _, b := range blocks {
-		ok, msg, err := b.Eval(eval)
-		if err != nil {
-			return false, "", err
-		}
-		if !ok {
-			return false, msg, nil
-		}
-		passed = append(passed, msg)
-	}
-	return true, joinNonEmpty(passed, ";"), nil
+	return evalLegacy(blocks, func(b Conditions[C]) (bool, string, error) { return b.Eval(eval) })
 }
 
 func appendNonEmpty(list []string, s string) []string {

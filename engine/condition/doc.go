@@ -14,7 +14,8 @@
 // budget or deadline. It imports only the standard library, apimachinery's
 // resource.Quantity and blang/semver, and must not import other engine
 // packages besides engine itself (for engine.Error and engine.Budget) and
-// engine/internal (wildcard, quantity).
+// engine/internal (wildcard, quantity, operator: the operators and ranges
+// of string patterns, parsed as engine/pattern parses them).
 //
 // # Operators
 //

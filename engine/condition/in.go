@@ -45,17 +45,26 @@ func elementsMatch(a, b string, bud *engine.Budget) bool {
 	return m
 }
 
-// anyIn implements AnyIn and, with not set, AnyNotIn.
-func anyIn(key, value any, not bool, b *engine.Budget) bool {
+// setKeys reads the key of an Any*/All* operator: a scalar key decides
+// the operator at once (done, with its result), a list gives its elements.
+func setKeys(key, value any, not bool, b *engine.Budget) (keys []string, done, result bool) {
 	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInValue(k, value, b)
-		return valid && found != not
+		found, valid := scalarIn(k, value, false, b)
+		return nil, true, valid && found != not
 	}
 	list, ok := key.([]any)
 	if !ok {
-		return false
+		return nil, true, false
 	}
-	keys := listKey(list)
+	return listKey(list), false, false
+}
+
+// anyIn implements AnyIn and, with not set, AnyNotIn.
+func anyIn(key, value any, not bool, b *engine.Budget) bool {
+	keys, done, result := setKeys(key, value, not, b)
+	if done {
+		return result
+	}
 	switch value := value.(type) {
 	case []any:
 		return anyOf(keys, listKey(value), not, b)
@@ -87,15 +96,10 @@ func anyIn(key, value any, not bool, b *engine.Budget) bool {
 
 // allIn implements AllIn and, with not set, AllNotIn.
 func allIn(key, value any, not bool, b *engine.Budget) bool {
-	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInValue(k, value, b)
-		return valid && found != not
+	keys, done, result := setKeys(key, value, not, b)
+	if done {
+		return result
 	}
-	list, ok := key.([]any)
-	if !ok {
-		return false
-	}
-	keys := listKey(list)
 	switch value := value.(type) {
 	case []any:
 		return allOf(keys, listKey(value), not, b)
@@ -118,10 +122,12 @@ func allIn(key, value any, not bool, b *engine.Budget) bool {
 	return false
 }
 
-// scalarInValue reports whether the scalar key k is in value, for the
-// Any*/All* operators. valid is false when value has a type or form Kyverno
-// rejects (the operator is then false whether negated or not).
-func scalarInValue(k string, value any, b *engine.Budget) (found, valid bool) {
+// scalarIn reports whether the scalar key k is in value, for the
+// Any*/All* operators, or with legacy for In and NotIn (whose string value
+// must be a JSON array, and is no range). valid is false when value has a
+// type or form Kyverno rejects (the operator is then false whether negated
+// or not).
+func scalarIn(k string, value any, legacy bool, b *engine.Budget) (found, valid bool) {
 	switch value := value.(type) {
 	case []any:
 		for _, v := range value {
@@ -134,12 +140,18 @@ func scalarInValue(k string, value any, b *engine.Budget) (found, valid bool) {
 		if m, _ := b.Match(value, k); m {
 			return true, true
 		}
-		if isRange(value) {
+		var values []string
+		switch {
+		case legacy:
+			if err := json.Unmarshal([]byte(value), &values); err != nil {
+				return false, false
+			}
+		case isRange(value):
 			return matchStringPattern(k, value), true
-		}
-		values, valid := stringValues(value)
-		if !valid {
-			return false, false
+		default:
+			if values, valid = stringValues(value); !valid {
+				return false, false
+			}
 		}
 		// Elements of a JSON array string match exactly, no wildcards.
 		for _, v := range values {
@@ -208,7 +220,7 @@ func matchesAny(k string, values []string, b *engine.Budget) bool {
 // it, and then also "not in" it: NotIn is true too.
 func in(key, value any, not bool, b *engine.Budget) bool {
 	if k, ok := scalarKey(key); ok {
-		found, valid := scalarInLegacy(k, value, b)
+		found, valid := scalarIn(k, value, true, b)
 		return valid && found != not
 	}
 	list, ok := key.([]any)
@@ -255,31 +267,4 @@ func in(key, value any, not bool, b *engine.Budget) bool {
 		}
 	}
 	return !not
-}
-
-func scalarInLegacy(k string, value any, b *engine.Budget) (found, valid bool) {
-	switch value := value.(type) {
-	case []any:
-		for _, v := range value {
-			if elementsMatch(sprint(v), k, b) {
-				return true, true
-			}
-		}
-		return false, true
-	case string:
-		if m, _ := b.Match(value, k); m {
-			return true, true
-		}
-		var values []string
-		if err := json.Unmarshal([]byte(value), &values); err != nil {
-			return false, false
-		}
-		for _, v := range values {
-			if v == k {
-				return true, true
-			}
-		}
-		return false, true
-	}
-	return false, false
 }

@@ -1,10 +1,10 @@
 package condition
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/internal/operator"
 	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 )
@@ -13,59 +13,17 @@ import (
 // "0Mi-1024Mi", "-10--8") is checked the way validate patterns check a
 // string: Kyverno hands it to pkg/engine/pattern.Validate. This file carries
 // the part of that logic reachable from here (a string key against a string
-// pattern), so that this package does not depend on engine/pattern.
-
-var (
-	inRangeRegex    = regexp.MustCompile(`^([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)-([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)$`)
-	notInRangeRegex = regexp.MustCompile(`^([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)!-([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)$`)
-)
+// pattern), so that this package does not depend on engine/pattern; the
+// operators and ranges are parsed by engine/internal/operator, as
+// engine/pattern parses them.
 
 // isRange reports whether s is an in-range pattern. (Kyverno asks whether
-// the pattern's operator is InRange; a string matching the in-range
-// expression never starts with another operator nor matches the
-// not-in-range one, so the expression alone decides.)
+// the pattern's operator is InRange; a string that is an in-range pattern
+// never starts with another operator nor is a not-in-range one, so the
+// range alone decides.)
 func isRange(s string) bool {
-	if s == "" {
-		return false
-	}
-	// Cheap pre-check before the regular expression.
-	if c := s[0]; c != '-' && c != '|' && c != '+' && (c < '0' || c > '9') {
-		return false
-	}
-	return inRangeRegex.MatchString(s)
-}
-
-type patternOp string
-
-const (
-	opEqual      patternOp = ""
-	opMoreEqual  patternOp = ">="
-	opLessEqual  patternOp = "<="
-	opNotEqual   patternOp = "!"
-	opMore       patternOp = ">"
-	opLess       patternOp = "<"
-	opInRange    patternOp = "-"
-	opNotInRange patternOp = "!-"
-)
-
-// patternOperator returns the operator a pattern string starts with, like
-// Kyverno's operator.GetOperatorFromStringPattern.
-func patternOperator(p string) patternOp {
-	if len(p) < 2 {
-		return opEqual
-	}
-	for _, op := range []patternOp{opMoreEqual, opLessEqual, opMore, opLess, opNotEqual} {
-		if strings.HasPrefix(p, string(op)) {
-			return op
-		}
-	}
-	if notInRangeRegex.MatchString(p) {
-		return opNotInRange
-	}
-	if inRangeRegex.MatchString(p) {
-		return opInRange
-	}
-	return opEqual
+	_, _, ok := operator.SplitRange(s, "-")
+	return ok
 }
 
 // matchStringPattern reports whether the string value satisfies pattern:
@@ -93,65 +51,37 @@ func matchConjuncts(value, pattern string) bool {
 }
 
 func matchOne(value, pattern string) bool {
-	switch op := patternOperator(pattern); op {
-	case opInRange:
-		m := inRangeRegex.FindStringSubmatch(pattern)
-		return matchOne(value, ">= "+m[1]) && matchOne(value, "<= "+m[2])
-	case opNotInRange:
-		m := notInRangeRegex.FindStringSubmatch(pattern)
-		return matchOne(value, "< "+m[1]) || matchOne(value, "> "+m[2])
+	switch op := operator.Of(pattern); op {
+	case operator.InRange:
+		lo, hi, _ := operator.SplitRange(pattern, "-")
+		return matchOne(value, ">= "+lo) && matchOne(value, "<= "+hi)
+	case operator.NotInRange:
+		lo, hi, _ := operator.SplitRange(pattern, "!-")
+		return matchOne(value, "< "+lo) || matchOne(value, "> "+hi)
 	default:
-		return comparePattern(value, strings.TrimSpace(pattern[len(op):]), op)
+		return comparePattern(value, strings.TrimSpace(pattern[len(op.String()):]), op)
 	}
 }
 
 // comparePattern compares value with an operand, as durations when both
 // parse as durations, else as quantities when both parse as quantities,
 // else (for equality operators only) with the operand as a wildcard pattern.
-func comparePattern(value, operand string, op patternOp) bool {
+func comparePattern(value, operand string, op operator.Op) bool {
 	if pd, err := time.ParseDuration(operand); err == nil {
 		if vd, err := time.ParseDuration(value); err == nil {
-			return compareOrdered(cmpDuration(vd, pd), op)
+			return operator.CompareDurations(op, vd, pd)
 		}
 	}
 	if pq, err := quantity.Parse(operand); err == nil {
 		if vq, err := quantity.Parse(value); err == nil {
-			return compareOrdered(quantity.Cmp(vq, pq), op)
+			return operator.Compare(op, quantity.Cmp(vq, pq))
 		}
 	}
 	switch op {
-	case opEqual:
+	case operator.Equal:
 		return wildcard.Match(operand, value)
-	case opNotEqual:
+	case operator.NotEqual:
 		return !wildcard.Match(operand, value)
-	}
-	return false
-}
-
-func cmpDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func compareOrdered(c int, op patternOp) bool {
-	switch op {
-	case opEqual:
-		return c == 0
-	case opNotEqual:
-		return c != 0
-	case opMore:
-		return c > 0
-	case opLess:
-		return c < 0
-	case opMoreEqual:
-		return c >= 0
-	case opLessEqual:
-		return c <= 0
 	}
 	return false
 }

@@ -1,6 +1,10 @@
 package condition
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/verdict-policy/verdict/engine/internal/operator"
+)
 
 func TestIsRange(t *testing.T) {
 	tests := []struct {
@@ -36,25 +40,25 @@ func TestPatternOperator(t *testing.T) {
 	tests := []struct {
 		name string
 		give string
-		want patternOp
+		want operator.Op
 	}{
-		{name: "one character", give: "f", want: opEqual},
-		{name: "empty", give: "", want: opEqual},
-		{name: "more or equal", give: ">=", want: opMoreEqual},
-		{name: "less or equal", give: "<=1", want: opLessEqual},
-		{name: "more", give: ">1", want: opMore},
-		{name: "less", give: "<1", want: opLess},
-		{name: "not", give: "!a", want: opNotEqual},
-		{name: "range", give: "1-2", want: opInRange},
-		{name: "not in range", give: "0Mi!-1024Mi", want: opNotInRange},
-		{name: "negative not in range", give: "-10!--8", want: opNotInRange},
-		{name: "rewritten negative range reads as not-equal", give: "!-3-5", want: opNotEqual},
-		{name: "plain", give: "abc", want: opEqual},
+		{name: "one character", give: "f", want: operator.Equal},
+		{name: "empty", give: "", want: operator.Equal},
+		{name: "more or equal", give: ">=", want: operator.MoreEqual},
+		{name: "less or equal", give: "<=1", want: operator.LessEqual},
+		{name: "more", give: ">1", want: operator.More},
+		{name: "less", give: "<1", want: operator.Less},
+		{name: "not", give: "!a", want: operator.NotEqual},
+		{name: "range", give: "1-2", want: operator.InRange},
+		{name: "not in range", give: "0Mi!-1024Mi", want: operator.NotInRange},
+		{name: "negative not in range", give: "-10!--8", want: operator.NotInRange},
+		{name: "rewritten negative range reads as not-equal", give: "!-3-5", want: operator.NotEqual},
+		{name: "plain", give: "abc", want: operator.Equal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := patternOperator(tt.give); got != tt.want {
-				t.Errorf("patternOperator(%q) = %q, want %q", tt.give, got, tt.want)
+			if got := operator.Of(tt.give); got != tt.want {
+				t.Errorf("operator.Of(%q) = %q, want %q", tt.give, got, tt.want)
 			}
 		})
 	}

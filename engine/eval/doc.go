@@ -1,9 +1,11 @@
 // Package eval evaluates compiled policies against one request, with the
 // results and messages Kyverno gives.
 //
-// Start at Engine.Evaluate. It runs in Kyverno's three phases: the mutate
-// rules of every policy (mutate.go), then the validate rules, which see the
-// mutated object, then the generate rules (generate.go). For each policy,
+// Start at Engine.Evaluate. It runs in Kyverno's phases: the mutate rules
+// of every policy (mutate.go), the verifyImages rules (verifyimages.go:
+// signatures and attestations checked through the host's ImageVerifier,
+// digests added), then the validate rules, which see the mutated object,
+// then the generate rules (generate.go). For each policy,
 // in order, and each of its rules (autogen rules included), it applies
 // match and exclude, loads the rule's context entries lazily (an entry
 // loads the first time a variable names it, as in Kyverno), checks

@@ -161,7 +161,8 @@ func (ev *evaluation) setObject(obj map[string]any) {
 	ev.base = ev.baseDocument(obj)
 }
 
-// ruleResult turns an outcome of a mutate or generate rule into a result.
+// ruleResult turns an outcome of a rule into a result (the validate phase
+// adds Enforce and the warn of an unscored policy).
 func (ev *evaluation) ruleResult(p *policy.Policy, r *policy.Rule, o *outcome) RuleResult {
 	res := RuleResult{
 		Policy:   p.Name(),
@@ -201,13 +202,8 @@ func (ev *evaluation) mutateRule(p *policy.Policy, r *policy.Rule, obj map[strin
 // matchedMutateRule applies a mutate rule that matched the request.
 func (ev *evaluation) matchedMutateRule(p *policy.Policy, r *policy.Rule, obj map[string]any) ([]*outcome, map[string]any, []TargetPatch) {
 	s := ev.newScope(p, r)
-	s.loadContext(r.Context)
-	ok, msg, err := s.conditions(r.Preconditions)
-	if err != nil {
-		return []*outcome{ruleError("failed to evaluate preconditions", err)}, nil, nil
-	}
-	if !ok {
-		return []*outcome{skip(joinNonEmpty("; ", "preconditions not met", msg))}, nil, nil
+	if o := s.unmet(r.Context, r.Preconditions); o != nil {
+		return []*outcome{o}, nil, nil
 	}
 	if exs := ev.exceptions(p, r, s); len(exs) > 0 {
 		return []*outcome{exceptionSkip(exs)}, nil, nil

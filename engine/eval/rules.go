@@ -53,20 +53,8 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 	if p.Deleting != nil {
 		return ev.deletingPolicy(p, out) // dpol.go
 	}
-	if ev.req.Mode == Background && !p.Background {
+	if !ev.admits(p) {
 		return out
-	}
-	if ev.req.Mode == Admission && !p.Admission {
-		return out
-	}
-	if p.Namespaced() {
-		ns := ev.res.Namespace
-		if ev.oldRes != nil {
-			ns = ev.oldRes.Namespace
-		}
-		if ns == "" || ns != p.Namespace() {
-			return out
-		}
 	}
 	if p.Validating != nil {
 		return ev.validatingPolicy(p, out) // vpol.go
@@ -89,25 +77,10 @@ func (ev *evaluation) policy(p *policy.Policy, out []RuleResult) []RuleResult {
 		if o == nil {
 			continue
 		}
-		res := RuleResult{
-			Policy:   p.Name(),
-			Rule:     r.Name,
-			Type:     RuleType(r.Type.String()),
-			Status:   o.status,
-			Message:  o.message,
-			Enforce:  ev.enforce(r),
-			Scored:   p.Scored,
-			Category: p.Category,
-			Severity: p.Severity,
-		}
-		if p.Namespaced() {
-			res.PolicyNamespace = p.Namespace()
-		}
+		res := ev.ruleResult(p, r, o)
+		res.Enforce = ev.enforce(r)
 		if !p.Scored && res.Status == StatusFail {
 			res.Status = StatusWarn
-		}
-		if len(r.ReportProperties) > 0 {
-			res.Properties = ev.properties(p, r)
 		}
 		out = append(out, res)
 		if o.status == StatusPass || o.status == StatusFail {
@@ -159,13 +132,8 @@ func (ev *evaluation) matchedRule(p *policy.Policy, r *policy.Rule) *outcome {
 	}
 	s := ev.newScope(p, r)
 	defer ev.release(s)
-	s.loadContext(r.Context)
-	ok, msg, err := s.conditions(r.Preconditions)
-	if err != nil {
-		return ruleError("failed to evaluate preconditions", err)
-	}
-	if !ok {
-		return skip(joinNonEmpty("; ", "preconditions not met", msg))
+	if o := s.unmet(r.Context, r.Preconditions); o != nil {
+		return o
 	}
 	if r.Type == policy.Validate {
 		if o, handled := ev.validateSpecial(p, r, s); handled {

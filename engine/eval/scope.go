@@ -306,25 +306,9 @@ func (ev *evaluation) loadEntry(s *scope, ce *policy.ContextEntry) (any, error) 
 	case ce.APICall != nil:
 		return ev.loadAPICall(s, ce)
 	case ce.GlobalReference != nil:
-		name, err := renderString(s, ce.GlobalReference.Name)
-		if err != nil {
-			return nil, err
-		}
-		data, err := ev.e.lookup.GlobalContext(ev.ctx, name)
-		if err != nil {
-			return nil, fmt.Errorf("failed to load global context entry %s: %w", name, err)
-		}
-		return ev.applyJMESPath(s, ce.GlobalReference.JMESPath, data)
+		return ev.loadNamed(s, ce.GlobalReference.Name, ce.GlobalReference.JMESPath, ev.e.lookup.GlobalContext, "failed to load global context entry %s: %w")
 	case ce.ImageRegistry != nil:
-		ref, err := renderString(s, ce.ImageRegistry.Reference)
-		if err != nil {
-			return nil, err
-		}
-		data, err := ev.e.lookup.ImageData(ev.ctx, ref)
-		if err != nil {
-			return nil, fmt.Errorf("failed to fetch image data for %s: %w", ref, err)
-		}
-		return ev.applyJMESPath(s, ce.ImageRegistry.JMESPath, data)
+		return ev.loadNamed(s, ce.ImageRegistry.Reference, ce.ImageRegistry.JMESPath, ev.e.lookup.ImageData, "failed to fetch image data for %s: %w")
 	}
 	return nil, fmt.Errorf("context entry %s has no source", ce.Name)
 }
@@ -452,6 +436,21 @@ func (ev *evaluation) loadAPICall(s *scope, ce *policy.ContextEntry) (any, error
 		return nil, fmt.Errorf("failed to load context entry %s: %w", ce.Name, callErr)
 	}
 	return data, nil
+}
+
+// loadNamed loads the data of a globalReference or imageRegistry entry:
+// the name rendered, the data fetched (an error worded by format, with
+// the name), the entry's jmesPath applied.
+func (ev *evaluation) loadNamed(s *scope, name, jmesPath *variables.Template, fetch func(context.Context, string) (any, error), format string) (any, error) {
+	n, err := renderString(s, name)
+	if err != nil {
+		return nil, err
+	}
+	data, err := fetch(ev.ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf(format, n, err)
+	}
+	return ev.applyJMESPath(s, jmesPath, data)
 }
 
 func (ev *evaluation) applyJMESPath(s *scope, t *variables.Template, data any) (any, error) {

@@ -30,13 +30,8 @@ func (v *validator) validate(s *scope, fe *policy.Foreach) *outcome {
 	if fe == nil {
 		pat, anyPat, deny, foreach = v.val.Pattern, v.val.AnyPattern, v.val.Deny, v.val.Foreach
 	} else {
-		s.loadContext(fe.Context)
-		ok, msg, err := s.conditions(fe.Preconditions)
-		if err != nil {
-			return ruleError("failed to evaluate preconditions", err)
-		}
-		if !ok {
-			return skip(joinNonEmpty("; ", "preconditions not met", msg))
+		if o := s.unmet(fe.Context, fe.Preconditions); o != nil {
+			return o
 		}
 		pat, anyPat, deny, foreach = fe.Pattern, fe.AnyPattern, fe.Deny, fe.Foreach
 	}
@@ -321,6 +316,21 @@ func (s *scope) setElement(el any, index, nesting int, elementScope *bool) error
 	}
 	if scoped {
 		s.element = m
+	}
+	return nil
+}
+
+// unmet is the outcome of a rule (or foreach element) whose preconditions
+// c do not hold (skip) or fail (error), after loading its context entries;
+// nil when they hold.
+func (s *scope) unmet(context []*policy.ContextEntry, c *policy.Conditions) *outcome {
+	s.loadContext(context)
+	ok, msg, err := s.conditions(c)
+	if err != nil {
+		return ruleError("failed to evaluate preconditions", err)
+	}
+	if !ok {
+		return skip(joinNonEmpty("; ", "preconditions not met", msg))
 	}
 	return nil
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/verdict-policy/verdict/engine/cases"
+
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -70,12 +72,12 @@ spec:
 // loop; each iteration is one request (the VAP's input is built per
 // request, as a server builds it).
 func BenchmarkVAPForms(b *testing.B) {
-	tc := testCase{Note: "bench", Policy: benchVAP}
-	vaps, err := casePolicies(tc)
+	tc := cases.Case{Note: "bench", Policy: benchVAP}
+	vaps, err := tc.Policies()
 	if err != nil {
 		b.Fatal(err)
 	}
-	bindings, err := caseBindings(tc)
+	bindings, err := tc.Bindings()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -417,13 +417,8 @@ func (ev *evaluation) verifyImagesRule(p *policy.Policy, r *policy.Rule, obj map
 		return []*outcome{errorf("%s", r.Unsupported)}, nil
 	}
 	s := ev.newScope(p, r)
-	s.loadContext(r.Context)
-	ok, msg, err := s.conditions(r.Preconditions)
-	if err != nil {
-		return []*outcome{ruleError("failed to evaluate preconditions", err)}, nil
-	}
-	if !ok {
-		return []*outcome{skip(joinNonEmpty("; ", "preconditions not met", msg))}, nil
+	if o := s.unmet(r.Context, r.Preconditions); o != nil {
+		return []*outcome{o}, nil
 	}
 	if exs := ev.exceptions(p, r, s); len(exs) > 0 {
 		return []*outcome{exceptionSkip(exs)}, nil
@@ -721,13 +716,8 @@ func (ev *evaluation) validateImagesRule(p *policy.Policy, r *policy.Rule) *outc
 		return nil // the verify phase reported the error
 	}
 	s := ev.newScope(p, r)
-	s.loadContext(r.Context)
-	ok, msg, err := s.conditions(r.Preconditions)
-	if err != nil {
-		return ruleError("failed to evaluate preconditions", err)
-	}
-	if !ok {
-		return skip(joinNonEmpty("; ", "preconditions not met", msg))
+	if o := s.unmet(r.Context, r.Preconditions); o != nil {
+		return o
 	}
 	if exs := ev.exceptions(p, r, s); len(exs) > 0 {
 		return exceptionSkip(exs)

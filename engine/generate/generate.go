@@ -238,16 +238,7 @@ func setOrDelete(m map[string]any, k, v string) {
 // selfLink, creationTimestamp, managedFields and resourceVersion, and
 // without owner references when it goes to another namespace.
 func FromClone(source map[string]any, targetNamespace string) map[string]any {
-	obj := deepCopy(source).(map[string]any)
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
-	labels, _ := meta["labels"].(map[string]any)
-	if labels == nil {
-		labels = map[string]any{}
-	}
+	obj, meta, labels := copyWithLabels(source)
 	group, version := splitAPIVersion(stringField(obj, "apiVersion"))
 	labels[LabelSourceGroup] = group
 	labels[LabelSourceVersion] = version
@@ -264,19 +255,27 @@ func FromClone(source map[string]any, targetNamespace string) map[string]any {
 	return obj
 }
 
-// LabelSource returns the clone source with the label Kyverno adds to
-// track changes to it (generate.kyverno.io/clone-source: "").
-func LabelSource(source map[string]any) map[string]any {
-	obj := deepCopy(source).(map[string]any)
-	meta, _ := obj["metadata"].(map[string]any)
+// copyWithLabels copies source and returns its metadata and labels,
+// which it creates when missing (the labels are set into the metadata by
+// the caller).
+func copyWithLabels(source map[string]any) (obj, meta, labels map[string]any) {
+	obj = deepCopy(source).(map[string]any)
+	meta, _ = obj["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
 		obj["metadata"] = meta
 	}
-	labels, _ := meta["labels"].(map[string]any)
+	labels, _ = meta["labels"].(map[string]any)
 	if labels == nil {
 		labels = map[string]any{}
 	}
+	return obj, meta, labels
+}
+
+// LabelSource returns the clone source with the label Kyverno adds to
+// track changes to it (generate.kyverno.io/clone-source: "").
+func LabelSource(source map[string]any) map[string]any {
+	obj, meta, labels := copyWithLabels(source)
 	labels[LabelCloneSource] = ""
 	meta["labels"] = labels
 	return obj

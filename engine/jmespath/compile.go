@@ -8,6 +8,8 @@ import (
 	gojmespath "github.com/kyverno/go-jmespath"
 )
 
+// status is the outcome of an evaluator node.
+//
 // Parse compiles the AST of every query that is not a simple path into a
 // tree of small evaluator nodes, one per AST node, when all of its nodes
 // are of the supported kinds: fields, subexpressions, indexes, slices, @,
@@ -37,8 +39,6 @@ import (
 // So successes take the compiled path and failures keep the interpreter's
 // exact errors. A query whose result is a NotFoundError also goes back to
 // the interpreter, the only one that can build that error.
-
-// status is the outcome of an evaluator node, see above.
 type status uint8
 
 const (

@@ -59,12 +59,19 @@ func jpTimeToCron(_ *env, args []any) (any, error) {
 		strconv.Itoa(int(t.Weekday())), nil
 }
 
-func jpTimeAdd(_ *env, args []any) (any, error) {
+// timeAndDuration reads the arguments (t, d) of time_add and
+// time_truncate.
+func timeAndDuration(args []any) (time.Time, time.Duration, error) {
 	t, err := rfc3339Arg(args, 0)
 	if err != nil {
-		return nil, err
+		return time.Time{}, 0, err
 	}
 	d, err := durationArg(args, 1)
+	return t, d, err
+}
+
+func jpTimeAdd(_ *env, args []any) (any, error) {
+	t, d, err := timeAndDuration(args)
 	if err != nil {
 		return nil, err
 	}
@@ -137,11 +144,7 @@ func jpTimeBetween(_ *env, args []any) (any, error) {
 
 // time_truncate(t, d) rounds t down to a multiple of d since the zero time.
 func jpTimeTruncate(_ *env, args []any) (any, error) {
-	t, err := rfc3339Arg(args, 0)
-	if err != nil {
-		return nil, err
-	}
-	d, err := durationArg(args, 1)
+	t, d, err := timeAndDuration(args)
 	if err != nil {
 		return nil, err
 	}

@@ -36,8 +36,10 @@ func NewVariableNames(declared []string) *VariableNames {
 }
 
 // variablesTypeValue is the runtime type of `variables`, as
-// lazy.NewMapValue makes it for VariablesType.
-var variablesTypeValue = types.NewTypeValue(VariablesType.TypeName(), traits.IndexerType|traits.FieldTesterType|traits.IterableType)
+// lazy.NewMapValue makes it for VariablesType (types.NewObjectType is
+// cel-go's replacement of the NewTypeValue it calls: the same type for a
+// name that is not a well-known type).
+var variablesTypeValue = types.NewObjectType(VariablesType.TypeName(), traits.IndexerType|traits.FieldTesterType|traits.IterableType)
 
 // varState is where a variable's evaluation stands.
 type varState uint8

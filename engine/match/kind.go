@@ -24,6 +24,26 @@ type kindSelector struct {
 	group, version, kind, sub pattern
 }
 
+// Kind is a resource selector of a policy in text form: an entry of
+// resources.kinds split as Kyverno's ParseKindSelector does (Group,
+// Version, Kind and Subresource are patterns, "*" for any; "Pod" is group
+// "*", version "*", kind "Pod", the main resource), or, with Resource set
+// and Kind empty, a plural resource of a ValidatingPolicy's resourceRules
+// (Group "" is then the core group).
+type Kind struct {
+	Group, Version, Kind, Resource, Subresource string
+}
+
+// ParseKind splits an entry of resources.kinds as match blocks do.
+func ParseKind(s string) Kind {
+	g, v, k, sub := splitKindSelector(s)
+	return Kind{Group: g, Version: v, Kind: k, Subresource: sub}
+}
+
+// MainResource reports whether k selects main resources (no subresource,
+// or every subresource and the main resource: "*").
+func (k Kind) MainResource() bool { return k.Subresource == "" || k.Subresource == "*" }
+
 func parseKindSelector(s string) kindSelector {
 	g, v, k, sub := splitKindSelector(s)
 	return kindSelector{

@@ -32,6 +32,7 @@
 //
 // Everything here is pure: no I/O, no globals that change, no logging. It
 // depends on engine/pattern (conditional anchors are validate patterns),
-// evanphx/json-patch and sigs.k8s.io/yaml only; variables are substituted
-// by the caller (engine/eval) before a patch is applied.
+// engine/internal/jsonquote, evanphx/json-patch and sigs.k8s.io/yaml only;
+// variables are substituted by the caller (engine/eval) before a patch is
+// applied.
 package mutate

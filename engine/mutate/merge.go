@@ -184,20 +184,7 @@ func visitMap(dest, origin *node) (*node, error) {
 		}
 		return origin, nil
 	}
-	if origin != nil && origin.null {
-		return nil, nil
-	}
-	ps, err := smpDirectiveOf(origin)
-	if err != nil {
-		return nil, err
-	}
-	switch ps {
-	case smpDelete:
-		return nil, nil
-	case smpReplace:
-		return origin, nil
-	}
-	return dest, nil
+	return mergeDirective(dest, origin)
 }
 
 // visitList is merge2's Merger.VisitList for an associative list.
@@ -205,6 +192,13 @@ func visitList(dest, origin *node) (*node, error) {
 	if missingOrNull(dest) {
 		return origin, nil
 	}
+	return mergeDirective(dest, origin)
+}
+
+// mergeDirective is the end of merge2's visits of a list: a null patch
+// deletes, "$patch: delete" deletes, "$patch: replace" takes the patch,
+// anything else keeps the destination.
+func mergeDirective(dest, origin *node) (*node, error) {
 	if origin != nil && origin.null {
 		return nil, nil
 	}

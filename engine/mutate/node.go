@@ -82,25 +82,9 @@ func toNode(v any) (*node, error) {
 		}
 		return n, nil
 	case []any:
-		n := &node{kind: listNode, items: make([]*node, len(t))}
-		for i, item := range t {
-			c, err := toNode(item)
-			if err != nil {
-				return nil, err
-			}
-			n.items[i] = c
-		}
-		return n, nil
+		return listToNode(t)
 	case []map[string]any:
-		n := &node{kind: listNode, items: make([]*node, len(t))}
-		for i, item := range t {
-			c, err := toNode(item)
-			if err != nil {
-				return nil, err
-			}
-			n.items[i] = c
-		}
-		return n, nil
+		return listToNode(t)
 	case nil, string, bool:
 		n, _ := scalarOf(v)
 		return &n, nil
@@ -690,4 +674,17 @@ func (n *node) flow(b *strings.Builder) {
 		}
 		b.WriteString(n.text)
 	}
+}
+
+// listToNode converts the items of a list.
+func listToNode[T any](items []T) (*node, error) {
+	n := &node{kind: listNode, items: make([]*node, len(items))}
+	for i, item := range items {
+		c, err := toNode(item)
+		if err != nil {
+			return nil, err
+		}
+		n.items[i] = c
+	}
+	return n, nil
 }

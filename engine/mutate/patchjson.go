@@ -4,7 +4,8 @@ import (
 	"math"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/verdict-policy/verdict/engine/internal/jsonquote"
 )
 
 // appendPatch writes ops as json.Marshal writes them (Operation's
@@ -20,9 +21,9 @@ func appendPatch(dst []byte, ops []Operation) ([]byte, bool) {
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `{"op":`...)
-		dst = appendJSONString(dst, o.Op)
+		dst = jsonquote.Append(dst, o.Op, jsonquote.Marshal)
 		dst = append(dst, `,"path":`...)
-		dst = appendJSONString(dst, o.Path)
+		dst = jsonquote.Append(dst, o.Path, jsonquote.Marshal)
 		// The value is omitted when empty (a nil interface), except for
 		// add and replace.
 		if o.Value != nil || o.Op == "add" || o.Op == "replace" {
@@ -44,7 +45,7 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 	case nil:
 		return append(dst, "null"...), true
 	case string:
-		return appendJSONString(dst, t), true
+		return jsonquote.Append(dst, t, jsonquote.Marshal), true
 	case bool:
 		return strconv.AppendBool(dst, t), true
 	case float64:
@@ -68,7 +69,7 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
-			dst = appendJSONString(dst, k)
+			dst = jsonquote.Append(dst, k, jsonquote.Marshal)
 			dst = append(dst, ':')
 			var ok bool
 			if dst, ok = appendJSONValue(dst, t[k]); !ok {
@@ -93,61 +94,4 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 		return append(dst, ']'), true
 	}
 	return dst, false
-}
-
-const hexDigits = "0123456789abcdef"
-
-// appendJSONString is encoding/json's appendString with HTML escaping (as
-// json.Marshal does): quotes, backslashes and control characters escaped,
-// <, > and & as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029
-// escaped.
-func appendJSONString(dst []byte, s string) []byte {
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if b := s[i]; b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '\\', '"':
-				dst = append(dst, '\\', b)
-			case '\b':
-				dst = append(dst, '\\', 'b')
-			case '\f':
-				dst = append(dst, '\\', 'f')
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		c, size := utf8.DecodeRuneInString(s[i:])
-		if c == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if c == '\u2028' || c == '\u2029' {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[c&0xF])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
 }

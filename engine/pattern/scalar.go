@@ -7,128 +7,16 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/operator"
 	"github.com/verdict-policy/verdict/engine/internal/quantity"
 	"github.com/verdict-policy/verdict/engine/internal/wildcard"
 	"k8s.io/apimachinery/pkg/api/resource"
 )
 
-// operator is the leading operator of a string pattern condition.
-type operator uint8
-
-const (
-	opEqual      operator = iota // no operator
-	opMoreEqual                  // >=
-	opLessEqual                  // <=
-	opNotEqual                   // !
-	opMore                       // >
-	opLess                       // <
-	opInRange                    // a-b
-	opNotInRange                 // a!-b
-)
-
-// String returns the operator as written, which is also the number of bytes
-// Kyverno strips from the front of a condition.
-func (o operator) String() string {
-	switch o {
-	case opMoreEqual:
-		return ">="
-	case opLessEqual:
-		return "<="
-	case opNotEqual:
-		return "!"
-	case opMore:
-		return ">"
-	case opLess:
-		return "<"
-	case opInRange:
-		return "-"
-	case opNotInRange:
-		return "!-"
-	}
-	return ""
-}
-
-// operatorOf finds the operator of a condition, in Kyverno's order of checks
-// (operator.GetOperatorFromStringPattern).
-func operatorOf(s string) operator {
-	if len(s) < 2 {
-		return opEqual
-	}
-	switch {
-	case strings.HasPrefix(s, ">="):
-		return opMoreEqual
-	case strings.HasPrefix(s, "<="):
-		return opLessEqual
-	case s[0] == '>':
-		return opMore
-	case s[0] == '<':
-		return opLess
-	case s[0] == '!':
-		return opNotEqual
-	}
-	if _, _, ok := splitRange(s, "!-"); ok {
-		return opNotInRange
-	}
-	if _, _, ok := splitRange(s, "-"); ok {
-		return opInRange
-	}
-	return opEqual
-}
-
-// splitRange matches s against `^(N)sep(N)$` where N is Kyverno's range
-// endpoint `[-|\+]?\d+(?:\.\d+)?[A-Za-z]*`, and returns both endpoints.
-func splitRange(s, sep string) (string, string, bool) {
-	n := rangeEndpoint(s)
-	if n == 0 || !strings.HasPrefix(s[n:], sep) {
-		return "", "", false
-	}
-	rest := s[n+len(sep):]
-	m := rangeEndpoint(rest)
-	if m == 0 || m != len(rest) {
-		return "", "", false
-	}
-	return s[:n], rest, true
-}
-
-// rangeEndpoint returns the length of the longest prefix of s that is a range
-// endpoint, or 0. The grammar has no ambiguity a greedy scan could miss: an
-// endpoint is followed by '-' or '!', which it cannot contain past its sign.
-func rangeEndpoint(s string) int {
-	i := 0
-	if i < len(s) && (s[i] == '-' || s[i] == '|' || s[i] == '+') {
-		i++
-	}
-	d := digits(s[i:])
-	if d == 0 {
-		return 0
-	}
-	i += d
-	if i < len(s) && s[i] == '.' {
-		f := digits(s[i+1:])
-		if f == 0 {
-			// "1." cannot be followed by the separator: no match at all.
-			return 0
-		}
-		i += 1 + f
-	}
-	for i < len(s) && (s[i] >= 'a' && s[i] <= 'z' || s[i] >= 'A' && s[i] <= 'Z') {
-		i++
-	}
-	return i
-}
-
-func digits(s string) int {
-	i := 0
-	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	return i
-}
-
 // cond is one comparison such as ">=1Gi", with its operand pre-parsed as a
 // duration and as a quantity, the way Kyverno tries them in turn.
 type cond struct {
-	op      operator // never opInRange or opNotInRange
+	op      operator.Op // never InRange or NotInRange
 	operand string
 	wild    bool             // operand holds '*' or '?'
 	glob    wildcard.Pattern // operand as a wildcard pattern, when wild
@@ -138,7 +26,7 @@ type cond struct {
 	qty     resource.Quantity
 }
 
-func newCond(op operator, operand string) cond {
+func newCond(op operator.Op, operand string) cond {
 	c := cond{op: op, operand: operand, wild: wildcard.Has(operand)}
 	if c.wild {
 		c.glob = wildcard.Compile(operand)
@@ -169,14 +57,14 @@ type term struct {
 
 // newTerm parses one condition as validateStringPattern does.
 func newTerm(s string) term {
-	switch op := operatorOf(s); op {
-	case opInRange:
-		left, right, _ := splitRange(s, "-")
+	switch op := operator.Of(s); op {
+	case operator.InRange:
+		left, right, _ := operator.SplitRange(s, "-")
 		// Kyverno re-parses ">= left" and "<= right".
-		return term{kind: termInRange, a: newCond(opMoreEqual, left), b: newCond(opLessEqual, right)}
-	case opNotInRange:
-		left, right, _ := splitRange(s, "!-")
-		return term{kind: termNotInRange, a: newCond(opLess, left), b: newCond(opMore, right)}
+		return term{kind: termInRange, a: newCond(operator.MoreEqual, left), b: newCond(operator.LessEqual, right)}
+	case operator.NotInRange:
+		left, right, _ := operator.SplitRange(s, "!-")
+		return term{kind: termNotInRange, a: newCond(operator.Less, left), b: newCond(operator.More, right)}
 	default:
 		return term{a: newCond(op, strings.TrimSpace(s[len(op.String()):]))}
 	}
@@ -362,15 +250,15 @@ func (vc *valueCache) quantity() (*resource.Quantity, bool) {
 func (c *cond) match(vc *valueCache) bool {
 	if c.durOK {
 		if d, ok := vc.duration(); ok {
-			return compareOrdered(c.op, cmpDuration(d, c.dur))
+			return operator.CompareDurations(c.op, d, c.dur)
 		}
 	}
 	if c.qtyOK {
 		if q, ok := vc.quantity(); ok {
-			return compareOrdered(c.op, quantity.Cmp(*q, c.qty))
+			return operator.Compare(c.op, quantity.Cmp(*q, c.qty))
 		}
 	}
-	if c.op != opEqual && c.op != opNotEqual {
+	if c.op != operator.Equal && c.op != operator.NotEqual {
 		return false
 	}
 	var s string
@@ -392,36 +280,8 @@ func (c *cond) match(vc *valueCache) bool {
 	} else {
 		m = c.operand == s
 	}
-	if c.op == opNotEqual {
+	if c.op == operator.NotEqual {
 		return !m
 	}
 	return m
-}
-
-func cmpDuration(a, b time.Duration) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func compareOrdered(op operator, c int) bool {
-	switch op {
-	case opEqual:
-		return c == 0
-	case opNotEqual:
-		return c != 0
-	case opMore:
-		return c > 0
-	case opLess:
-		return c < 0
-	case opMoreEqual:
-		return c >= 0
-	case opLessEqual:
-		return c <= 0
-	}
-	return false
 }

@@ -6,75 +6,6 @@ import (
 	"testing"
 )
 
-func TestOperatorOf(t *testing.T) {
-	tests := []struct {
-		give string
-		want operator
-	}{
-		{"", opEqual},
-		{">", opEqual},
-		{"a", opEqual},
-		{">=1", opMoreEqual},
-		{"<=1", opLessEqual},
-		{">1", opMore},
-		{"<1", opLess},
-		{"!a", opNotEqual},
-		{"!1-5", opNotEqual},
-		{"1-5", opInRange},
-		{"-5--1", opInRange},
-		{"1Gi-2Gi", opInRange},
-		{"1.5-2.5", opInRange},
-		{"1!-5", opNotInRange},
-		{"1.-5", opEqual},
-		{"1-", opEqual},
-		{"a-b", opEqual},
-		{"1-5x6", opEqual},
-		{"=5", opEqual},
-	}
-	for _, tt := range tests {
-		if got := operatorOf(tt.give); got != tt.want {
-			t.Errorf("operatorOf(%q) = %q, want %q", tt.give, got, tt.want)
-		}
-	}
-}
-
-// Kyverno's range expressions (pkg/engine/operator), the oracle for
-// splitRange.
-var (
-	inRangeRE    = regexp.MustCompile(`^([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)-([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)$`)
-	notInRangeRE = regexp.MustCompile(`^([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)!-([-|\+]?\d+(?:\.\d+)?[A-Za-z]*)$`)
-)
-
-// TestSplitRangeMatchesKyverno compares splitRange with Kyverno's regular
-// expressions on every string of up to five characters over an alphabet
-// that covers the grammar.
-func TestSplitRangeMatchesKyverno(t *testing.T) {
-	alphabet := []string{"1", "2", "-", "!", ".", "+", "|", "G", "x"}
-	var walk func(s string, depth int)
-	walk = func(s string, depth int) {
-		for _, tc := range []struct {
-			sep string
-			re  *regexp.Regexp
-		}{{"-", inRangeRE}, {"!-", notInRangeRE}} {
-			l, r, ok := splitRange(s, tc.sep)
-			m := tc.re.FindStringSubmatch(s)
-			if ok != (m != nil) || ok && (l != m[1] || r != m[2]) {
-				t.Errorf("splitRange(%q, %q) = %q, %q, %v; Kyverno's expression gives %q", s, tc.sep, l, r, ok, m)
-			}
-		}
-		if depth == 0 {
-			return
-		}
-		for _, c := range alphabet {
-			walk(s+c, depth-1)
-		}
-	}
-	walk("", 5)
-}
-
-// kyvernoAnchorRE is Kyverno's anchor expression (pkg/engine/anchor).
-var kyvernoAnchorRE = regexp.MustCompile(`^(?P<modifier>[+<=X^])?\((?P<key>.+)\)$`)
-
 func TestParseAnchor(t *testing.T) {
 	tests := []struct {
 		give     string
@@ -123,3 +54,6 @@ func TestParseAnchorMatchesKyverno(t *testing.T) {
 	}
 	walk("", 5)
 }
+
+// kyvernoAnchorRE is Kyverno's anchor expression (pkg/engine/anchor).
+var kyvernoAnchorRE = regexp.MustCompile(`^(?P<modifier>[+<=X^])?\((?P<key>.+)\)$`)

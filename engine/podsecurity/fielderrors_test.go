@@ -50,7 +50,7 @@ func testPods(t *testing.T) []map[string]any {
 			walk(o.Value)
 		}
 	}
-	collect("../testdata/cases/podsecurity/podsecurity.yaml")
+	collect("../cases/testdata/podsecurity/podsecurity.yaml")
 	collect("../testdata/bench/pod.yaml")
 	for _, folder := range []string{"pod-security", "pod-security-cel"} {
 		dir, ok := testcorpus.Corpus(folder)

@@ -36,6 +36,10 @@
 // CompileGenerating (engine/gpol, field Generating) and CompileDeleting
 // (engine/dpol, field Deleting) for the generating and deleting kinds.
 //
+// Policy.Scopes (scope.go) tells what background work selects in a compiled
+// policy: the rules and kinds a background scan evaluates, and those
+// generateExisting and mutateExistingOnPolicyUpdate replay.
+//
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no
 // I/O.

@@ -127,23 +127,20 @@ func (c *compiler) noUserInfo(u *kyverno.UserInfo, path string) {
 	}
 }
 
+// withoutOperations copies the filters without their operations.
 func withoutOperations(in []kyverno.ResourceFilter) []kyverno.ResourceFilter {
-	if in == nil {
-		return nil
-	}
-	out := make([]kyverno.ResourceFilter, len(in))
-	for i, f := range in {
-		out[i] = f
-		if f.Resources != nil {
-			rd := *f.Resources
-			rd.Operations = nil
-			out[i].Resources = &rd
-		}
-	}
-	return out
+	return editResources(in, func(rd *kyverno.ResourceDescription) { rd.Operations = nil })
 }
 
+// withoutNamespaceSelector copies the filters without their namespace
+// selectors.
 func withoutNamespaceSelector(in []kyverno.ResourceFilter) []kyverno.ResourceFilter {
+	return editResources(in, func(rd *kyverno.ResourceDescription) { rd.NamespaceSelector = nil })
+}
+
+// editResources copies the filters, each with a copy of its resources
+// changed by edit.
+func editResources(in []kyverno.ResourceFilter, edit func(*kyverno.ResourceDescription)) []kyverno.ResourceFilter {
 	if in == nil {
 		return nil
 	}
@@ -152,7 +149,7 @@ func withoutNamespaceSelector(in []kyverno.ResourceFilter) []kyverno.ResourceFil
 		out[i] = f
 		if f.Resources != nil {
 			rd := *f.Resources
-			rd.NamespaceSelector = nil
+			edit(&rd)
 			out[i].Resources = &rd
 		}
 	}

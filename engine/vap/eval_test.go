@@ -43,7 +43,7 @@ func deployment(name string, replicas int) map[string]any {
 
 // TestEvaluateParams checks what Evaluate asks Params for and how it
 // shapes their answer, in both modes (the cases of
-// engine/testdata/cases/vap/params.yaml go through eval's Lookup).
+// engine/cases/testdata/vap/params.yaml go through eval's Lookup).
 func TestEvaluateParams(t *testing.T) {
 	p, bs := compile(t, minimalPolicy)
 	type call struct {

@@ -48,25 +48,9 @@ func resolveReferences(doc any, base string) (any, engine.Errors) {
 	return out, rs.errs
 }
 
-func hasReference(v any) bool {
-	switch x := v.(type) {
-	case string:
-		return strings.Contains(x, "$(")
-	case map[string]any:
-		for k, v := range x {
-			if strings.Contains(k, "$(") || hasReference(v) {
-				return true
-			}
-		}
-	case []any:
-		for _, v := range x {
-			if hasReference(v) {
-				return true
-			}
-		}
-	}
-	return false
-}
+// hasReference reports whether a string or key anywhere in v holds a
+// $(...) reference.
+func hasReference(v any) bool { return contains(v, "$(") }
 
 func (rs *references) walk(v any, ptr, field string) (any, bool) {
 	switch x := v.(type) {

@@ -353,25 +353,28 @@ func dynamicTemplate(s, path string) *Template {
 }
 
 // hasBraces reports whether a string or key anywhere in v contains "{{".
-func hasBraces(v any) bool {
+func hasBraces(v any) bool { return contains(v, "{{") }
+
+// contains reports whether a string or key anywhere in v contains sub.
+func contains(v any, sub string) bool {
 	switch x := v.(type) {
 	case string:
-		return strings.Contains(x, "{{")
+		return strings.Contains(x, sub)
 	case map[string]any:
 		for k, v := range x {
-			if strings.Contains(k, "{{") || hasBraces(v) {
+			if strings.Contains(k, sub) || contains(v, sub) {
 				return true
 			}
 		}
 	case []any:
 		for _, v := range x {
-			if hasBraces(v) {
+			if contains(v, sub) {
 				return true
 			}
 		}
 	case []map[string]any:
 		for _, v := range x {
-			if hasBraces(v) {
+			if contains(v, sub) {
 				return true
 			}
 		}

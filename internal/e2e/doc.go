@@ -17,8 +17,9 @@
 // listen on free 127.0.0.1 ports and are stopped (SIGTERM, then SIGKILL)
 // when the test ends; their logs are printed when the test failed.
 //
-// Used by the tests of webhookproxy (and meant for the report writer and
-// deploy tests). Depends on client-go's rest package and the standard
+// Used by the e2e tests of cmd/verdict, deploy, reportwriter/kubestore,
+// scanner, server/kubelookup and webhookproxy. Depends on client-go's rest
+// package and the standard
 // library only; never on Verdict's service packages, and never imported by
 // non-test code.
 package e2e

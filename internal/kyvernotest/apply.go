@@ -9,6 +9,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 // ApplyOptions configure Apply.
@@ -69,9 +70,7 @@ type ApplyResponse struct {
 }
 
 // Counts are the totals kyverno apply prints.
-type Counts struct {
-	Pass, Fail, Warn, Error, Skip int
-}
+type Counts = policyreport.Summary
 
 // Skipped is a policy Apply did not evaluate, with the reason.
 type Skipped struct {
@@ -238,15 +237,15 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
 				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.VAP != nil {
-					res.Counts.addVAP(rr)
+					countVAP(&res.Counts, rr)
 					continue
 				}
-				res.Counts.add(rr, auditWarn)
+				countResult(&res.Counts, rr, auditWarn)
 				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.Mutating != nil {
 					// Kyverno's CLI counts the results of MutatingPolicies
 					// twice (as it processes, then prints, their
 					// responses).
-					res.Counts.add(rr, auditWarn)
+					countResult(&res.Counts, rr, auditWarn)
 				}
 			}
 		}
@@ -365,33 +364,24 @@ func (s *suiteRun) split(r *Resource, results []eval.RuleResult) []ApplyResponse
 	return out
 }
 
-// add counts one rule result as Kyverno's CLI does: a failure of an Audit
-// rule is a warning with auditWarn; mutate results are never warnings.
-func (c *Counts) add(rr eval.RuleResult, auditWarn bool) {
-	switch rr.Status {
-	case eval.StatusPass:
-		c.Pass++
-	case eval.StatusFail:
-		if auditWarn && !rr.Enforce && rr.Type != eval.RuleMutation && rr.Type != eval.RuleGeneration {
-			c.Warn++
-		} else {
-			c.Fail++
-		}
-	case eval.StatusWarn:
-		if rr.Type != eval.RuleMutation {
-			c.Warn++
-		}
-	case eval.StatusError:
-		c.Error++
-	case eval.StatusSkip:
-		c.Skip++
+// countResult counts one rule result as Kyverno's CLI does: a failure of
+// an Audit rule is a warning with auditWarn; mutate results are never
+// warnings.
+func countResult(c *Counts, rr eval.RuleResult, auditWarn bool) {
+	result := string(rr.Status)
+	switch {
+	case rr.Status == eval.StatusFail && auditWarn && !rr.Enforce && rr.Type != eval.RuleMutation && rr.Type != eval.RuleGeneration:
+		result = "warn"
+	case rr.Status == eval.StatusWarn && rr.Type == eval.RuleMutation:
+		return
 	}
+	c.Add(result)
 }
 
-// addVAP counts a result of a ValidatingAdmissionPolicy as Kyverno's CLI
+// countVAP counts a result of a ValidatingAdmissionPolicy as Kyverno's CLI
 // does (addValidatingAdmissionResponse): pass, fail (an unscored one too)
 // and error; a skip is not counted.
-func (c *Counts) addVAP(rr eval.RuleResult) {
+func countVAP(c *Counts, rr eval.RuleResult) {
 	switch rr.Status {
 	case eval.StatusPass:
 		c.Pass++

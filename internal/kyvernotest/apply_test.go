@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	"sigs.k8s.io/yaml"
 )
 
@@ -131,13 +132,13 @@ func TestApplyReports(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Apply() error = %v", err)
 	}
-	ref := func(apiVersion, kind, ns, name string) []ObjectReference {
-		return []ObjectReference{{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}}
+	ref := func(apiVersion, kind, ns, name string) []policyreport.ObjectReference {
+		return []policyreport.ObjectReference{{APIVersion: apiVersion, Kind: kind, Namespace: ns, Name: name}}
 	}
-	result := func(policy, rule, status, ns, name string) ReportResult {
-		r := ReportResult{Source: "kyverno", Policy: policy, Rule: rule, Result: status, Scored: true,
+	result := func(policy, rule, status, ns, name string) policyreport.Result {
+		r := policyreport.Result{Source: "kyverno", Policy: policy, Rule: rule, Result: status, Scored: true,
 			Properties: map[string]string{"process": "background scan"}, Resources: ref("v1", "Pod", ns, name),
-			Timestamp: Timestamp{Seconds: now.Unix()}}
+			Timestamp: policyreport.Timestamp{Seconds: now.Unix()}}
 		if policy == "require-team-label" {
 			r.Category, r.Severity = "Best Practices", "medium"
 		}
@@ -145,10 +146,10 @@ func TestApplyReports(t *testing.T) {
 	}
 	deploy := result("require-team-label", "autogen-check-team", "pass", "default", "good-deploy")
 	deploy.Resources = ref("apps/v1", "Deployment", "default", "good-deploy")
-	want := []PolicyReport{
+	want := []policyreport.PolicyReport{
 		{
-			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: ReportMetadata{Name: "merged"},
-			Results: []ReportResult{
+			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: policyreport.Metadata{Name: "merged"},
+			Results: []policyreport.Result{
 				result("require-team-label", "check-team", "pass", "default", "good-pod"),
 				result("require-team-label", "check-team", "fail", "shop", "bad-pod"),
 				deploy,
@@ -156,19 +157,19 @@ func TestApplyReports(t *testing.T) {
 				result("require-team-label", "check-team", "fail", "team-b", "latest"),
 				result("require-team-label", "check-team", "fail", "team-a", "pinned"),
 			},
-			Summary: ReportSummary{Pass: 2, Fail: 4},
+			Summary: policyreport.Summary{Pass: 2, Fail: 4},
 		},
 		{
-			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: ReportMetadata{Name: "no-latest", Namespace: "team-a"},
-			Results: []ReportResult{
+			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: policyreport.Metadata{Name: "no-latest", Namespace: "team-a"},
+			Results: []policyreport.Result{
 				result("team-a/no-latest", "no-latest-tag", "fail", "team-a", "latest"),
 				result("team-a/no-latest", "no-latest-tag", "pass", "team-a", "pinned"),
 			},
-			Summary: ReportSummary{Pass: 1, Fail: 1},
+			Summary: policyreport.Summary{Pass: 1, Fail: 1},
 		},
 	}
 	got := res.Reports()
-	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(ReportResult{}, "Message")); diff != "" {
+	if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(policyreport.Result{}, "Message")); diff != "" {
 		t.Errorf("Reports() mismatch (-want +got):\n%s", diff)
 	}
 
@@ -177,9 +178,9 @@ func TestApplyReports(t *testing.T) {
 		if err := WriteReports(&buf, got, format); err != nil {
 			t.Fatalf("WriteReports(%s) error = %v", format, err)
 		}
-		var decoded []PolicyReport
+		var decoded []policyreport.PolicyReport
 		for _, doc := range splitReports(buf.String(), format) {
-			var r PolicyReport
+			var r policyreport.PolicyReport
 			if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
 				t.Fatalf("WriteReports(%s) wrote %q: %v", format, doc, err)
 			}
@@ -247,20 +248,20 @@ func TestYAMLStringRoundTrip(t *testing.T) {
 }
 
 func TestWriteReportsYAMLEdgeValues(t *testing.T) {
-	give := []PolicyReport{{
-		APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: ReportMetadata{Name: "merged"},
-		Results: []ReportResult{{
+	give := []policyreport.PolicyReport{{
+		APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: policyreport.Metadata{Name: "merged"},
+		Results: []policyreport.Result{{
 			Source: "kyverno", Policy: "p", Result: "fail", Scored: false,
 			Properties: map[string]string{"process": "", "enabled": "true", "count": "3", "odd key": "a: b"},
-			Resources:  []ObjectReference{{Kind: "Namespace", Name: "yes", UID: "0a-1"}},
+			Resources:  []policyreport.ObjectReference{{Kind: "Namespace", Name: "yes", UID: "0a-1"}},
 		}},
-		Summary: ReportSummary{Fail: 1},
+		Summary: policyreport.Summary{Fail: 1},
 	}}
 	var buf bytes.Buffer
 	if err := WriteReports(&buf, give, "yaml"); err != nil {
 		t.Fatalf("WriteReports() error = %v", err)
 	}
-	var got PolicyReport
+	var got policyreport.PolicyReport
 	if err := yaml.UnmarshalStrict(buf.Bytes(), &got); err != nil {
 		t.Fatalf("WriteReports() wrote %q: %v", buf.String(), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 const divider = "----------------------------------------------------------------------"
@@ -78,86 +79,30 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 
 // writeCounts writes the last line of kyverno apply.
 func writeCounts(bw *errWriter, c Counts) {
-	bw.printf("\npass: %d, fail: %d, warn: %d, error: %d, skip: %d\n", c.Pass, c.Fail, c.Warn, c.Error, c.Skip)
-}
-
-// PolicyReport is a wgpolicyk8s.io/v1alpha2 ClusterPolicyReport or
-// PolicyReport.
-type PolicyReport struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Metadata   ReportMetadata `json:"metadata"`
-	Results    []ReportResult `json:"results,omitempty"`
-	Summary    ReportSummary  `json:"summary"`
-}
-
-// ReportMetadata names a report.
-type ReportMetadata struct {
-	Name      string `json:"name"`
-	Namespace string `json:"namespace,omitempty"`
-}
-
-// ReportResult is one result of a policy report.
-type ReportResult struct {
-	Source     string            `json:"source"`
-	Policy     string            `json:"policy"`
-	Rule       string            `json:"rule,omitempty"`
-	Result     string            `json:"result"`
-	Scored     bool              `json:"scored"`
-	Message    string            `json:"message,omitempty"`
-	Category   string            `json:"category,omitempty"`
-	Severity   string            `json:"severity,omitempty"`
-	Properties map[string]string `json:"properties,omitempty"`
-	Resources  []ObjectReference `json:"resources,omitempty"`
-	Timestamp  Timestamp         `json:"timestamp"`
-}
-
-// ObjectReference is a corev1.ObjectReference.
-type ObjectReference struct {
-	APIVersion      string `json:"apiVersion,omitempty"`
-	Kind            string `json:"kind,omitempty"`
-	Namespace       string `json:"namespace,omitempty"`
-	Name            string `json:"name,omitempty"`
-	UID             string `json:"uid,omitempty"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
-// Timestamp is a protobuf timestamp.
-type Timestamp struct {
-	Seconds int64 `json:"seconds"`
-	Nanos   int32 `json:"nanos"`
-}
-
-// ReportSummary counts the results of a report by result.
-type ReportSummary struct {
-	Pass  int `json:"pass"`
-	Fail  int `json:"fail"`
-	Warn  int `json:"warn"`
-	Error int `json:"error"`
-	Skip  int `json:"skip"`
+	bw.printf("\n%s\n", c)
 }
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
 // --policy-report does: the results of all ClusterPolicies merged into one
-// ClusterPolicyReport named "merged", and one PolicyReport per namespaced
+// ClusterPolicyReport named "merged", and one policyreport.PolicyReport per namespaced
 // Policy (named after it, in its namespace).
-func (r *ApplyResult) Reports() []PolicyReport {
-	cluster := PolicyReport{
-		APIVersion: "wgpolicyk8s.io/v1alpha2",
-		Kind:       "ClusterPolicyReport",
-		Metadata:   ReportMetadata{Name: "merged"},
+func (r *ApplyResult) Reports() []policyreport.PolicyReport {
+	cluster := policyreport.PolicyReport{
+		APIVersion: policyreport.APIVersion,
+		Kind:       policyreport.KindClusterPolicyReport,
+		Metadata:   policyreport.Metadata{Name: "merged"},
 	}
-	var namespaced []*PolicyReport
-	byPolicy := map[*Policy]*PolicyReport{}
+	var namespaced []*policyreport.PolicyReport
+	byPolicy := map[*Policy]*policyreport.PolicyReport{}
 	for _, resp := range r.Responses {
 		target := &cluster
 		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
 			target = byPolicy[resp.Policy]
 			if target == nil {
-				target = &PolicyReport{
-					APIVersion: "wgpolicyk8s.io/v1alpha2",
-					Kind:       "PolicyReport",
-					Metadata:   ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
+				target = &policyreport.PolicyReport{
+					APIVersion: policyreport.APIVersion,
+					Kind:       policyreport.KindPolicyReport,
+					Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
 				}
 				byPolicy[resp.Policy] = target
 				namespaced = append(namespaced, target)
@@ -166,10 +111,10 @@ func (r *ApplyResult) Reports() []PolicyReport {
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, r.now, r.AuditWarn)
 			target.Results = append(target.Results, res)
-			target.Summary.add(res.Result)
+			target.Summary.Add(res.Result)
 		}
 	}
-	var out []PolicyReport
+	var out []policyreport.PolicyReport
 	if len(cluster.Results) > 0 {
 		out = append(out, cluster)
 	}
@@ -180,7 +125,7 @@ func (r *ApplyResult) Reports() []PolicyReport {
 }
 
 // reportResultOf is the report result of one rule result of Apply.
-func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, auditWarn bool) ReportResult {
+func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, auditWarn bool) policyreport.Result {
 	p := resp.Policy
 	name := p.Name
 	if p.Kind == "Policy" && p.Namespace != "" {
@@ -189,7 +134,7 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 	meta, _ := resp.Resource.Object["metadata"].(map[string]any)
 	uid, _ := meta["uid"].(string)
 	rv, _ := meta["resourceVersion"].(string)
-	res := ReportResult{
+	res := policyreport.Result{
 		Source:   "kyverno",
 		Policy:   name,
 		Rule:     rr.Rule,
@@ -198,12 +143,12 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 		Message:  rr.Message,
 		Category: rr.Category,
 		Severity: severity(rr.Severity),
-		Resources: []ObjectReference{{
+		Resources: []policyreport.ObjectReference{{
 			APIVersion: resp.Resource.APIVersion, Kind: resp.Resource.Kind,
 			Namespace: resp.Resource.Namespace, Name: resp.Resource.Name,
 			UID: uid, ResourceVersion: rv,
 		}},
-		Timestamp: Timestamp{Seconds: now.Unix()},
+		Timestamp: policyreport.Timestamp{Seconds: now.Unix()},
 	}
 	props := map[string]string{}
 	for k, v := range rr.Properties {
@@ -252,24 +197,9 @@ func severity(s string) string {
 	return ""
 }
 
-func (s *ReportSummary) add(result string) {
-	switch result {
-	case "pass":
-		s.Pass++
-	case "fail":
-		s.Fail++
-	case "warn":
-		s.Warn++
-	case "error":
-		s.Error++
-	case "skip":
-		s.Skip++
-	}
-}
-
 // WriteReports writes the policy reports as YAML documents separated by
 // "---" (or one JSON object per line), the cluster report first.
-func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
+func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format string) error {
 	bw := bufio.NewWriterSize(w, 64*1024)
 	for i, rep := range reports {
 		if format == "json" {
@@ -292,7 +222,7 @@ func WriteReports(w io.Writer, reports []PolicyReport, format string) error {
 // writeReportYAML writes a report as YAML, keys in alphabetical order as
 // Kyverno prints them. It is a direct emitter: a generic YAML encoder takes
 // seconds on reports of 100,000 results.
-func writeReportYAML(w *bufio.Writer, r *PolicyReport) {
+func writeReportYAML(w *bufio.Writer, r *policyreport.PolicyReport) {
 	writeReportHeadYAML(w, r.APIVersion, r.Kind, r.Metadata, len(r.Results) > 0)
 	for i := range r.Results {
 		writeReportResultYAML(w, &r.Results[i])
@@ -309,7 +239,7 @@ func yamlKV(w *bufio.Writer, indent, key, value string) {
 }
 
 // writeReportHeadYAML writes what comes before the results of a report.
-func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta ReportMetadata, results bool) {
+func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
 	yamlKV(w, "", "apiVersion", apiVersion)
 	yamlKV(w, "", "kind", kind)
 	w.WriteString("metadata:\n")
@@ -323,7 +253,7 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta ReportMe
 }
 
 // writeReportResultYAML writes one result of a report's results list.
-func writeReportResultYAML(w *bufio.Writer, res *ReportResult) {
+func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	kv := yamlKV
 	first := true
 	field := func(key, value string) {
@@ -395,7 +325,7 @@ func writeReportResultYAML(w *bufio.Writer, res *ReportResult) {
 }
 
 // writeReportSummaryYAML writes the summary that ends a report.
-func writeReportSummaryYAML(w *bufio.Writer, s ReportSummary) {
+func writeReportSummaryYAML(w *bufio.Writer, s policyreport.Summary) {
 	w.WriteString("summary:\n")
 	for _, c := range []struct {
 		k string

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	"github.com/verdict-policy/verdict/internal/spool"
 )
 
@@ -293,21 +294,21 @@ type reportOut struct {
 
 type reportSpool struct {
 	kind    string
-	meta    ReportMetadata
+	meta    policyreport.Metadata
 	results *spool.Spool
 	bw      *bufio.Writer
 	n       int
-	summary ReportSummary
+	summary policyreport.Summary
 }
 
-func (o *reportOut) newReport(kind string, meta ReportMetadata) *reportSpool {
+func (o *reportOut) newReport(kind string, meta policyreport.Metadata) *reportSpool {
 	s := newSpool(o.tempDir)
 	return &reportSpool{kind: kind, meta: meta, results: s, bw: bufio.NewWriterSize(s, 16<<10)}
 }
 
 func (o *reportOut) start(r *ApplyResult) error {
 	o.now, o.auditWarn = r.now, r.AuditWarn
-	o.cluster = o.newReport("ClusterPolicyReport", ReportMetadata{Name: "merged"})
+	o.cluster = o.newReport("ClusterPolicyReport", policyreport.Metadata{Name: "merged"})
 	o.byPolicy = map[*Policy]*reportSpool{}
 	return nil
 }
@@ -318,7 +319,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
 			target = o.byPolicy[resp.Policy]
 			if target == nil {
-				target = o.newReport("PolicyReport", ReportMetadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
+				target = o.newReport("PolicyReport", policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
 				o.byPolicy[resp.Policy] = target
 				o.order = append(o.order, target)
 			}
@@ -338,7 +339,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 				writeReportResultYAML(target.bw, &res)
 			}
 			target.n++
-			target.summary.add(res.Result)
+			target.summary.Add(res.Result)
 		}
 	}
 	return nil
@@ -373,7 +374,7 @@ func (o *reportOut) finish(*ApplyResult, int) error {
 	return bw.Flush()
 }
 
-// writeReportJSON writes a report as json.Marshal writes a PolicyReport,
+// writeReportJSON writes a report as json.Marshal writes a policyreport.PolicyReport,
 // its results from the spool.
 func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 	str := func(s string) []byte { b, _ := json.Marshal(s); return b }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 // TestRunImageValidatingPolicies runs testdata/ivpol/ivpol-test.yaml: an
@@ -60,9 +62,9 @@ func TestApplyImageValidatingPolicies(t *testing.T) {
 				continue
 			}
 			found = true
-			want := ReportResult{Source: "KyvernoImageValidatingPolicy", Policy: "signed-images", Rule: "signed-images", Result: "fail", Scored: true,
+			want := policyreport.Result{Source: "KyvernoImageValidatingPolicy", Policy: "signed-images", Rule: "signed-images", Result: "fail", Scored: true,
 				Message: "image registry.example/team/app:v1 does not have a digest", Properties: map[string]string{"process": "background scan"}}
-			r.Resources, r.Timestamp = nil, Timestamp{}
+			r.Resources, r.Timestamp = nil, policyreport.Timestamp{}
 			if diff := cmp.Diff(want, r); diff != "" {
 				t.Errorf("Apply(testdata/ivpol) report result (-want +got):\n%s", diff)
 			}

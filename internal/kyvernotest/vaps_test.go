@@ -15,6 +15,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 )
 
 // TestRunValidatingAdmissionPolicies runs testdata/vap/vap-test.yaml:
@@ -88,9 +89,9 @@ func TestApplyValidatingAdmissionPolicies(t *testing.T) {
 				continue
 			}
 			found = true
-			want := ReportResult{Source: "ValidatingAdmissionPolicy", Policy: "replicas-limit", Rule: "replicas-limit", Result: "fail", Scored: true,
+			want := policyreport.Result{Source: "ValidatingAdmissionPolicy", Policy: "replicas-limit", Rule: "replicas-limit", Result: "fail", Scored: true,
 				Message: "at most 5,3 replicas", Properties: map[string]string{"binding": "limit-web", "process": "background scan"}}
-			r.Resources, r.Timestamp = nil, Timestamp{}
+			r.Resources, r.Timestamp = nil, policyreport.Timestamp{}
 			if diff := cmp.Diff(want, r); diff != "" {
 				t.Errorf("Apply(testdata/vap) report result (-want +got):\n%s", diff)
 			}

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/verdict-policy/verdict/internal/promreg"
 	"github.com/verdict-policy/verdict/reportwriter"
 )
 
@@ -29,28 +30,16 @@ type metrics struct {
 }
 
 func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+	b := promreg.New(reg)
 	m := &metrics{
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_reports_api_writes_total", Help: "Writes of report objects to the API server (apply, delete), failed ones included, by verb and kind."},
-			[]string{"verb", "kind"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "verdict_reports_api_write_errors_total", Help: "Writes of report objects that failed (retried with backoff), by verb and kind."},
-			[]string{"verb", "kind"}),
-		pending: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_reports_api_pending", Help: "Reports changed and not yet written to the API server."}),
-		foreign: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_reports_foreign_total", Help: "Report writes left out because the report's namespace belongs to another shard."}),
-		rebuild: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "verdict_reports_rebuilds_total", Help: "Loads that rebuilt the state from the report objects of the API server."}),
-		tombsLeftOut: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "verdict_reports_tombstones_left_out", Help: "Tombstones (the oldest) left out of the tombstone Lease at its last write because of the max tombstone bytes."}),
+		writes:       b.CounterVec("verdict_reports_api_writes_total", "Writes of report objects to the API server (apply, delete), failed ones included, by verb and kind.", "verb", "kind"),
+		errors:       b.CounterVec("verdict_reports_api_write_errors_total", "Writes of report objects that failed (retried with backoff), by verb and kind.", "verb", "kind"),
+		pending:      b.Gauge("verdict_reports_api_pending", "Reports changed and not yet written to the API server."),
+		foreign:      b.Counter("verdict_reports_foreign_total", "Report writes left out because the report's namespace belongs to another shard."),
+		rebuild:      b.Counter("verdict_reports_rebuilds_total", "Loads that rebuilt the state from the report objects of the API server."),
+		tombsLeftOut: b.Gauge("verdict_reports_tombstones_left_out", "Tombstones (the oldest) left out of the tombstone Lease at its last write because of the max tombstone bytes."),
 	}
-	for _, c := range []prometheus.Collector{m.writes, m.errors, m.pending, m.foreign, m.rebuild, m.tombsLeftOut} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
-	}
-	return m, nil
+	return m, b.Err()
 }
 
 // run applies the pending reports, one round per FlushInterval at most,

@@ -1,13 +1,13 @@
 package kubestore
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
 )
@@ -111,36 +112,20 @@ func (o Options) withDefaults() Options {
 	if o.ShardCount == 0 {
 		o.ShardCount, o.ShardIndex = 1, 0
 	}
-	if o.FlushInterval <= 0 {
-		o.FlushInterval = DefaultFlushInterval
-	}
-	if o.MaxReportBytes <= 0 {
-		o.MaxReportBytes = DefaultMaxReportBytes
-	}
-	if o.BackoffMin <= 0 {
-		o.BackoffMin = DefaultBackoffMin
-	}
+	options.Positive(&o.FlushInterval, DefaultFlushInterval)
+	options.Positive(&o.MaxReportBytes, DefaultMaxReportBytes)
+	options.Positive(&o.BackoffMin, DefaultBackoffMin)
 	if o.BackoffMax < o.BackoffMin {
 		o.BackoffMax = max(DefaultBackoffMax, o.BackoffMin)
 	}
-	if o.Concurrency <= 0 {
-		o.Concurrency = DefaultConcurrency
-	}
-	if o.RequestTimeout <= 0 {
-		o.RequestTimeout = DefaultRequestTimeout
-	}
+	options.Positive(&o.Concurrency, DefaultConcurrency)
+	options.Positive(&o.RequestTimeout, DefaultRequestTimeout)
 	if o.FieldManager == "" {
 		o.FieldManager = DefaultFieldManager
 	}
-	if o.MaxTombstoneBytes <= 0 {
-		o.MaxTombstoneBytes = DefaultMaxTombstoneBytes
-	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
+	options.Positive(&o.MaxTombstoneBytes, DefaultMaxTombstoneBytes)
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
 	return o
 }
 

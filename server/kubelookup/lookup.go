@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -122,7 +121,7 @@ func (o Options) withDefaults() Options {
 		o.GlobalContextMinRefresh = DefaultGlobalContextMinRefresh
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	if o.now == nil {
 		o.now = time.Now

@@ -29,6 +29,8 @@
 // of a policy that stops compiling.
 //
 // This package imports server (for the PolicySource types), the engine's
-// kyverno, vpol, mpol, ivpol, gpol, dpol and vap models (for kind names) and client-go. Only cmd/verdict
-// imports it; the server package does not, so it builds without client-go.
+// kyverno, vpol, mpol, ivpol, gpol, dpol and vap models (for kind names)
+// and client-go. Only cmd/verdict and deploy (whose manifest checks name
+// the resources it watches) import it; the server package does not, so it
+// builds without client-go.
 package kubesource

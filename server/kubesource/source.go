@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -17,9 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/gpol"
@@ -28,6 +25,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
+	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -110,7 +108,7 @@ func (o Options) withDefaults() Options {
 		o.Debounce = DefaultDebounce
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
 	return o
 }
@@ -420,31 +418,14 @@ func policyJSON(u *unstructured.Unstructured) ([]byte, error) {
 }
 
 // NewClient returns a dynamic client for a cluster: from the kubeconfig
-// file when kubeconfig is set (its current context, or kubeContext), or
+// file when kubeconfigFile is set (its current context, or kubeContext), or
 // from the pod's service account when inCluster is set. Exactly one of
 // the two must be given.
-func NewClient(kubeconfig, kubeContext string, inCluster bool) (dynamic.Interface, error) {
-	var (
-		cfg *rest.Config
-		err error
-	)
-	switch {
-	case kubeconfig != "" && inCluster:
-		return nil, errors.New("kubeconfig and in-cluster configuration are exclusive")
-	case inCluster:
-		cfg, err = rest.InClusterConfig()
-	case kubeconfig != "":
-		cfg, err = clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-			&clientcmd.ConfigOverrides{CurrentContext: kubeContext},
-		).ClientConfig()
-	default:
-		return nil, errors.New("no kubeconfig and not in-cluster")
-	}
+func NewClient(kubeconfigFile, kubeContext string, inCluster bool) (dynamic.Interface, error) {
+	cfg, err := kubeconfig.Load(kubeconfigFile, kubeContext, inCluster, "verdict")
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client configuration: %w", err)
+		return nil, err
 	}
-	cfg.UserAgent = "verdict"
 	c, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes client: %w", err)

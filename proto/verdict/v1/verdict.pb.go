@@ -2104,9 +2104,10 @@ func (x *ListPoliciesResponse) GetSourceErrors() []*SourceError {
 // PolicyInfo describes a policy the server holds.
 type PolicyInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// ClusterPolicy, Policy or PolicyException (exceptions in force apply to
-	// every evaluation); other Kyverno policy kinds are listed, not ready,
-	// with an unsupported error.
+	// ClusterPolicy, Policy, ValidatingPolicy, NamespacedValidatingPolicy or
+	// PolicyException (of either group; exceptions in force apply to every
+	// evaluation); other Kyverno policy kinds are listed, not ready, with an
+	// unsupported error.
 	Kind string `protobuf:"bytes,1,opt,name=kind,proto3" json:"kind,omitempty"`
 	// Empty for a ClusterPolicy.
 	Namespace string `protobuf:"bytes,2,opt,name=namespace,proto3" json:"namespace,omitempty"`
@@ -2128,9 +2129,22 @@ type PolicyInfo struct {
 	// The policy's metadata.labels.
 	Labels map[string]string `protobuf:"bytes,9,rep,name=labels,proto3" json:"labels,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	// The policy's spec.background of the version in use.
-	Background    bool `protobuf:"varint,10,opt,name=background,proto3" json:"background,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Background bool `protobuf:"varint,10,opt,name=background,proto3" json:"background,omitempty"`
+	// What background work selects in the version in use, from the compiled
+	// policy (see ScanScope); empty when not ready. A scanner lists the
+	// resources of these scopes without compiling the policy itself.
+	//
+	// background_scan: the validate and verifyImages rules a background scan
+	// evaluates (of a background policy, not reading userInfo, roles or
+	// subjects), or the resourceRules of a ValidatingPolicy whose background
+	// evaluation is enabled.
+	BackgroundScan *ScanScope `protobuf:"bytes,11,opt,name=background_scan,json=backgroundScan,proto3" json:"background_scan,omitempty"`
+	// The generate rules with generateExisting (of a background policy).
+	GenerateExisting *ScanScope `protobuf:"bytes,12,opt,name=generate_existing,json=generateExisting,proto3" json:"generate_existing,omitempty"`
+	// The mutate rules with targets and mutateExistingOnPolicyUpdate.
+	MutateExisting *ScanScope `protobuf:"bytes,13,opt,name=mutate_existing,json=mutateExisting,proto3" json:"mutate_existing,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *PolicyInfo) Reset() {
@@ -2233,6 +2247,158 @@ func (x *PolicyInfo) GetBackground() bool {
 	return false
 }
 
+func (x *PolicyInfo) GetBackgroundScan() *ScanScope {
+	if x != nil {
+		return x.BackgroundScan
+	}
+	return nil
+}
+
+func (x *PolicyInfo) GetGenerateExisting() *ScanScope {
+	if x != nil {
+		return x.GenerateExisting
+	}
+	return nil
+}
+
+func (x *PolicyInfo) GetMutateExisting() *ScanScope {
+	if x != nil {
+		return x.MutateExisting
+	}
+	return nil
+}
+
+// ScanScope is what one kind of background work on a policy selects.
+type ScanScope struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The names of the rules that do it, autogen rules included.
+	Rules []string `protobuf:"bytes,1,rep,name=rules,proto3" json:"rules,omitempty"`
+	// The resources their match blocks select, without duplicates, in rule
+	// order; main resources only (subresource selectors are left out).
+	Resources     []*ResourceSelector `protobuf:"bytes,2,rep,name=resources,proto3" json:"resources,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ScanScope) Reset() {
+	*x = ScanScope{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ScanScope) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ScanScope) ProtoMessage() {}
+
+func (x *ScanScope) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ScanScope.ProtoReflect.Descriptor instead.
+func (*ScanScope) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ScanScope) GetRules() []string {
+	if x != nil {
+		return x.Rules
+	}
+	return nil
+}
+
+func (x *ScanScope) GetResources() []*ResourceSelector {
+	if x != nil {
+		return x.Resources
+	}
+	return nil
+}
+
+// ResourceSelector selects resources by API group, version and kind (an
+// entry of a match block's kinds, split as Kyverno splits it: "Pod" is
+// group "*", version "*", kind Pod), or by API group, version and plural
+// resource (a ValidatingPolicy's resourceRules, where group "" is the core
+// group). "*" is any.
+type ResourceSelector struct {
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Group   string                 `protobuf:"bytes,1,opt,name=group,proto3" json:"group,omitempty"`
+	Version string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// Empty when resource is set.
+	Kind string `protobuf:"bytes,3,opt,name=kind,proto3" json:"kind,omitempty"`
+	// Empty when kind is set.
+	Resource      string `protobuf:"bytes,4,opt,name=resource,proto3" json:"resource,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ResourceSelector) Reset() {
+	*x = ResourceSelector{}
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ResourceSelector) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ResourceSelector) ProtoMessage() {}
+
+func (x *ResourceSelector) ProtoReflect() protoreflect.Message {
+	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ResourceSelector.ProtoReflect.Descriptor instead.
+func (*ResourceSelector) Descriptor() ([]byte, []int) {
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ResourceSelector) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ResourceSelector) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
 // PolicyError is one problem found in a policy.
 type PolicyError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -2250,7 +2416,7 @@ type PolicyError struct {
 
 func (x *PolicyError) Reset() {
 	*x = PolicyError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2262,7 +2428,7 @@ func (x *PolicyError) String() string {
 func (*PolicyError) ProtoMessage() {}
 
 func (x *PolicyError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[22]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2275,7 +2441,7 @@ func (x *PolicyError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyError.ProtoReflect.Descriptor instead.
 func (*PolicyError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{22}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *PolicyError) GetCode() string {
@@ -2312,7 +2478,7 @@ type SourceError struct {
 
 func (x *SourceError) Reset() {
 	*x = SourceError{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2324,7 +2490,7 @@ func (x *SourceError) String() string {
 func (*SourceError) ProtoMessage() {}
 
 func (x *SourceError) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[23]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2337,7 +2503,7 @@ func (x *SourceError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SourceError.ProtoReflect.Descriptor instead.
 func (*SourceError) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{23}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SourceError) GetSource() string {
@@ -2367,7 +2533,7 @@ type GetPolicyRequest struct {
 
 func (x *GetPolicyRequest) Reset() {
 	*x = GetPolicyRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2379,7 +2545,7 @@ func (x *GetPolicyRequest) String() string {
 func (*GetPolicyRequest) ProtoMessage() {}
 
 func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[24]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2392,7 +2558,7 @@ func (x *GetPolicyRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyRequest.ProtoReflect.Descriptor instead.
 func (*GetPolicyRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{24}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetPolicyRequest) GetNamespace() string {
@@ -2422,7 +2588,7 @@ type GetPolicyResponse struct {
 
 func (x *GetPolicyResponse) Reset() {
 	*x = GetPolicyResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2434,7 +2600,7 @@ func (x *GetPolicyResponse) String() string {
 func (*GetPolicyResponse) ProtoMessage() {}
 
 func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[25]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2447,7 +2613,7 @@ func (x *GetPolicyResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPolicyResponse.ProtoReflect.Descriptor instead.
 func (*GetPolicyResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{25}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetPolicyResponse) GetPolicy() *PolicyInfo {
@@ -2475,7 +2641,7 @@ type ValidatePoliciesRequest struct {
 
 func (x *ValidatePoliciesRequest) Reset() {
 	*x = ValidatePoliciesRequest{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2487,7 +2653,7 @@ func (x *ValidatePoliciesRequest) String() string {
 func (*ValidatePoliciesRequest) ProtoMessage() {}
 
 func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[26]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2500,7 +2666,7 @@ func (x *ValidatePoliciesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesRequest.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesRequest) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{26}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ValidatePoliciesRequest) GetDocuments() [][]byte {
@@ -2520,7 +2686,7 @@ type ValidatePoliciesResponse struct {
 
 func (x *ValidatePoliciesResponse) Reset() {
 	*x = ValidatePoliciesResponse{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2532,7 +2698,7 @@ func (x *ValidatePoliciesResponse) String() string {
 func (*ValidatePoliciesResponse) ProtoMessage() {}
 
 func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[27]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2545,7 +2711,7 @@ func (x *ValidatePoliciesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ValidatePoliciesResponse.ProtoReflect.Descriptor instead.
 func (*ValidatePoliciesResponse) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{27}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ValidatePoliciesResponse) GetDocuments() []*PolicyValidation {
@@ -2570,7 +2736,7 @@ type PolicyValidation struct {
 
 func (x *PolicyValidation) Reset() {
 	*x = PolicyValidation{}
-	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2582,7 +2748,7 @@ func (x *PolicyValidation) String() string {
 func (*PolicyValidation) ProtoMessage() {}
 
 func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
-	mi := &file_verdict_v1_verdict_proto_msgTypes[28]
+	mi := &file_verdict_v1_verdict_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2595,7 +2761,7 @@ func (x *PolicyValidation) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PolicyValidation.ProtoReflect.Descriptor instead.
 func (*PolicyValidation) Descriptor() ([]byte, []int) {
-	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{28}
+	return file_verdict_v1_verdict_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *PolicyValidation) GetPolicies() []string {
@@ -2763,7 +2929,7 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\x13ListPoliciesRequest\"\x88\x01\n" +
 	"\x14ListPoliciesResponse\x122\n" +
 	"\bpolicies\x18\x01 \x03(\v2\x16.verdict.v1.PolicyInfoR\bpolicies\x12<\n" +
-	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\x81\x03\n" +
+	"\rsource_errors\x18\x02 \x03(\v2\x17.verdict.v1.SourceErrorR\fsourceErrors\"\xc5\x04\n" +
 	"\n" +
 	"PolicyInfo\x12\x12\n" +
 	"\x04kind\x18\x01 \x01(\tR\x04kind\x12\x1c\n" +
@@ -2778,10 +2944,21 @@ const file_verdict_v1_verdict_proto_rawDesc = "" +
 	"\n" +
 	"background\x18\n" +
 	" \x01(\bR\n" +
-	"background\x1a9\n" +
+	"background\x12>\n" +
+	"\x0fbackground_scan\x18\v \x01(\v2\x15.verdict.v1.ScanScopeR\x0ebackgroundScan\x12B\n" +
+	"\x11generate_existing\x18\f \x01(\v2\x15.verdict.v1.ScanScopeR\x10generateExisting\x12>\n" +
+	"\x0fmutate_existing\x18\r \x01(\v2\x15.verdict.v1.ScanScopeR\x0emutateExisting\x1a9\n" +
 	"\vLabelsEntry\x12\x10\n" +
 	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
-	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"O\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"]\n" +
+	"\tScanScope\x12\x14\n" +
+	"\x05rules\x18\x01 \x03(\tR\x05rules\x12:\n" +
+	"\tresources\x18\x02 \x03(\v2\x1c.verdict.v1.ResourceSelectorR\tresources\"r\n" +
+	"\x10ResourceSelector\x12\x14\n" +
+	"\x05group\x18\x01 \x01(\tR\x05group\x12\x18\n" +
+	"\aversion\x18\x02 \x01(\tR\aversion\x12\x12\n" +
+	"\x04kind\x18\x03 \x01(\tR\x04kind\x12\x1a\n" +
+	"\bresource\x18\x04 \x01(\tR\bresource\"O\n" +
 	"\vPolicyError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\tR\x04code\x12\x12\n" +
 	"\x04path\x18\x02 \x01(\tR\x04path\x12\x18\n" +
@@ -2854,7 +3031,7 @@ func file_verdict_v1_verdict_proto_rawDescGZIP() []byte {
 }
 
 var file_verdict_v1_verdict_proto_enumTypes = make([]protoimpl.EnumInfo, 6)
-var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 35)
+var file_verdict_v1_verdict_proto_msgTypes = make([]protoimpl.MessageInfo, 37)
 var file_verdict_v1_verdict_proto_goTypes = []any{
 	(Operation)(0),                   // 0: verdict.v1.Operation
 	(Mode)(0),                        // 1: verdict.v1.Mode
@@ -2884,32 +3061,34 @@ var file_verdict_v1_verdict_proto_goTypes = []any{
 	(*ListPoliciesRequest)(nil),      // 25: verdict.v1.ListPoliciesRequest
 	(*ListPoliciesResponse)(nil),     // 26: verdict.v1.ListPoliciesResponse
 	(*PolicyInfo)(nil),               // 27: verdict.v1.PolicyInfo
-	(*PolicyError)(nil),              // 28: verdict.v1.PolicyError
-	(*SourceError)(nil),              // 29: verdict.v1.SourceError
-	(*GetPolicyRequest)(nil),         // 30: verdict.v1.GetPolicyRequest
-	(*GetPolicyResponse)(nil),        // 31: verdict.v1.GetPolicyResponse
-	(*ValidatePoliciesRequest)(nil),  // 32: verdict.v1.ValidatePoliciesRequest
-	(*ValidatePoliciesResponse)(nil), // 33: verdict.v1.ValidatePoliciesResponse
-	(*PolicyValidation)(nil),         // 34: verdict.v1.PolicyValidation
-	nil,                              // 35: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
-	nil,                              // 36: verdict.v1.EvaluateRequest.VariablesEntry
-	nil,                              // 37: verdict.v1.UserInfo.ExtraEntry
-	nil,                              // 38: verdict.v1.PolicySelector.LabelsEntry
-	nil,                              // 39: verdict.v1.RuleResult.PropertiesEntry
-	nil,                              // 40: verdict.v1.PolicyInfo.LabelsEntry
+	(*ScanScope)(nil),                // 28: verdict.v1.ScanScope
+	(*ResourceSelector)(nil),         // 29: verdict.v1.ResourceSelector
+	(*PolicyError)(nil),              // 30: verdict.v1.PolicyError
+	(*SourceError)(nil),              // 31: verdict.v1.SourceError
+	(*GetPolicyRequest)(nil),         // 32: verdict.v1.GetPolicyRequest
+	(*GetPolicyResponse)(nil),        // 33: verdict.v1.GetPolicyResponse
+	(*ValidatePoliciesRequest)(nil),  // 34: verdict.v1.ValidatePoliciesRequest
+	(*ValidatePoliciesResponse)(nil), // 35: verdict.v1.ValidatePoliciesResponse
+	(*PolicyValidation)(nil),         // 36: verdict.v1.PolicyValidation
+	nil,                              // 37: verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	nil,                              // 38: verdict.v1.EvaluateRequest.VariablesEntry
+	nil,                              // 39: verdict.v1.UserInfo.ExtraEntry
+	nil,                              // 40: verdict.v1.PolicySelector.LabelsEntry
+	nil,                              // 41: verdict.v1.RuleResult.PropertiesEntry
+	nil,                              // 42: verdict.v1.PolicyInfo.LabelsEntry
 }
 var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	0,  // 0: verdict.v1.EvaluateRequest.operation:type_name -> verdict.v1.Operation
-	35, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
+	37, // 1: verdict.v1.EvaluateRequest.namespace_labels:type_name -> verdict.v1.EvaluateRequest.NamespaceLabelsEntry
 	7,  // 2: verdict.v1.EvaluateRequest.user_info:type_name -> verdict.v1.UserInfo
 	1,  // 3: verdict.v1.EvaluateRequest.mode:type_name -> verdict.v1.Mode
 	9,  // 4: verdict.v1.EvaluateRequest.kind:type_name -> verdict.v1.GroupVersionKind
 	11, // 5: verdict.v1.EvaluateRequest.inline_policies:type_name -> verdict.v1.InlinePolicies
 	12, // 6: verdict.v1.EvaluateRequest.policy_selector:type_name -> verdict.v1.PolicySelector
-	36, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
+	38, // 7: verdict.v1.EvaluateRequest.variables:type_name -> verdict.v1.EvaluateRequest.VariablesEntry
 	10, // 8: verdict.v1.EvaluateRequest.resource:type_name -> verdict.v1.GroupVersionResource
-	37, // 9: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
-	38, // 10: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
+	39, // 9: verdict.v1.UserInfo.extra:type_name -> verdict.v1.UserInfo.ExtraEntry
+	40, // 10: verdict.v1.PolicySelector.labels:type_name -> verdict.v1.PolicySelector.LabelsEntry
 	2,  // 11: verdict.v1.PolicySelector.failure_policy:type_name -> verdict.v1.FailurePolicy
 	14, // 12: verdict.v1.EvaluateResponse.results:type_name -> verdict.v1.RuleResult
 	15, // 13: verdict.v1.EvaluateResponse.generates:type_name -> verdict.v1.GenerateIntent
@@ -2918,7 +3097,7 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	17, // 16: verdict.v1.EvaluateResponse.target_patches:type_name -> verdict.v1.TargetPatch
 	4,  // 17: verdict.v1.RuleResult.type:type_name -> verdict.v1.RuleType
 	3,  // 18: verdict.v1.RuleResult.result:type_name -> verdict.v1.Result
-	39, // 19: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
+	41, // 19: verdict.v1.RuleResult.properties:type_name -> verdict.v1.RuleResult.PropertiesEntry
 	5,  // 20: verdict.v1.GenerateIntent.action:type_name -> verdict.v1.GenerateAction
 	20, // 21: verdict.v1.EvaluateStreamRequest.items:type_name -> verdict.v1.EvaluateStreamItem
 	6,  // 22: verdict.v1.EvaluateStreamItem.request:type_name -> verdict.v1.EvaluateRequest
@@ -2928,29 +3107,33 @@ var file_verdict_v1_verdict_proto_depIdxs = []int32{
 	23, // 26: verdict.v1.EvaluateStreamResult.error:type_name -> verdict.v1.ItemError
 	24, // 27: verdict.v1.ItemError.field_violations:type_name -> verdict.v1.FieldViolation
 	27, // 28: verdict.v1.ListPoliciesResponse.policies:type_name -> verdict.v1.PolicyInfo
-	29, // 29: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
-	28, // 30: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
-	40, // 31: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
-	28, // 32: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
-	27, // 33: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
-	34, // 34: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
-	28, // 35: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
-	8,  // 36: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
-	6,  // 37: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
-	19, // 38: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
-	25, // 39: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
-	30, // 40: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
-	32, // 41: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
-	13, // 42: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
-	21, // 43: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
-	26, // 44: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
-	31, // 45: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
-	33, // 46: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
-	42, // [42:47] is the sub-list for method output_type
-	37, // [37:42] is the sub-list for method input_type
-	37, // [37:37] is the sub-list for extension type_name
-	37, // [37:37] is the sub-list for extension extendee
-	0,  // [0:37] is the sub-list for field type_name
+	31, // 29: verdict.v1.ListPoliciesResponse.source_errors:type_name -> verdict.v1.SourceError
+	30, // 30: verdict.v1.PolicyInfo.errors:type_name -> verdict.v1.PolicyError
+	42, // 31: verdict.v1.PolicyInfo.labels:type_name -> verdict.v1.PolicyInfo.LabelsEntry
+	28, // 32: verdict.v1.PolicyInfo.background_scan:type_name -> verdict.v1.ScanScope
+	28, // 33: verdict.v1.PolicyInfo.generate_existing:type_name -> verdict.v1.ScanScope
+	28, // 34: verdict.v1.PolicyInfo.mutate_existing:type_name -> verdict.v1.ScanScope
+	29, // 35: verdict.v1.ScanScope.resources:type_name -> verdict.v1.ResourceSelector
+	30, // 36: verdict.v1.SourceError.errors:type_name -> verdict.v1.PolicyError
+	27, // 37: verdict.v1.GetPolicyResponse.policy:type_name -> verdict.v1.PolicyInfo
+	36, // 38: verdict.v1.ValidatePoliciesResponse.documents:type_name -> verdict.v1.PolicyValidation
+	30, // 39: verdict.v1.PolicyValidation.errors:type_name -> verdict.v1.PolicyError
+	8,  // 40: verdict.v1.UserInfo.ExtraEntry.value:type_name -> verdict.v1.ExtraValue
+	6,  // 41: verdict.v1.DecisionService.Evaluate:input_type -> verdict.v1.EvaluateRequest
+	19, // 42: verdict.v1.DecisionService.EvaluateStream:input_type -> verdict.v1.EvaluateStreamRequest
+	25, // 43: verdict.v1.DecisionService.ListPolicies:input_type -> verdict.v1.ListPoliciesRequest
+	32, // 44: verdict.v1.DecisionService.GetPolicy:input_type -> verdict.v1.GetPolicyRequest
+	34, // 45: verdict.v1.DecisionService.ValidatePolicies:input_type -> verdict.v1.ValidatePoliciesRequest
+	13, // 46: verdict.v1.DecisionService.Evaluate:output_type -> verdict.v1.EvaluateResponse
+	21, // 47: verdict.v1.DecisionService.EvaluateStream:output_type -> verdict.v1.EvaluateStreamResponse
+	26, // 48: verdict.v1.DecisionService.ListPolicies:output_type -> verdict.v1.ListPoliciesResponse
+	33, // 49: verdict.v1.DecisionService.GetPolicy:output_type -> verdict.v1.GetPolicyResponse
+	35, // 50: verdict.v1.DecisionService.ValidatePolicies:output_type -> verdict.v1.ValidatePoliciesResponse
+	46, // [46:51] is the sub-list for method output_type
+	41, // [41:46] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_verdict_v1_verdict_proto_init() }
@@ -2972,7 +3155,7 @@ func file_verdict_v1_verdict_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_verdict_v1_verdict_proto_rawDesc), len(file_verdict_v1_verdict_proto_rawDesc)),
 			NumEnums:      6,
-			NumMessages:   35,
+			NumMessages:   37,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

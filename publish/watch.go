@@ -11,33 +11,7 @@ import (
 	"google.golang.org/protobuf/types/known/timestamppb"
 
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/reportwriter"
-	"github.com/verdict-policy/verdict/server"
 )
-
-// Applier applies a batch of items durably; *reportwriter.Writer is one.
-type Applier interface {
-	Apply(ctx context.Context, items []*verdictv1.PublishItem) (reportwriter.Result, error)
-}
-
-// Local is a server.ResultSink that hands evaluations to a report writer in
-// the same process (verdict run): each Write is applied and durable when
-// it returns.
-type Local struct {
-	Writer Applier
-}
-
-var _ server.ResultSink = Local{}
-
-// Write implements server.ResultSink.
-func (l Local) Write(ctx context.Context, batch []server.Evaluation) error {
-	items := Items(batch)
-	if len(items) == 0 {
-		return nil
-	}
-	_, err := l.Writer.Apply(ctx, items)
-	return err
-}
 
 // Defaults of WatchOptions.
 const (
@@ -75,11 +49,11 @@ func NewSender() string {
 // WatchPolicies reports the policies of a decision server to a report
 // writer, so that entries of deleted and changed policies go: once ready
 // is closed (the server has loaded its policies), and then every
-// interval, it reads the policies and sends a PolicySet item through send
+// interval, it reads the policies and publishes a PolicySet item to sink
 // when they changed since the last one sent, or when the last one is
 // older than Resend. When ctx is done, it sends a set with stopping (the
 // writer no longer counts this server) and returns.
-func WatchPolicies(ctx context.Context, ready <-chan struct{}, list PolicyLister, opts WatchOptions, send func(context.Context, *verdictv1.PublishItem) error, log *slog.Logger) {
+func WatchPolicies(ctx context.Context, ready <-chan struct{}, list PolicyLister, opts WatchOptions, sink Sink, log *slog.Logger) {
 	if opts.Interval <= 0 {
 		opts.Interval = DefaultPolicyInterval
 	}
@@ -105,7 +79,7 @@ func WatchPolicies(ctx context.Context, ready <-chan struct{}, list PolicyLister
 			log.Warn("read policies for reports", "error", err)
 		case !samePolicies(last, it) || time.Since(lastSent) >= opts.Resend:
 			it.GetPolicySet().Sender = opts.Sender
-			if err := send(ctx, it); err != nil {
+			if err := sink.Publish(ctx, it); err != nil {
 				log.Warn("send policies to the report writer", "error", err)
 			} else {
 				last, lastSent = it, time.Now()
@@ -117,7 +91,7 @@ func WatchPolicies(ctx context.Context, ready <-chan struct{}, list PolicyLister
 			if last != nil {
 				sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 				stop := &verdictv1.PolicySet{Time: timestamppb.Now(), Sender: opts.Sender, Stopping: true}
-				if err := send(sctx, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_PolicySet{PolicySet: stop}}); err != nil {
+				if err := sink.Publish(sctx, &verdictv1.PublishItem{Item: &verdictv1.PublishItem_PolicySet{PolicySet: stop}}); err != nil {
 					log.Warn("tell the report writer this server stops", "error", err)
 				}
 				cancel()
@@ -125,17 +99,4 @@ func WatchPolicies(ctx context.Context, ready <-chan struct{}, list PolicyLister
 			return
 		}
 	}
-}
-
-// ApplyItem adapts an Applier to the send function of WatchPolicies.
-func ApplyItem(a Applier) func(context.Context, *verdictv1.PublishItem) error {
-	return func(ctx context.Context, it *verdictv1.PublishItem) error {
-		_, err := a.Apply(ctx, []*verdictv1.PublishItem{it})
-		return err
-	}
-}
-
-// PublishItem adapts a Publisher to the send function of WatchPolicies.
-func PublishItem(p *Publisher) func(context.Context, *verdictv1.PublishItem) error {
-	return func(ctx context.Context, it *verdictv1.PublishItem) error { return p.Publish(ctx, it) }
 }

@@ -10,9 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
-	"github.com/verdict-policy/verdict/reportwriter"
-	"github.com/verdict-policy/verdict/server"
 )
 
 // ShardPlaceholder is replaced by the shard index in a sharded report
@@ -37,29 +36,32 @@ func ShardAddresses(template string, n int) ([]string, error) {
 }
 
 // Sharded publishes to the report writers of n shards: each evaluation to
-// the writer of its resource's namespace (reportwriter.ShardOf), policy
-// sets to every writer, a scan's end to the writer of its shard when the
-// scan is sharded like the writers, else to every writer. It is a
-// server.ResultSink and takes items like a Publisher.
+// the writer of its resource's namespace (internal/shard, as the writers
+// shard), policy sets to every writer, a scan's end to the writer of its
+// shard when the scan is sharded like the writers, else to every writer.
+// It is a Sink, with a Publisher per shard.
 type Sharded struct {
 	pubs []*Publisher
 }
 
-var _ server.ResultSink = (*Sharded)(nil)
+var _ Sink = (*Sharded)(nil)
 
 // NewSharded starts a Publisher per connection, conns[i] reaching the
-// writer of shard i. Their metrics carry the label shard="i".
+// writer of shard i. With more than one, their metrics carry the label
+// shard="i".
 func NewSharded(conns []grpc.ClientConnInterface, opts Options) (*Sharded, error) {
 	opts = opts.withDefaults()
 	s := &Sharded{}
 	for i, c := range conns {
 		o := opts
-		var reg prometheus.Registerer = opts.Registry
-		if opts.Registerer != nil {
-			reg = opts.Registerer
+		if len(conns) > 1 {
+			var reg prometheus.Registerer = opts.Registry
+			if opts.Registerer != nil {
+				reg = opts.Registerer
+			}
+			o.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"shard": strconv.Itoa(i)}, reg)
+			o.Logger = opts.Logger.With("shard", i)
 		}
-		o.Registerer = prometheus.WrapRegistererWith(prometheus.Labels{"shard": strconv.Itoa(i)}, reg)
-		o.Logger = opts.Logger.With("shard", i)
 		p, err := New(c, o)
 		if err != nil {
 			s.Close(context.Background())
@@ -78,7 +80,7 @@ func (s *Sharded) route(it *verdictv1.PublishItem) int {
 	n := uint32(len(s.pubs))
 	switch {
 	case it.GetEvaluation() != nil:
-		return int(reportwriter.ShardOf(it.GetEvaluation().GetResource().GetNamespace(), n))
+		return int(shard.Of(it.GetEvaluation().GetResource().GetNamespace(), n))
 	case it.GetScanDone() != nil:
 		if d := it.GetScanDone(); d.GetShardCount() == n {
 			return int(d.GetShardIndex())
@@ -101,13 +103,14 @@ func (s *Sharded) split(items []*verdictv1.PublishItem) [][]*verdictv1.PublishIt
 	return out
 }
 
-// Write implements server.ResultSink: each shard's publisher queues its
-// part without waiting.
-func (s *Sharded) Write(_ context.Context, batch []server.Evaluation) error {
+// Offer queues items on their shards' publishers without waiting.
+func (s *Sharded) Offer(items ...*verdictv1.PublishItem) error {
 	var errs []error
-	for i, items := range s.split(Items(batch)) {
-		if len(items) > 0 {
-			errs = append(errs, s.pubs[i].enqueue(items))
+	for i, part := range s.split(items) {
+		if len(part) > 0 {
+			if err := s.pubs[i].Offer(part...); err != nil {
+				errs = append(errs, s.shardError(i, err))
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -118,7 +121,7 @@ func (s *Sharded) Publish(ctx context.Context, items ...*verdictv1.PublishItem) 
 	for i, part := range s.split(items) {
 		if len(part) > 0 {
 			if err := s.pubs[i].Publish(ctx, part...); err != nil {
-				return fmt.Errorf("shard %d: %w", i, err)
+				return s.shardError(i, err)
 			}
 		}
 	}
@@ -129,7 +132,7 @@ func (s *Sharded) Publish(ctx context.Context, items ...*verdictv1.PublishItem) 
 func (s *Sharded) Flush(ctx context.Context) error {
 	for i, p := range s.pubs {
 		if err := p.Flush(ctx); err != nil {
-			return fmt.Errorf("shard %d: %w", i, err)
+			return s.shardError(i, err)
 		}
 	}
 	return nil
@@ -140,8 +143,16 @@ func (s *Sharded) Close(ctx context.Context) error {
 	var errs []error
 	for i, p := range s.pubs {
 		if err := p.Close(ctx); err != nil {
-			errs = append(errs, fmt.Errorf("shard %d: %w", i, err))
+			errs = append(errs, s.shardError(i, err))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// shardError names the shard of err, when there are several.
+func (s *Sharded) shardError(i int, err error) error {
+	if len(s.pubs) == 1 {
+		return err
+	}
+	return fmt.Errorf("shard %d: %w", i, err)
 }

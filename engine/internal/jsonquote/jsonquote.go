@@ -1,0 +1,76 @@
+// Package jsonquote writes a Go string as a JSON string the way the two
+// encoders whose output Kyverno's results carry write it: encoding/json
+// (json.Marshal, with HTML escaping) and json-iterator (Kyverno's
+// variable substitution). Both escape quotes, backslashes, control
+// characters, <, > and &, invalid UTF-8 (as \ufffd) and U+2028 and U+2029;
+// they differ only in \b and \f, which encoding/json writes short and
+// json-iterator as \u0008 and \u000c.
+//
+// It imports only the standard library.
+package jsonquote
+
+import "unicode/utf8"
+
+// Style is whose output Append gives.
+type Style uint8
+
+const (
+	// Marshal is encoding/json's appendString with HTML escaping.
+	Marshal Style = iota
+	// Iterator is json-iterator's: \b and \f as \u00XX.
+	Iterator
+)
+
+const hex = "0123456789abcdef"
+
+// Append appends s to dst as a JSON string, quoted as style does.
+func Append(dst []byte, s string, style Style) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch {
+			case b == '\\' || b == '"':
+				dst = append(dst, '\\', b)
+			case b == '\n':
+				dst = append(dst, '\\', 'n')
+			case b == '\r':
+				dst = append(dst, '\\', 'r')
+			case b == '\t':
+				dst = append(dst, '\\', 't')
+			case b == '\b' && style == Marshal:
+				dst = append(dst, '\\', 'b')
+			case b == '\f' && style == Marshal:
+				dst = append(dst, '\\', 'f')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		c, size := utf8.DecodeRuneInString(s[i:])
+		if c == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if c == '\u2028' || c == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[c&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

@@ -1,0 +1,101 @@
+// Package policyreport is the wgpolicyk8s.io/v1alpha2 PolicyReport and
+// ClusterPolicyReport model, as Kyverno writes it, and the one tally of
+// rule results (Summary): the report writer renders its final reports
+// with it, verdict apply --policy-report its reports, and every command
+// counts results with Summary and prints its "pass: N, fail: N, warn: N,
+// error: N, skip: N" line.
+//
+// Read first: PolicyReport, Result, Summary. The JSON field order of the
+// types is Kyverno's (its PolicyReportResult).
+//
+// It imports only the standard library.
+package policyreport
+
+import "fmt"
+
+// API version and kinds of reports.
+const (
+	APIVersion              = "wgpolicyk8s.io/v1alpha2"
+	KindPolicyReport        = "PolicyReport"
+	KindClusterPolicyReport = "ClusterPolicyReport"
+)
+
+// PolicyReport is a PolicyReport or ClusterPolicyReport.
+type PolicyReport struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Results    []Result `json:"results,omitempty"`
+	Summary    Summary  `json:"summary"`
+}
+
+// Metadata is the metadata of a report.
+type Metadata struct {
+	Name              string            `json:"name"`
+	Namespace         string            `json:"namespace,omitempty"`
+	Labels            map[string]string `json:"labels,omitempty"`
+	CreationTimestamp string            `json:"creationTimestamp,omitempty"`
+}
+
+// Result is one result of a report.
+type Result struct {
+	Source     string            `json:"source"`
+	Policy     string            `json:"policy"`
+	Rule       string            `json:"rule,omitempty"`
+	Category   string            `json:"category,omitempty"`
+	Severity   string            `json:"severity,omitempty"`
+	Timestamp  Timestamp         `json:"timestamp"`
+	Result     string            `json:"result"`
+	Scored     bool              `json:"scored"`
+	Resources  []ObjectReference `json:"resources,omitempty"`
+	Message    string            `json:"message,omitempty"`
+	Properties map[string]string `json:"properties,omitempty"`
+}
+
+// ObjectReference is the corev1.ObjectReference of a result's resource.
+type ObjectReference struct {
+	APIVersion      string `json:"apiVersion,omitempty"`
+	Kind            string `json:"kind,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// Timestamp is a protobuf timestamp, as reports write it.
+type Timestamp struct {
+	Seconds int64 `json:"seconds"`
+	Nanos   int32 `json:"nanos"`
+}
+
+// Summary counts rule results.
+type Summary struct {
+	Pass  int `json:"pass"`
+	Fail  int `json:"fail"`
+	Warn  int `json:"warn"`
+	Error int `json:"error"`
+	Skip  int `json:"skip"`
+}
+
+// Add counts one result: "pass", "fail", "warn", "error" or "skip"
+// (anything else is not counted).
+func (s *Summary) Add(result string) {
+	switch result {
+	case "pass":
+		s.Pass++
+	case "fail":
+		s.Fail++
+	case "warn":
+		s.Warn++
+	case "error":
+		s.Error++
+	case "skip":
+		s.Skip++
+	}
+}
+
+// String is the counts line of kyverno apply: "pass: N, fail: N, warn: N,
+// error: N, skip: N".
+func (s Summary) String() string {
+	return fmt.Sprintf("pass: %d, fail: %d, warn: %d, error: %d, skip: %d", s.Pass, s.Fail, s.Warn, s.Error, s.Skip)
+}

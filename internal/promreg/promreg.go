@@ -1,0 +1,67 @@
+// Package promreg declares the Prometheus metrics of Verdict's services,
+// one line each: a Builder creates each metric and registers it, and
+// keeps the first registration error for Err, so that a service's metrics
+// are a struct literal and one error check.
+//
+// It imports only the standard library and the Prometheus client.
+package promreg
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Builder creates metrics and registers them on its Registerer.
+type Builder struct {
+	reg prometheus.Registerer
+	err error
+}
+
+// New returns a Builder that registers on reg.
+func New(reg prometheus.Registerer) *Builder { return &Builder{reg: reg} }
+
+// Err is the first registration error, if any.
+func (b *Builder) Err() error { return b.err }
+
+func register[C prometheus.Collector](b *Builder, c C) C {
+	if err := b.reg.Register(c); err != nil && b.err == nil {
+		b.err = err
+	}
+	return c
+}
+
+// Register registers a collector built elsewhere (such as the gRPC
+// middleware's) and returns it.
+func Register[C prometheus.Collector](b *Builder, c C) C { return register(b, c) }
+
+// Counter is a counter named name.
+func (b *Builder) Counter(name, help string) prometheus.Counter {
+	return register(b, prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help}))
+}
+
+// CounterVec is a counter with labels.
+func (b *Builder) CounterVec(name, help string, labels ...string) *prometheus.CounterVec {
+	return register(b, prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, labels))
+}
+
+// Gauge is a gauge named name.
+func (b *Builder) Gauge(name, help string) prometheus.Gauge {
+	return register(b, prometheus.NewGauge(prometheus.GaugeOpts{Name: name, Help: help}))
+}
+
+// GaugeVec is a gauge with labels.
+func (b *Builder) GaugeVec(name, help string, labels ...string) *prometheus.GaugeVec {
+	return register(b, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, labels))
+}
+
+// GaugeFunc is a gauge whose value f gives at each scrape.
+func (b *Builder) GaugeFunc(name, help string, f func() float64) {
+	register(b, prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, f))
+}
+
+// Histogram is a histogram with buckets.
+func (b *Builder) Histogram(name, help string, buckets []float64) prometheus.Histogram {
+	return register(b, prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}))
+}
+
+// HistogramVec is a histogram with buckets and labels.
+func (b *Builder) HistogramVec(name, help string, buckets []float64, labels ...string) *prometheus.HistogramVec {
+	return register(b, prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: name, Help: help, Buckets: buckets}, labels))
+}
