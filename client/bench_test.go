@@ -17,8 +17,8 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/servertest"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )

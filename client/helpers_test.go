@@ -23,7 +23,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/cases"
-	"github.com/verdict-policy/verdict/internal/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )

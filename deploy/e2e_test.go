@@ -22,7 +22,7 @@ import (
 	"k8s.io/client-go/restmapper"
 	"sigs.k8s.io/yaml"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 )
 
 // chartInstalls are the chart's values files the dry run sends, by the

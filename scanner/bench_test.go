@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 	"github.com/verdict-policy/verdict/scanner"
 )
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 )
 
 // startCluster starts a real API server for the test and returns it with

@@ -13,7 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/cases"
-	"github.com/verdict-policy/verdict/internal/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
 	"github.com/verdict-policy/verdict/scanner"
 	"github.com/verdict-policy/verdict/server"
 )

@@ -10,9 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/restmapper"
 
+	"github.com/verdict-policy/verdict/host/kubelookup"
 	"github.com/verdict-policy/verdict/scanner"
 	"github.com/verdict-policy/verdict/server"
-	"github.com/verdict-policy/verdict/server/kubelookup"
 )
 
 // refreshPolicy labels the Secrets of a trigger ConfigMap's namespace

@@ -19,7 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 	"github.com/verdict-policy/verdict/scanner"
 )
 

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/verdict-policy/verdict/internal/hostile"
+	"github.com/verdict-policy/verdict/internal/testing/hostile"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 

@@ -12,7 +12,7 @@ import (
 
 // keyVerifier accepts the images of one registry host and resolves every
 // image to a fixed digest. It stands for the cosign verifier
-// (internal/imageverify, tested against a loopback registry there): this
+// (host/imageverify, tested against a loopback registry there): this
 // test checks that the server hands verifyImages rules to
 // Options.ImageVerifier and returns the digest patch.
 type keyVerifier struct{ trusted string }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verdict-policy/verdict/internal/hostile"
+	"github.com/verdict-policy/verdict/internal/testing/hostile"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )

@@ -25,7 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/webhookproxy"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/verdict-policy/verdict/internal/hostile"
+	"github.com/verdict-policy/verdict/internal/testing/hostile"
 )
 
 const hostilePod = `apiVersion: v1

@@ -37,7 +37,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/deploy"
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 )
 
 // nsPurposePolicy is validate.md's Namespace example.

@@ -13,7 +13,7 @@
 //	verdict version                             print the version
 //
 // Each subcommand lives in its own file and wires its flags to the
-// packages that do the work: internal/kyvernotest (test, apply), server
+// packages that do the work: kyvernotest (test, apply), server
 // (serve, run), webhookproxy (webhook), scanner (scan), cleanup (cleanup),
 // reportwriter and its leader and publish packages (reports serve, the
 // report writer of serve and run), client (eval, reports get). What stays here is flag

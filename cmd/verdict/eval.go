@@ -20,7 +20,7 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/internal/kyvernotest"
+	"github.com/verdict-policy/verdict/kyvernotest"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 

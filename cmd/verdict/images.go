@@ -5,7 +5,7 @@ import (
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 
 	"github.com/verdict-policy/verdict/engine/eval"
-	"github.com/verdict-policy/verdict/internal/imageverify"
+	"github.com/verdict-policy/verdict/host/imageverify"
 )
 
 // newImageVerifier returns the verifier of verifyImages rules for the CLI:

@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/verdict-policy/verdict/host/kubelookup"
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/server"
-	"github.com/verdict-policy/verdict/server/kubelookup"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-const testdata = "../../internal/kyvernotest/testdata"
+const testdata = "../../kyvernotest/testdata"
 
 func TestRun(t *testing.T) {
 	tests := []struct {

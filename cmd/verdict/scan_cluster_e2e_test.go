@@ -31,8 +31,8 @@ import (
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/deploy"
-	"github.com/verdict-policy/verdict/internal/e2e"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
 	"github.com/verdict-policy/verdict/server"
 )

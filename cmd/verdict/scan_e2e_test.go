@@ -18,7 +18,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 	"github.com/verdict-policy/verdict/server"
 )
 

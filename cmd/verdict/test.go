@@ -6,7 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/internal/kyvernotest"
+	"github.com/verdict-policy/verdict/kyvernotest"
 )
 
 func newTestCmd() *cobra.Command {

@@ -10,7 +10,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/policy"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // corpusPolicies compiles the ClusterPolicies of the given folders of the

@@ -10,7 +10,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // corpusPolicyFile compiles the one policy of a corpus file, a

@@ -18,7 +18,7 @@ import (
 )
 
 // ImageVerifier checks cosign signatures and attestations of images. It
-// needs a registry, so the host implements it (internal/imageverify); the
+// needs a registry, so the host implements it (host/imageverify); the
 // engine only decides what to check and what the answers mean.
 type ImageVerifier interface {
 	// VerifyImage checks the signatures of Check.Image against one public

@@ -11,7 +11,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // corpusValidatingPolicies compiles the ValidatingPolicies of a folder of

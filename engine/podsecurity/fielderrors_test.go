@@ -11,7 +11,7 @@ import (
 	"k8s.io/pod-security-admission/policy"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // testPods returns the Pods of the engine's podSecurity cases and, when

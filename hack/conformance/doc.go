@@ -25,5 +25,5 @@
 // demanding policy. Results of a policy that does not
 // compile fail (StrictPolicies), unlike kyverno test, which skips them.
 //
-// It depends on internal/kyvernotest only.
+// It depends on kyvernotest only.
 package main

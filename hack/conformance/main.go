@@ -13,7 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/verdict-policy/verdict/internal/kyvernotest"
+	"github.com/verdict-policy/verdict/kyvernotest"
 )
 
 func main() {

@@ -27,7 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
 
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"

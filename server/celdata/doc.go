@@ -3,7 +3,7 @@
 // http.Post, http.Client) and, in images.go, Images (image.GetMetadata).
 // Both implement the interfaces of engine/kyvernocel and are set in
 // server.Options.CELData by `verdict serve`, next to the resource source
-// of server/kubelookup.
+// of host/kubelookup.
 //
 // Read first: HTTP and HTTPOptions, Images and ImageOptions.
 //

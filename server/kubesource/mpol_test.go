@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )

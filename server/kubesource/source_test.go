@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/servertest"
+	"github.com/verdict-policy/verdict/internal/testing/servertest"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )

@@ -18,7 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/verdict-policy/verdict/internal/testcorpus"
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // TestStorePodTypicalPod checks that the generated converter converts a

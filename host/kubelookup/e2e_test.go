@@ -23,10 +23,10 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/verdict-policy/verdict/client"
-	"github.com/verdict-policy/verdict/internal/e2e"
+	"github.com/verdict-policy/verdict/host/kubelookup"
+	"github.com/verdict-policy/verdict/internal/testing/e2e"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
-	"github.com/verdict-policy/verdict/server/kubelookup"
 )
 
 // clusterDataPolicy denies a Pod when its namespace already holds

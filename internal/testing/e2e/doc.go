@@ -18,7 +18,7 @@
 // when the test ends; their logs are printed when the test failed.
 //
 // Used by the e2e tests of cmd/verdict, deploy, reportwriter/kubestore,
-// scanner, server/kubelookup and webhookproxy. Depends on client-go's rest
+// scanner, host/kubelookup and webhookproxy. Depends on client-go's rest
 // package and the standard
 // library only; never on Verdict's service packages, and never imported by
 // non-test code.
