@@ -162,13 +162,24 @@ func reportResultOf(resp ApplyResponse, rr eval.RuleResult, now time.Time, audit
 		res.Message = msg
 	}
 	background, admission := p.Compiled.Background, p.Compiled.Admission
-	if p.Compiled.VAP != nil {
-		// Kyverno's report results of ValidatingAdmissionPolicies.
+	// The source and process of each kind, as Kyverno's
+	// ToPolicyReportResult (pkg/utils/report) sets them.
+	switch c := p.Compiled; {
+	case c.VAP != nil:
 		res.Source = "ValidatingAdmissionPolicy"
 		background = true
-	}
-	if p.Compiled.ImageValidating != nil {
+	case c.MutatingAdmission != nil:
+		res.Source = "MutatingAdmissionPolicy"
+		background = true
+	case c.Validating != nil:
+		res.Source = "KyvernoValidatingPolicy"
+	case c.Mutating != nil:
+		res.Source = "KyvernoMutatingPolicy"
+	case c.ImageValidating != nil:
 		res.Source = "KyvernoImageValidatingPolicy"
+	case c.Generating != nil:
+		res.Source = "KyvernoGeneratingPolicy"
+		background, admission = false, true
 	}
 	switch {
 	case background:

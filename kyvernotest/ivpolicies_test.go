@@ -74,3 +74,46 @@ func TestApplyImageValidatingPolicies(t *testing.T) {
 		t.Errorf("Apply(testdata/ivpol) report has no result for tagged")
 	}
 }
+
+// TestApplyReportSources: verdict apply's report results carry the source
+// Kyverno's CLI gives each policy kind (pkg/utils/report
+// ToPolicyReportResult): testdata/mpol mixes MutatingPolicies and a
+// ValidatingPolicy.
+func TestApplyReportSources(t *testing.T) {
+	tests := []struct {
+		dir  string
+		want map[string]string // policy: source; the others are not checked
+	}{
+		{"testdata/vpol", map[string]string{"require-hpa": "KyvernoValidatingPolicy"}},
+		{"testdata/mpol", map[string]string{"team-annotation": "KyvernoMutatingPolicy", "annotated": "KyvernoValidatingPolicy"}},
+		{"testdata/vap", map[string]string{"replicas-limit": "ValidatingAdmissionPolicy"}},
+		{"testdata/ivpol", map[string]string{"signed-images": "KyvernoImageValidatingPolicy"}},
+	}
+	for _, tt := range tests {
+		res, err := Apply(context.Background(), ApplyOptions{
+			PolicyPaths:   []string{tt.dir + "/policies.yaml"},
+			ResourcePaths: []string{tt.dir + "/resources.yaml"},
+		})
+		if err != nil {
+			t.Fatalf("Apply(%s) error = %v", tt.dir, err)
+		}
+		seen := map[string]bool{}
+		for _, rep := range res.Reports() {
+			for _, r := range rep.Results {
+				want, ok := tt.want[r.Policy]
+				if !ok {
+					continue
+				}
+				seen[r.Policy] = true
+				if r.Source != want {
+					t.Errorf("Apply(%s): result of %s/%s source = %q, want %q", tt.dir, r.Policy, r.Rule, r.Source, want)
+				}
+			}
+		}
+		for pol := range tt.want {
+			if !seen[pol] {
+				t.Errorf("Apply(%s) = no report result of %s, want some", tt.dir, pol)
+			}
+		}
+	}
+}
