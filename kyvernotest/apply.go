@@ -18,8 +18,12 @@ type ApplyOptions struct {
 	// recursively).
 	PolicyPaths []string
 	// ResourcePaths are resource files or folders (the YAML files of a
-	// folder, not recursively).
+	// folder, not recursively). The path "-" is Stdin, as in kyverno
+	// apply; it is read once, so it may be named only once.
 	ResourcePaths []string
+	// Stdin is read for the resource path "-". Default: none (then "-"
+	// is an error).
+	Stdin io.Reader
 	// ValuesFile is a cli.kyverno.io Values file. Optional.
 	ValuesFile string
 	// Set are k=v variables (Kyverno's --set); they win over the values
@@ -140,7 +144,7 @@ func (c *collector) finish(*ApplyResult, int) error { return nil }
 // targets) see every resource, as in Kyverno's CLI: then the resources are
 // loaded whole first.
 func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
-	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open})
+	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open, stdin: opts.Stdin})
 	var spec *ValuesSpec
 	if opts.ValuesFile != "" {
 		v, err := l.values(opts.ValuesFile)

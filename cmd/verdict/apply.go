@@ -26,7 +26,8 @@ func newApplyCmd() *cobra.Command {
 		Use:   "apply POLICY_PATH... --resource FILE...",
 		Short: "Apply policies to resource files",
 		Long: `Apply the policies in POLICY_PATH (files or folders) to the resources in
-the --resource files or folders, as kyverno apply does, and print the
+the --resource files or folders (--resource - reads them from standard
+input), as kyverno apply does, and print the
 violations followed by "pass: N, fail: N, warn: N, error: N, skip: N".
 
 Like kyverno apply, it prints the resource as each policy with mutate
@@ -68,6 +69,7 @@ that code when there were only warnings.`,
 				return &exitError{code: 2, msg: "apply needs --resource"}
 			}
 			opts.PolicyPaths = args
+			opts.Stdin = cmd.InOrStdin()
 			opts.Warnings = cmd.ErrOrStderr()
 			out := kyvernotest.ApplyOutput{MutatedPath: output, Detailed: detailed}
 			switch {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
 	"strings"
 	"testing"
 )
@@ -14,6 +16,7 @@ func TestRun(t *testing.T) {
 	tests := []struct {
 		name         string
 		give         []string
+		stdin        string // file read as standard input
 		wantCode     int
 		wantLastLine string
 		wantOut      []string
@@ -79,6 +82,22 @@ func TestRun(t *testing.T) {
 			wantOut:  []string{"│ ID │ POLICY", "shop/Pod/bad-pod", "│ Fail"},
 		},
 		{
+			name:         "apply: --resource - reads standard input",
+			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", "-"},
+			stdin:        testdata + "/validate/.kyverno-test/resources.yaml",
+			wantCode:     1,
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
+			wantErr:      "exit as there are policy violations",
+		},
+		{
+			name:     "apply: standard input is read once",
+			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", "-", "-r", "-"},
+			stdin:    testdata + "/validate/.kyverno-test/resources.yaml",
+			wantCode: 2,
+			wantErr:  `resource path "-" (standard input) named more than once`,
+		},
+		{
 			name:     "apply: needs resources",
 			give:     []string{"apply", testdata + "/validate/require-team-label.yaml"},
 			wantCode: 2,
@@ -99,8 +118,17 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var stdin io.Reader = strings.NewReader("")
+			if tt.stdin != "" {
+				f, err := os.Open(tt.stdin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+			}
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), tt.give, &stdout, &stderr)
+			code := runIn(context.Background(), tt.give, stdin, &stdout, &stderr)
 			if code != tt.wantCode {
 				t.Errorf("run(%q) = %d, want %d\nstdout:\n%s\nstderr:\n%s", tt.give, code, tt.wantCode, stdout.String(), stderr.String())
 			}
