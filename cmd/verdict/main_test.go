@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const testdata = "../../kyvernotest/testdata"
@@ -190,5 +192,35 @@ func TestRunPolicyReport(t *testing.T) {
 	}
 	if got.APIVersion != "wgpolicyk8s.io/v1alpha2" || got.Kind != "ClusterPolicyReport" || got.Summary["pass"] != 2 || got.Summary["fail"] != 1 {
 		t.Errorf("run(apply --policy-report --output-format json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
+	}
+}
+
+// TestApplyStdinFlag checks apply -i/--stdin prints what kyverno apply -i
+// prints: the mutated resources without the "Applying..." line and the
+// "policy <p> applied to <resource>:" headers (processor.PolicyProcessor
+// with Stdin), the rest unchanged.
+func TestApplyStdinFlag(t *testing.T) {
+	const resource = "\napiVersion: v1\ndata:\n    key: value\nkind: ConfigMap\nmetadata:\n    labels:\n        owner: platform\n    name: settings\n    namespace: default\n\n---\n" +
+		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0\n"
+	tests := []struct {
+		name string
+		give []string
+		want string
+	}{
+		{name: "default", give: nil, want: "\nApplying 1 policy rule(s) to 1 resource(s)...\n\npolicy add-owner applied to default/ConfigMap/settings:" + resource},
+		{name: "-i", give: []string{"-i"}, want: resource},
+		{name: "--stdin", give: []string{"--stdin"}, want: resource},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"apply", testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml"}, tt.give...)
+			code, got, errOut := runCmd(t, args...)
+			if code != 0 {
+				t.Fatalf("run(%q) = %d, want 0; stderr: %s", args, code, errOut)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
+			}
+		})
 	}
 }
