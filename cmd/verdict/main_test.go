@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -222,5 +223,48 @@ func TestApplyStdinFlag(t *testing.T) {
 				t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 			}
 		})
+	}
+}
+
+// TestApplyPrintsErrors checks the default output of apply names every
+// errored rule with its message (kyverno apply prints only the count for
+// a validate rule), so that "error: 1" comes with its cause.
+func TestApplyPrintsErrors(t *testing.T) {
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: typo
+spec:
+  rules:
+  - name: check-name
+    match:
+      any:
+      - resources:
+          kinds: [ConfigMap]
+    validate:
+      failureAction: Audit
+      message: bad
+      deny:
+        conditions:
+          any:
+          - key: "{{ reqest.object.metadata.name }}"
+            operator: Equals
+            value: x
+`
+	path := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"apply", path, "-r", testdata + "/mutate/configmap.yaml"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "\nApplying 1 policy rule(s) to 1 resource(s)...\n" +
+		"policy typo -> resource default/ConfigMap/settings errored:\n" +
+		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve reqest.object.metadata.name at path : JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
 }
