@@ -60,9 +60,11 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusSkip:
 				bw.printf("\nskipped mutate policy %s -> resource %s\n", resp.Policy.Name, path)
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusError:
-				bw.printf("\nerror while applying mutate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+				// Kyverno's fmt.Fprintln puts a space between its operands,
+				// hence " \nerror:  " (resource path, then "\nerror: ").
+				bw.printf("\nerror while applying mutate policy %s -> resource %s \nerror:  %s\n", resp.Policy.Name, path, rr.Message)
 			case rr.Type == eval.RuleGeneration && rr.Status == eval.StatusError:
-				bw.printf("\nerror while applying generate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+				bw.printf("\nerror while applying generate policy %s -> resource %s \nerror: %s\n", resp.Policy.Name, path, rr.Message)
 			}
 		}
 		if len(errored) > 0 {

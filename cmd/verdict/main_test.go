@@ -268,3 +268,42 @@ spec:
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
 }
+
+// TestApplyMutateErrorLine checks the line of an errored mutate rule byte
+// for byte as kyverno apply prints it: fmt.Fprintln("\nerror while
+// applying mutate policy", name, "->", "resource", path, "\nerror: ",
+// message), a space between each operand.
+func TestApplyMutateErrorLine(t *testing.T) {
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: typo-mutate
+spec:
+  rules:
+  - name: add-label
+    match:
+      any:
+      - resources:
+          kinds: [ConfigMap]
+    mutate:
+      patchStrategicMerge:
+        metadata:
+          labels:
+            x: "{{ reqest.object.metadata.name }}"
+`
+	path := filepath.Join(t.TempDir(), "typo-mutate.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"apply", path, "-r", testdata + "/mutate/configmap.yaml"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "\nerror while applying mutate policy typo-mutate -> resource default/ConfigMap/settings \n" +
+		`error:  variable substitution failed: failed to resolve reqest.object.metadata.name at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
+	}
+}
