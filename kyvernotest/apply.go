@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,7 +16,8 @@ import (
 // ApplyOptions configure Apply.
 type ApplyOptions struct {
 	// PolicyPaths are policy files or folders (folders are read
-	// recursively).
+	// recursively). The path "-" is Stdin, as in kyverno apply; Stdin is
+	// for the policies or for the resources, not both.
 	PolicyPaths []string
 	// ResourcePaths are resource files or folders (the YAML files of a
 	// folder, not recursively). The path "-" is Stdin, as in kyverno
@@ -144,6 +146,9 @@ func (c *collector) finish(*ApplyResult, int) error { return nil }
 // targets) see every resource, as in Kyverno's CLI: then the resources are
 // loaded whole first.
 func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
+	if slices.Contains(opts.PolicyPaths, StdinPath) && slices.Contains(opts.ResourcePaths, StdinPath) {
+		return nil, ErrStdinBoth
+	}
 	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open, stdin: opts.Stdin})
 	var spec *ValuesSpec
 	if opts.ValuesFile != "" {

@@ -17,8 +17,8 @@
 // named pipe, device or socket in a folder is skipped with a line on
 // Options.Warnings (ApplyOptions.Warnings), and one named explicitly is an
 // error (a *safefile.NotRegularError), never a read that blocks; the one
-// exception is Apply's resource path "-" (StdinPath), ApplyOptions.Stdin,
-// read once as kyverno apply --resource - does. YAML is
+// exception is Apply's policy or resource path "-" (StdinPath),
+// ApplyOptions.Stdin, read once as kyverno apply reads "-". YAML is
 // decoded one document at a time (kyverno.Decoder) with a limit on one
 // document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
 // a file read whole (test, values, user info, exceptions) has the same

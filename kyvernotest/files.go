@@ -130,8 +130,11 @@ func (l *loader) readObjects(path string) ([]kyverno.Object, error) {
 }
 
 var (
-	errNoStdin    = errors.New(`resource path "-" (standard input) given, but no standard input to read`)
-	errStdinTwice = errors.New(`resource path "-" (standard input) named more than once: it can be read only once`)
+	errNoStdin    = errors.New(`path "-" (standard input) given, but no standard input to read`)
+	errStdinTwice = errors.New(`path "-" (standard input) named more than once: it can be read only once`)
+	// ErrStdinBoth is Apply's error when both the policy and the
+	// resource paths name standard input, in kyverno apply's words.
+	ErrStdinBoth = errors.New("a stdin pipe can be used for either policies or resources, not both")
 )
 
 // resourceFiles lists the files of resource paths: a file as is, the YAML

@@ -27,8 +27,8 @@ func newApplyCmd() *cobra.Command {
 		Use:   "apply POLICY_PATH... --resource FILE...",
 		Short: "Apply policies to resource files",
 		Long: `Apply the policies in POLICY_PATH (files or folders) to the resources in
-the --resource files or folders (--resource - reads them from standard
-input), as kyverno apply does, and print the
+the --resource files or folders, as kyverno apply does (a POLICY_PATH or
+--resource of - reads standard input, for the policies or the resources), and print the
 violations followed by "pass: N, fail: N, warn: N, error: N, skip: N".
 
 Like kyverno apply, it prints the resource as each policy with mutate
