@@ -4,6 +4,7 @@ import (
 	"context"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,11 +16,16 @@ import (
 // ApplyOptions configure Apply.
 type ApplyOptions struct {
 	// PolicyPaths are policy files or folders (folders are read
-	// recursively).
+	// recursively). The path "-" is Stdin, as in kyverno apply; Stdin is
+	// for the policies or for the resources, not both.
 	PolicyPaths []string
 	// ResourcePaths are resource files or folders (the YAML files of a
-	// folder, not recursively).
+	// folder, not recursively). The path "-" is Stdin, as in kyverno
+	// apply; it is read once, so it may be named only once.
 	ResourcePaths []string
+	// Stdin is read for the resource path "-". Default: none (then "-"
+	// is an error).
+	Stdin io.Reader
 	// ValuesFile is a cli.kyverno.io Values file. Optional.
 	ValuesFile string
 	// Set are k=v variables (Kyverno's --set); they win over the values
@@ -140,7 +146,10 @@ func (c *collector) finish(*ApplyResult, int) error { return nil }
 // targets) see every resource, as in Kyverno's CLI: then the resources are
 // loaded whole first.
 func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
-	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open})
+	if slices.Contains(opts.PolicyPaths, StdinPath) && slices.Contains(opts.ResourcePaths, StdinPath) {
+		return nil, ErrStdinBoth
+	}
+	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open, stdin: opts.Stdin})
 	var spec *ValuesSpec
 	if opts.ValuesFile != "" {
 		v, err := l.values(opts.ValuesFile)

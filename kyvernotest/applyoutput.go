@@ -19,6 +19,11 @@ const divider = "---------------------------------------------------------------
 // WriteApplyText writes an Apply result as kyverno apply does: the rule and
 // resource counts, the skipped policies, each policy that failed on a
 // resource with its failed rules, and the final counts line
+// "pass: N, fail: N, warn: N, error: N, skip: N". Unlike kyverno apply,
+// which prints the message of errored mutate and generate rules only, it
+// prints every errored rule with its message ("policy P -> resource R
+// errored:", then a numbered line per rule), so that the cause of an
+// error in the counts is in the default output.
 // "pass: N, fail: N, warn: N, error: N, skip: N".
 func WriteApplyText(w io.Writer, r *ApplyResult) error {
 	return replay(r, &textOut{w: w, printMutated: r.PrintMutated})
@@ -37,23 +42,35 @@ func writeSkipped(bw *errWriter, skipped []Skipped) {
 }
 
 // writeFailures writes the mutate and generate errors and skips, and the
-// failed rules, of the responses of one resource.
+// failed rules, and the other errored rules, of the responses of one
+// resource.
 func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 	for _, resp := range resps {
 		res := resp.Resource
 		path := res.Namespace + "/" + res.Kind + "/" + res.Name
-		var failed []eval.RuleResult
+		var failed, errored []eval.RuleResult
 		for _, rr := range resp.Results {
 			if rr.Status == eval.StatusFail {
 				failed = append(failed, rr)
+			}
+			if rr.Status == eval.StatusError && rr.Type != eval.RuleMutation && rr.Type != eval.RuleGeneration {
+				errored = append(errored, rr)
 			}
 			switch {
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusSkip:
 				bw.printf("\nskipped mutate policy %s -> resource %s\n", resp.Policy.Name, path)
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusError:
-				bw.printf("\nerror while applying mutate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+				// Kyverno's fmt.Fprintln puts a space between its operands,
+				// hence " \nerror:  " (resource path, then "\nerror: ").
+				bw.printf("\nerror while applying mutate policy %s -> resource %s \nerror:  %s\n", resp.Policy.Name, path, rr.Message)
 			case rr.Type == eval.RuleGeneration && rr.Status == eval.StatusError:
-				bw.printf("\nerror while applying generate policy %s -> resource %s\nerror: %s\n", resp.Policy.Name, path, rr.Message)
+				bw.printf("\nerror while applying generate policy %s -> resource %s \nerror: %s\n", resp.Policy.Name, path, rr.Message)
+			}
+		}
+		if len(errored) > 0 {
+			bw.printf("policy %s -> resource %s errored:\n", resp.Policy.Name, path)
+			for i, rr := range errored {
+				bw.printf("%d - %s %s\n", i+1, rr.Rule, rr.Message)
 			}
 		}
 		if len(failed) == 0 {

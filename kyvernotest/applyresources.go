@@ -141,15 +141,19 @@ func (s *suiteRun) replayExisting(ctx context.Context, r *Resource, evals []*eva
 // "Generation completed successfully.".
 func WriteMutated(w io.Writer, r *ApplyResult) error {
 	bw := &errWriter{w: w}
-	writeMutatedOutputs(bw, r.Outputs)
+	writeMutatedOutputs(bw, r.Outputs, false)
 	return bw.err
 }
 
-func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput) {
+// writeMutatedOutputs writes outs as WriteMutated does; bare drops the
+// "policy <p> applied to <resource>:" lines, as kyverno apply -i does.
+func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput, bare bool) {
 	for _, o := range outs {
 		path := o.Resource.Namespace + "/" + o.Resource.Kind + "/" + o.Resource.Name
 		if o.Mutates {
-			bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+			if !bare {
+				bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+			}
 			bw.printf("\n%s\n---\n", encodeYAML(o.Patched))
 			if len(o.Targets) > 0 {
 				bw.printf("patched targets: \n")
@@ -160,7 +164,9 @@ func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput) {
 			bw.printf("\n\nMutation:\nMutation has been applied successfully.")
 		}
 		for _, g := range o.Generated {
-			bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+			if !bare {
+				bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+			}
 			bw.printf("\n%s\n---\n", encodeYAML(g.Object))
 			bw.printf("\n\nGenerate:\nGeneration completed successfully.")
 		}

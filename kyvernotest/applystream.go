@@ -46,6 +46,11 @@ type ApplyOutput struct {
 	// PrintMutated prints the mutated and generated resources before the
 	// rest (ApplyText and ApplyTable), as WriteMutated does.
 	PrintMutated bool
+	// Stdin, as kyverno apply -i/--stdin, drops the lines that would
+	// keep the output from being piped to kubectl: "Applying N policy
+	// rule(s)..." and the "policy <p> applied to <resource>:" before
+	// each mutated or generated resource.
+	Stdin bool
 	// MutatedPath, when set, is the file or folder the mutated and
 	// generated resources are written to, as WriteMutatedTo does.
 	MutatedPath string
@@ -65,11 +70,11 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 	var main applyEmitter
 	switch out.Format {
 	case ApplyTable:
-		main = &tableOut{w: w, detailed: out.Detailed, printMutated: out.PrintMutated, tempDir: out.TempDir}
+		main = &tableOut{w: w, detailed: out.Detailed, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
 	case ApplyReportYAML, ApplyReportJSON:
 		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
 	default:
-		main = &textOut{w: w, printMutated: out.PrintMutated, tempDir: out.TempDir}
+		main = &textOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
 	}
 	emitters := multiEmitter{main}
 	if out.MutatedPath != "" {
@@ -142,6 +147,7 @@ func newSpool(dir string) *spool.Spool { return &spool.Spool{Dir: dir, Memory: s
 type textOut struct {
 	w            io.Writer
 	printMutated bool
+	bare         bool // ApplyOutput.Stdin
 	tempDir      string
 	mutated      *spool.Spool
 	body         *spool.Spool
@@ -157,7 +163,7 @@ func (t *textOut) start(r *ApplyResult) error {
 func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
 		bw := &errWriter{w: t.mutated}
-		writeMutatedOutputs(bw, outs)
+		writeMutatedOutputs(bw, outs, t.bare)
 		if bw.err != nil {
 			return bw.err
 		}
@@ -169,7 +175,9 @@ func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutp
 
 func (t *textOut) finish(r *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
-	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
+	if !t.bare {
+		bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
+	}
 	if t.printMutated && bw.err == nil {
 		bw.err = t.mutated.CopyTo(t.w)
 	}
@@ -199,6 +207,7 @@ type tableOut struct {
 	w            io.Writer
 	detailed     bool
 	printMutated bool
+	bare         bool // ApplyOutput.Stdin
 	tempDir      string
 	auditWarn    bool
 	mutated      *spool.Spool
@@ -226,7 +235,7 @@ func (t *tableOut) start(r *ApplyResult) error {
 func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
 		bw := &errWriter{w: t.mutated}
-		writeMutatedOutputs(bw, outs)
+		writeMutatedOutputs(bw, outs, t.bare)
 		if bw.err != nil {
 			return bw.err
 		}

@@ -16,7 +16,9 @@
 // Files (files.go): only regular files, and links to them, are read; a
 // named pipe, device or socket in a folder is skipped with a line on
 // Options.Warnings (ApplyOptions.Warnings), and one named explicitly is an
-// error (a *safefile.NotRegularError), never a read that blocks. YAML is
+// error (a *safefile.NotRegularError), never a read that blocks; the one
+// exception is Apply's policy or resource path "-" (StdinPath),
+// ApplyOptions.Stdin, read once as kyverno apply reads "-". YAML is
 // decoded one document at a time (kyverno.Decoder) with a limit on one
 // document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
 // a file read whole (test, values, user info, exceptions) has the same
@@ -28,7 +30,8 @@
 //
 // The test model is Test, ExpectedResult, ValuesSpec and UserInfo, decoded
 // strictly from cli.kyverno.io/v1alpha1 documents (the older schema is
-// accepted too). Values map onto eval.Request as in Kyverno's CLI: global,
+// accepted too; a values file's apiVersion and kind, Values or Value, are
+// not checked, as in Kyverno's values.Load). Values map onto eval.Request as in Kyverno's CLI: global,
 // resource and rule values become Request.Variables (request.operation
 // also sets the operation), namespaceSelector and namespaces become
 // Request.NamespaceLabels, subresources map a resource onto its parent.

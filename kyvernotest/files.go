@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/safefile"
@@ -29,7 +30,13 @@ type fileOptions struct {
 	warnings io.Writer
 	// open opens a file to decode. Default: safefile.Open (a test seam).
 	open func(path string) (io.ReadCloser, error)
+	// stdin is the file named StdinPath. Default: none.
+	stdin io.Reader
 }
+
+// StdinPath is the resource path that names standard input, as in
+// kyverno apply --resource -.
+const StdinPath = "-"
 
 func (o fileOptions) withDefaults() fileOptions {
 	if o.maxDocument <= 0 {
@@ -40,6 +47,18 @@ func (o fileOptions) withDefaults() fileOptions {
 	}
 	if o.open == nil {
 		o.open = func(path string) (io.ReadCloser, error) { return safefile.Open(path) }
+	}
+	if open, stdin := o.open, o.stdin; stdin != nil {
+		var used atomic.Bool
+		o.open = func(path string) (io.ReadCloser, error) {
+			if path != StdinPath {
+				return open(path)
+			}
+			if used.Swap(true) {
+				return nil, errStdinTwice
+			}
+			return io.NopCloser(stdin), nil
+		}
 	}
 	return o
 }
@@ -110,11 +129,31 @@ func (l *loader) readObjects(path string) ([]kyverno.Object, error) {
 	return out, nil
 }
 
+var (
+	errNoStdin    = errors.New(`path "-" (standard input) given, but no standard input to read`)
+	errStdinTwice = errors.New(`path "-" (standard input) named more than once: it can be read only once`)
+	// ErrStdinBoth is Apply's error when both the policy and the
+	// resource paths name standard input, in kyverno apply's words.
+	ErrStdinBoth = errors.New("a stdin pipe can be used for either policies or resources, not both")
+)
+
 // resourceFiles lists the files of resource paths: a file as is, the YAML
 // files of a folder (not recursively, as Kyverno does).
 func (l *loader) resourceFiles(paths []string) ([]string, error) {
 	var files []string
+	stdin := false
 	for _, p := range paths {
+		if p == StdinPath {
+			switch {
+			case l.files.stdin == nil:
+				return nil, errNoStdin
+			case stdin:
+				return nil, errStdinTwice
+			}
+			stdin = true
+			files = append(files, p)
+			continue
+		}
 		fi, err := os.Stat(p)
 		if err != nil {
 			return nil, err

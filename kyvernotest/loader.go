@@ -130,10 +130,21 @@ func (l *loader) policies(paths []string) ([]*Policy, error) {
 	return out, nil
 }
 
-// policyPath loads a policy file, or the files of a folder. A path that is
-// not a regular file is an error when named (top), skipped with a warning
-// in a folder.
+// policyPath loads a policy file, or the files of a folder, or standard
+// input for the path "-" (StdinPath) when named (top). A path that is not
+// a regular file is an error when named (top), skipped with a warning in
+// a folder.
 func (l *loader) policyPath(p string, top bool) ([]*Policy, error) {
+	if p == StdinPath && top {
+		if l.files.stdin == nil {
+			return nil, fmt.Errorf("load policies: %w", errNoStdin)
+		}
+		v, err := l.get("policy", p, func() (any, error) { return l.loadPolicyFile(p) })
+		if err != nil {
+			return nil, err
+		}
+		return v.([]*Policy), nil
+	}
 	fi, err := os.Stat(p)
 	if err != nil {
 		return nil, fmt.Errorf("load policies: %w", err)

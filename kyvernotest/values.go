@@ -7,8 +7,10 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// Values is a cli.kyverno.io/v1alpha1 Values file (or the older form
-// without apiVersion and kind).
+// Values is a cli.kyverno.io/v1alpha1 Values file (kind Values or Value,
+// or the older form without apiVersion and kind). As in Kyverno 1.19,
+// whose values loader decodes the file strictly without looking at its
+// apiVersion and kind, neither is checked.
 type Values struct {
 	APIVersion string         `json:"apiVersion,omitempty"`
 	Kind       string         `json:"kind,omitempty"`
@@ -78,18 +80,14 @@ type APIResource struct {
 	StorageVersionHash string   `json:"storageVersionHash,omitempty"`
 }
 
-// ParseValues decodes a values file strictly. Its kind is Values or Value
-// (Kyverno's CLI reads both).
+// ParseValues decodes a values file strictly, whatever its apiVersion and
+// kind (Values, Value or none), as Kyverno's CLI does (values.Load): a
+// file of another kind fails on the fields that are not those of a
+// values file.
 func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	var v Values
 	if err := yaml.UnmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if v.APIVersion != "" && v.APIVersion != "cli.kyverno.io/v1alpha1" {
-		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, v.APIVersion)
-	}
-	if v.Kind != "" && v.Kind != "Values" && v.Kind != "Value" {
-		return nil, fmt.Errorf("%s: kind %q is not Values", name, v.Kind)
 	}
 	return &v.ValuesSpec, nil
 }

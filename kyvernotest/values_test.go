@@ -167,13 +167,42 @@ func TestParseValuesErrors(t *testing.T) {
 		wantErr string
 	}{
 		{name: "unknown field", give: "kind: Values\nglobalValue:\n  a: b\n", wantErr: `unknown field "globalValue"`},
-		{name: "other kind", give: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\n", wantErr: `kind "Test" is not Values`},
+		{name: "a test file", give: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\npolicies:\n- policy.yaml\n", wantErr: "cannot unmarshal string"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := ParseValues("values.yaml", []byte(tt.give))
 			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
 				t.Errorf("ParseValues(%q) error = %v, want it to contain %q", tt.give, err, tt.wantErr)
+			}
+		})
+	}
+}
+
+// TestParseValuesForms checks every header Kyverno 1.19's values.Load
+// reads (it decodes into v1alpha1.Values, whose TypeMeta it never checks):
+// kind Values or Value, any apiVersion, or none.
+func TestParseValuesForms(t *testing.T) {
+	const body = "globalValues:\n  request.operation: UPDATE\n"
+	want := &ValuesSpec{GlobalValues: map[string]any{"request.operation": "UPDATE"}}
+	tests := []struct {
+		name, header string
+	}{
+		{name: "Values", header: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Values\n"},
+		{name: "Value", header: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Value\n"},
+		{name: "Value with metadata", header: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Value\nmetadata:\n  name: values\n"},
+		{name: "v1beta1", header: "apiVersion: cli.kyverno.io/v1beta1\nkind: Values\n"},
+		{name: "no apiVersion", header: "kind: Value\n"},
+		{name: "no header", header: ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseValues("values.yaml", []byte(tt.header+body))
+			if err != nil {
+				t.Fatalf("ParseValues(%q) error = %v, want nil", tt.header+body, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ParseValues(%q) mismatch (-want +got):\n%s", tt.header+body, diff)
 			}
 		})
 	}

@@ -20,18 +20,21 @@ func newApplyCmd() *cobra.Command {
 		table        bool
 		detailed     bool
 		removeColor  bool
+		stdin        bool
 		output       string
 	)
 	cmd := &cobra.Command{
 		Use:   "apply POLICY_PATH... --resource FILE...",
 		Short: "Apply policies to resource files",
 		Long: `Apply the policies in POLICY_PATH (files or folders) to the resources in
-the --resource files or folders, as kyverno apply does, and print the
+the --resource files or folders, as kyverno apply does (a POLICY_PATH or
+--resource of - reads standard input, for the policies or the resources), and print the
 violations followed by "pass: N, fail: N, warn: N, error: N, skip: N".
 
 Like kyverno apply, it prints the resource as each policy with mutate
 rules left it, and the resources generate rules would create, with their
-labels (for a policy with generateExisting: what it would create for the
+labels; -i/--stdin prints them without the lines around them, to pipe
+them to kubectl (for a policy with generateExisting: what it would create for the
 given resources as existing triggers, labelled
 kyverno.io/background-gen-rule). -o/--output PATH writes them to a file
 (PATH ending in .yaml or .yml) or a folder of <resource>-mutated.yaml and
@@ -68,8 +71,9 @@ that code when there were only warnings.`,
 				return &exitError{code: 2, msg: "apply needs --resource"}
 			}
 			opts.PolicyPaths = args
+			opts.Stdin = cmd.InOrStdin()
 			opts.Warnings = cmd.ErrOrStderr()
-			out := kyvernotest.ApplyOutput{MutatedPath: output, Detailed: detailed}
+			out := kyvernotest.ApplyOutput{MutatedPath: output, Detailed: detailed, Stdin: stdin}
 			switch {
 			case policyReport && format == "json":
 				out.Format = kyvernotest.ApplyReportJSON
@@ -108,6 +112,7 @@ that code when there were only warnings.`,
 	f.BoolVar(&warnNoPass, "warn-no-pass", false, "exit with --warn-exit-code when no rule passed")
 	f.BoolVarP(&table, "table", "t", false, "print every result in a table")
 	f.BoolVar(&detailed, "detailed-results", false, "with --table, show each result's message")
+	f.BoolVarP(&stdin, "stdin", "i", false, `print only the resources (no "Applying..." and "policy ... applied to" lines), to pipe the mutated resources to kubectl`)
 	f.BoolVar(&removeColor, "remove-color", false, "never color the output (apply prints no color)")
 	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")

@@ -24,8 +24,10 @@
 // Every command that reads files (apply, test, eval, scan, and serve's
 // policy folder) reads only regular files: a named pipe, device or socket
 // in a folder is skipped with a warning on stderr (or in the log), one
-// given as an argument is an error, never a read that hangs. apply and
-// scan read resource files one document at a time (--max-document-bytes
-// limits one document) and print through spools, so that their memory
-// does not grow with the files; scan stops at once on SIGTERM or Ctrl-C.
+// given as an argument is an error, never a read that hangs (apply's
+// policy or resource path - reads standard input, as kyverno apply does).
+// apply and scan read resource files one document at a time
+// (--max-document-bytes limits one document) and print through spools,
+// so that their memory does not grow with the files; scan stops at once
+// on SIGTERM or Ctrl-C.
 package main

@@ -80,7 +80,10 @@ verdict run) and print the decision like verdict apply: the failed rules of
 each resource, the denied resources, then
 "pass: N, fail: N, warn: N, error: N, skip: N".
 
-With -o json or -o yaml the server's responses are printed as they are.
+With -o json or -o yaml the server's responses are printed as they are,
+but for the result and the type of each rule result, in Kyverno's words
+(pass, fail, warn, error, skip; Validation, Mutation, Generation,
+ImageVerify) rather than the protobuf enum names.
 
 The exit code is 1 when a resource is denied, 2 when a resource could not
 be evaluated or the server could not be reached.`,
@@ -328,7 +331,7 @@ func writeEvalRaw(w io.Writer, out []evaluated, format string) error {
 		if e.err != nil {
 			r.Error = describe(e.err)
 		} else {
-			b, err := protojson.Marshal(e.response)
+			b, err := kyvernoWords(e.response)
 			if err != nil {
 				return fmt.Errorf("encode response: %w", err)
 			}
@@ -349,6 +352,57 @@ func writeEvalRaw(w io.Writer, out []evaluated, format string) error {
 	}
 	_, err = w.Write(b)
 	return err
+}
+
+// resultWords and ruleTypeWords are Kyverno's words for the enums of a
+// RuleResult: the policy report results (policyreport.Result), and
+// engineapi.RuleType. Values not listed keep their protobuf names.
+var (
+	resultWords = map[verdictv1.Result]string{
+		verdictv1.Result_RESULT_PASS:  "pass",
+		verdictv1.Result_RESULT_FAIL:  "fail",
+		verdictv1.Result_RESULT_WARN:  "warn",
+		verdictv1.Result_RESULT_ERROR: "error",
+		verdictv1.Result_RESULT_SKIP:  "skip",
+	}
+	ruleTypeWords = map[verdictv1.RuleType]string{
+		verdictv1.RuleType_RULE_TYPE_VALIDATION:   "Validation",
+		verdictv1.RuleType_RULE_TYPE_MUTATION:     "Mutation",
+		verdictv1.RuleType_RULE_TYPE_GENERATION:   "Generation",
+		verdictv1.RuleType_RULE_TYPE_IMAGE_VERIFY: "ImageVerify",
+	}
+)
+
+// kyvernoWords encodes a response as protojson, with the result and type
+// of each rule result in Kyverno's words (resultWords, ruleTypeWords).
+func kyvernoWords(resp *verdictv1.EvaluateResponse) (json.RawMessage, error) {
+	b, err := protojson.Marshal(resp)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	if _, ok := m["results"]; !ok {
+		return b, nil
+	}
+	results := make([]map[string]json.RawMessage, len(resp.GetResults()))
+	if err := json.Unmarshal(m["results"], &results); err != nil {
+		return nil, err
+	}
+	for i, rr := range resp.GetResults() {
+		if w, ok := resultWords[rr.GetResult()]; ok {
+			results[i]["result"], _ = json.Marshal(w)
+		}
+		if w, ok := ruleTypeWords[rr.GetType()]; ok {
+			results[i]["type"], _ = json.Marshal(w)
+		}
+	}
+	if m["results"], err = json.Marshal(results); err != nil {
+		return nil, err
+	}
+	return json.Marshal(m)
 }
 
 // evalExit is 2 when a resource was not evaluated, 1 when one was denied.

@@ -185,7 +185,7 @@ func TestEvalRawOutput(t *testing.T) {
 				Resource string
 				Response struct {
 					Allowed bool
-					Results []struct{ Policy, Rule, Result string }
+					Results []struct{ Policy, Rule, Result, Type string }
 				}
 			}
 			data := []byte(out)
@@ -205,6 +205,18 @@ func TestEvalRawOutput(t *testing.T) {
 			want := []string{"shop/Pod/web allowed=true", "shop/Pod/debug allowed=false", "shop/Deployment/api allowed=true"}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("eval -o %s decisions mismatch (-want +got):\n%s", format, diff)
+			}
+			// Results and rule types in Kyverno's words (policy report
+			// results, engineapi.RuleType), not protobuf enum names.
+			words := map[string]bool{}
+			for _, e := range list {
+				for _, r := range e.Response.Results {
+					words[r.Result+" "+r.Type] = true
+				}
+			}
+			wantWords := map[string]bool{"pass Validation": true, "fail Validation": true}
+			if diff := cmp.Diff(wantWords, words); diff != "" {
+				t.Errorf("eval -o %s results and types mismatch (-want +got):\n%s", format, diff)
 			}
 		})
 	}

@@ -4,8 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 const testdata = "../../kyvernotest/testdata"
@@ -14,6 +19,7 @@ func TestRun(t *testing.T) {
 	tests := []struct {
 		name         string
 		give         []string
+		stdin        string // file read as standard input
 		wantCode     int
 		wantLastLine string
 		wantOut      []string
@@ -79,6 +85,38 @@ func TestRun(t *testing.T) {
 			wantOut:  []string{"│ ID │ POLICY", "shop/Pod/bad-pod", "│ Fail"},
 		},
 		{
+			name:         "apply: --resource - reads standard input",
+			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", "-"},
+			stdin:        testdata + "/validate/.kyverno-test/resources.yaml",
+			wantCode:     1,
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
+			wantErr:      "exit as there are policy violations",
+		},
+		{
+			name:     "apply: standard input is read once",
+			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", "-", "-r", "-"},
+			stdin:    testdata + "/validate/.kyverno-test/resources.yaml",
+			wantCode: 2,
+			wantErr:  `path "-" (standard input) named more than once`,
+		},
+		{
+			name:         "apply: a policy path - reads standard input",
+			give:         []string{"apply", "-", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
+			stdin:        testdata + "/validate/require-team-label.yaml",
+			wantCode:     1,
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
+			wantErr:      "exit as there are policy violations",
+		},
+		{
+			name:     "apply: standard input for policies and resources",
+			give:     []string{"apply", "-", "--resource", "-"},
+			stdin:    testdata + "/validate/require-team-label.yaml",
+			wantCode: 2,
+			wantErr:  "a stdin pipe can be used for either policies or resources, not both",
+		},
+		{
 			name:     "apply: needs resources",
 			give:     []string{"apply", testdata + "/validate/require-team-label.yaml"},
 			wantCode: 2,
@@ -99,8 +137,17 @@ func TestRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			var stdin io.Reader = strings.NewReader("")
+			if tt.stdin != "" {
+				f, err := os.Open(tt.stdin)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer f.Close()
+				stdin = f
+			}
 			var stdout, stderr bytes.Buffer
-			code := run(context.Background(), tt.give, &stdout, &stderr)
+			code := runIn(context.Background(), tt.give, stdin, &stdout, &stderr)
 			if code != tt.wantCode {
 				t.Errorf("run(%q) = %d, want %d\nstdout:\n%s\nstderr:\n%s", tt.give, code, tt.wantCode, stdout.String(), stderr.String())
 			}
@@ -162,5 +209,117 @@ func TestRunPolicyReport(t *testing.T) {
 	}
 	if got.APIVersion != "wgpolicyk8s.io/v1alpha2" || got.Kind != "ClusterPolicyReport" || got.Summary["pass"] != 2 || got.Summary["fail"] != 1 {
 		t.Errorf("run(apply --policy-report --output-format json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
+	}
+}
+
+// TestApplyStdinFlag checks apply -i/--stdin prints what kyverno apply -i
+// prints: the mutated resources without the "Applying..." line and the
+// "policy <p> applied to <resource>:" headers (processor.PolicyProcessor
+// with Stdin), the rest unchanged.
+func TestApplyStdinFlag(t *testing.T) {
+	const resource = "\napiVersion: v1\ndata:\n    key: value\nkind: ConfigMap\nmetadata:\n    labels:\n        owner: platform\n    name: settings\n    namespace: default\n\n---\n" +
+		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0\n"
+	tests := []struct {
+		name string
+		give []string
+		want string
+	}{
+		{name: "default", give: nil, want: "\nApplying 1 policy rule(s) to 1 resource(s)...\n\npolicy add-owner applied to default/ConfigMap/settings:" + resource},
+		{name: "-i", give: []string{"-i"}, want: resource},
+		{name: "--stdin", give: []string{"--stdin"}, want: resource},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{"apply", testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml"}, tt.give...)
+			code, got, errOut := runCmd(t, args...)
+			if code != 0 {
+				t.Fatalf("run(%q) = %d, want 0; stderr: %s", args, code, errOut)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
+			}
+		})
+	}
+}
+
+// TestApplyPrintsErrors checks the default output of apply names every
+// errored rule with its message (kyverno apply prints only the count for
+// a validate rule), so that "error: 1" comes with its cause.
+func TestApplyPrintsErrors(t *testing.T) {
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: typo
+spec:
+  rules:
+  - name: check-name
+    match:
+      any:
+      - resources:
+          kinds: [ConfigMap]
+    validate:
+      failureAction: Audit
+      message: bad
+      deny:
+        conditions:
+          any:
+          - key: "{{ reqest.object.metadata.name }}"
+            operator: Equals
+            value: x
+`
+	path := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"apply", path, "-r", testdata + "/mutate/configmap.yaml"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "\nApplying 1 policy rule(s) to 1 resource(s)...\n" +
+		"policy typo -> resource default/ConfigMap/settings errored:\n" +
+		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve reqest.object.metadata.name at path : JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
+	}
+}
+
+// TestApplyMutateErrorLine checks the line of an errored mutate rule byte
+// for byte as kyverno apply prints it: fmt.Fprintln("\nerror while
+// applying mutate policy", name, "->", "resource", path, "\nerror: ",
+// message), a space between each operand.
+func TestApplyMutateErrorLine(t *testing.T) {
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: typo-mutate
+spec:
+  rules:
+  - name: add-label
+    match:
+      any:
+      - resources:
+          kinds: [ConfigMap]
+    mutate:
+      patchStrategicMerge:
+        metadata:
+          labels:
+            x: "{{ reqest.object.metadata.name }}"
+`
+	path := filepath.Join(t.TempDir(), "typo-mutate.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"apply", path, "-r", testdata + "/mutate/configmap.yaml"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "\nerror while applying mutate policy typo-mutate -> resource default/ConfigMap/settings \n" +
+		`error:  variable substitution failed: failed to resolve reqest.object.metadata.name at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
 	}
 }
