@@ -11,6 +11,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 //go:embed schema.json
@@ -31,39 +32,13 @@ var schemas = sync.OnceValue(func() map[string]*kyverno.Schema {
 // is decoded by DecodePolicy; the problems of a document are wrapped with
 // the source, its index and its line, and every document's are reported.
 func Decode(source string, data []byte) ([]*Document, error) {
-	return decodeAll(source, data, IsPolicy, DecodePolicy)
+	return vpol.DecodeAll(source, data, IsPolicy, DecodePolicy)
 }
 
 // DecodeBindings reads every ValidatingAdmissionPolicyBinding of data, as
 // Decode reads policies.
 func DecodeBindings(source string, data []byte) ([]*BindingDocument, error) {
-	return decodeAll(source, data, IsBinding, DecodeBinding)
-}
-
-func decodeAll[T any](source string, data []byte, keep func(apiVersion, kind string) bool, dec func(map[string]any) (T, error)) ([]T, error) {
-	objs, err := kyverno.SplitDocuments(source, data)
-	if err != nil {
-		return nil, err
-	}
-	var out []T
-	var errs []error
-	for i, o := range objs {
-		apiVersion, _ := o.Value["apiVersion"].(string)
-		kind, _ := o.Value["kind"].(string)
-		if !keep(apiVersion, kind) {
-			continue
-		}
-		d, err := dec(o.Value)
-		if err != nil {
-			errs = append(errs, kyverno.NewDocumentError(source, i+1, o.Line, err))
-			continue
-		}
-		out = append(out, d)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return vpol.DecodeAll(source, data, IsBinding, DecodeBinding)
 }
 
 // DecodePolicy decodes one ValidatingAdmissionPolicy (a JSON object, as
