@@ -448,20 +448,7 @@ func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileMutating(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileMutating) // gpol.go
 }
 
 // compileImageValidating decodes and compiles every ImageValidatingPolicy
@@ -471,20 +458,7 @@ func compileImageValidating(source string, data []byte) ([]*policy.Policy, error
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*policy.Policy, 0, len(docs))
-	var errs []error
-	for _, d := range docs {
-		p, err := policy.CompileImageValidating(d)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		out = append(out, p)
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
-	}
-	return out, nil
+	return compileAll(docs, policy.CompileImageValidating) // gpol.go
 }
 
 // compileVAP decodes and compiles every ValidatingAdmissionPolicy of
