@@ -26,6 +26,7 @@ var kinds = NewKinds("vpol", schemaJSON, servedVersions)
 // theirs with NewKinds from a schema file of their own, made by
 // gen_schema.go.
 type Kinds struct {
+	group    string
 	versions map[string][]string
 	schemas  func() map[string]*kyverno.Schema
 }
@@ -34,7 +35,13 @@ type Kinds struct {
 // embedded by pkg) with the versions served of each kind. A schema file
 // that does not parse is a build error: the first decode panics.
 func NewKinds(pkg string, schemaJSON []byte, versions map[string][]string) *Kinds {
-	return &Kinds{versions: versions, schemas: sync.OnceValue(func() map[string]*kyverno.Schema {
+	return NewGroupKinds(pkg, Group, schemaJSON, versions)
+}
+
+// NewGroupKinds is NewKinds for kinds of another API group
+// (admissionregistration.k8s.io for engine/vap).
+func NewGroupKinds(pkg, group string, schemaJSON []byte, versions map[string][]string) *Kinds {
+	return &Kinds{group: group, versions: versions, schemas: sync.OnceValue(func() map[string]*kyverno.Schema {
 		s, err := kyverno.ParseSchemas(schemaJSON)
 		if err != nil {
 			panic(pkg + ": schema.json: " + err.Error()) // the embedded file is broken: a build error
@@ -161,12 +168,12 @@ func (k *Kinds) decode(m map[string]any, apiVersion, kind *string) (meta, spec a
 	}
 	group, version, _ := strings.Cut(*apiVersion, "/")
 	versions, known := k.versions[*kind]
-	if group != Group || !known {
-		return nil, nil, engine.Errorf(engine.CodeUnsupported, "kind", fmt.Sprintf("%s %s is not a kind of %s this engine decodes", *apiVersion, *kind, Group))
+	if group != k.group || !known {
+		return nil, nil, engine.Errorf(engine.CodeUnsupported, "kind", fmt.Sprintf("%s %s is not a kind of %s this engine decodes", *apiVersion, *kind, k.group))
 	}
 	if !slices.Contains(versions, version) {
 		return nil, nil, engine.Errorf(engine.CodeUnsupported, "apiVersion",
-			fmt.Sprintf("%s is not a served version of %s (served: %s/%s)", *apiVersion, *kind, Group, strings.Join(versions, ", "+Group+"/")))
+			fmt.Sprintf("%s is not a served version of %s (served: %s/%s)", *apiVersion, *kind, k.group, strings.Join(versions, ", "+k.group+"/")))
 	}
 	s := k.schemas()[*kind+"/"+version]
 	if s == nil {
