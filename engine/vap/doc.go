@@ -79,7 +79,7 @@
 //
 // The package does no I/O: params come from the host (Options.Params). It
 // depends on engine, engine/kyverno (YAML splitting and the schema
-// checker), engine/celrule, engine/vpol (matcher, number normalization),
+// checker), engine/celrule, engine/vpol (matcher, document decoding, number normalization),
 // engine/match (selectors), Kubernetes' API types and apimachinery; it
 // must not import client-go, grpc, engine/policy or engine/eval.
 package vap
