@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/policyreport"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -106,26 +107,11 @@ func resourceOf(obj map[string]any) *Resource {
 }
 
 func objectLabels(obj map[string]any) map[string]string {
-	return stringMap(obj, "labels")
+	return kyverno.MetadataStrings(obj, "labels")
 }
 
 func objectAnnotations(obj map[string]any) map[string]string {
-	return stringMap(obj, "annotations")
-}
-
-func stringMap(obj map[string]any, field string) map[string]string {
-	meta, _ := obj["metadata"].(map[string]any)
-	m, _ := meta[field].(map[string]any)
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
+	return kyverno.MetadataStrings(obj, "annotations")
 }
 
 func groupOf(apiVersion string) string {

@@ -157,16 +157,28 @@ func (d *reviewDecoder) object(path string, field func(key string) error) error 
 		if err := field(key); err != nil {
 			return err
 		}
-		switch d.peek() {
-		case ',':
-			d.i++
-		case '}':
-			d.i++
-			return nil
-		default:
-			return d.errorf("%s: want ',' or '}'", pathOr(path))
+		if done, err := d.next('}', pathOr(path)); done || err != nil {
+			return err
 		}
 	}
+}
+
+// next reads what follows a member of an object or list: ',' (done is
+// false) or closing (done is true); anything else is an error naming
+// path ("" for none).
+func (d *reviewDecoder) next(closing byte, path string) (done bool, err error) {
+	switch d.peek() {
+	case ',':
+		d.i++
+		return false, nil
+	case closing:
+		d.i++
+		return true, nil
+	}
+	if path == "" {
+		return false, d.errorf("want ',' or '%c'", closing)
+	}
+	return false, d.errorf("%s: want ',' or '%c'", path, closing)
 }
 
 func pathOr(p string) string {
@@ -310,15 +322,13 @@ func (d *reviewDecoder) strings(dst *[]string, path string) error {
 			return err
 		}
 		out = append(out, s)
-		switch d.peek() {
-		case ',':
-			d.i++
-		case ']':
-			d.i++
+		done, err := d.next(']', path)
+		if err != nil {
+			return err
+		}
+		if done {
 			*dst = out
 			return nil
-		default:
-			return d.errorf("%s: want ',' or ']'", path)
 		}
 	}
 }
@@ -453,14 +463,8 @@ func (d *reviewDecoder) skip(depth int) error {
 			if err := d.skip(depth + 1); err != nil {
 				return err
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case '}':
-				d.i++
-				return nil
-			default:
-				return d.errorf("want ',' or '}'")
+			if done, err := d.next('}', ""); done || err != nil {
+				return err
 			}
 		}
 	case c == '[':
@@ -473,14 +477,8 @@ func (d *reviewDecoder) skip(depth int) error {
 			if err := d.skip(depth + 1); err != nil {
 				return err
 			}
-			switch d.peek() {
-			case ',':
-				d.i++
-			case ']':
-				d.i++
-				return nil
-			default:
-				return d.errorf("want ',' or ']'")
+			if done, err := d.next(']', ""); done || err != nil {
+				return err
 			}
 		}
 	case c == '"':

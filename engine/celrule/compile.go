@@ -392,33 +392,28 @@ func compileExpr(env *cel.Env, expr string, want ...*cel.Type) compiled {
 	return out
 }
 
+// scalarDeclTypes are the declared types of CEL's scalar types.
+var scalarDeclTypes = map[*cel.Type]*apiservercel.DeclType{
+	cel.AnyType:       apiservercel.AnyType,
+	cel.BoolType:      apiservercel.BoolType,
+	cel.BytesType:     apiservercel.BytesType,
+	cel.DoubleType:    apiservercel.DoubleType,
+	cel.DurationType:  apiservercel.DurationType,
+	cel.IntType:       apiservercel.IntType,
+	cel.NullType:      apiservercel.NullType,
+	cel.StringType:    apiservercel.StringType,
+	cel.TimestampType: apiservercel.TimestampType,
+	cel.UintType:      apiservercel.UintType,
+}
+
 // declTypeOf is Kubernetes' convertCelTypeToDeclType: the declared type of
 // a variable from the type its expression returns.
 func declTypeOf(t *cel.Type) *apiservercel.DeclType {
 	if t == nil {
 		return apiservercel.DynType
 	}
-	switch t {
-	case cel.AnyType:
-		return apiservercel.AnyType
-	case cel.BoolType:
-		return apiservercel.BoolType
-	case cel.BytesType:
-		return apiservercel.BytesType
-	case cel.DoubleType:
-		return apiservercel.DoubleType
-	case cel.DurationType:
-		return apiservercel.DurationType
-	case cel.IntType:
-		return apiservercel.IntType
-	case cel.NullType:
-		return apiservercel.NullType
-	case cel.StringType:
-		return apiservercel.StringType
-	case cel.TimestampType:
-		return apiservercel.TimestampType
-	case cel.UintType:
-		return apiservercel.UintType
+	if d, ok := scalarDeclTypes[t]; ok {
+		return d
 	}
 	if t.HasTrait(traits.ContainerType) && t.HasTrait(traits.IndexerType) {
 		params := t.Parameters()

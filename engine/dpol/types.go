@@ -1,10 +1,7 @@
 package dpol
 
 import (
-	"strings"
-
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -15,18 +12,10 @@ const (
 	KindNamespacedDeletingPolicy = "NamespacedDeletingPolicy"
 )
 
-// Document is a DeletingPolicy or NamespacedDeletingPolicy as
-// written (any served version: the spec is the same type in v1alpha1,
-// v1beta1 and v1, Kyverno's github.com/kyverno/api types).
-type Document struct {
-	APIVersion string
-	Kind       string
-	Metadata   metav1.ObjectMeta
-	Spec       policiesv1.DeletingPolicySpec
-}
-
-// Namespaced reports whether the document is a NamespacedDeletingPolicy.
-func (d *Document) Namespaced() bool { return d.Kind == KindNamespacedDeletingPolicy }
+// Document is a DeletingPolicy or NamespacedDeletingPolicy as written (any served
+// version: the spec is the same type in every version, Kyverno's
+// github.com/kyverno/api types).
+type Document = vpol.Doc[policiesv1.DeletingPolicySpec]
 
 // servedVersions are the versions of each kind the CRDs serve (and
 // Kyverno's CLI loads): NamespacedDeletingPolicy has no v1alpha1.
@@ -36,12 +25,6 @@ var servedVersions = map[string][]string{
 }
 
 // IsPolicy reports whether apiVersion and kind name a DeletingPolicy or
-// NamespacedDeletingPolicy, in any version (a version that is not
-// served is a decoding error).
-func IsPolicy(apiVersion, kind string) bool {
-	if kind != KindDeletingPolicy && kind != KindNamespacedDeletingPolicy {
-		return false
-	}
-	group, _, _ := strings.Cut(apiVersion, "/")
-	return group == vpol.Group
-}
+// NamespacedDeletingPolicy, in any version (a version that is not served is a
+// decoding error).
+func IsPolicy(apiVersion, kind string) bool { return family.IsPolicy(apiVersion, kind) }

@@ -12,6 +12,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -207,23 +208,9 @@ func resourceOf(req *Request, obj map[string]any) match.Resource {
 	if req.Namespace != "" {
 		r.Namespace = req.Namespace
 	}
-	r.Labels = stringMap(meta["labels"])
-	r.Annotations = stringMap(meta["annotations"])
+	r.Labels = kyverno.StringMap(meta["labels"])
+	r.Annotations = kyverno.StringMap(meta["annotations"])
 	return r
-}
-
-func stringMap(v any) map[string]string {
-	m, ok := v.(map[string]any)
-	if !ok || len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // baseDocument builds the JMESPath root that every rule starts from: the

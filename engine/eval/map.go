@@ -22,7 +22,7 @@ func (ev *evaluation) admissionRequest(in *vpol.Input, obj map[string]any) *mpol
 	}
 	nsLabels := req.NamespaceLabels
 	if nsLabels == nil && req.NamespaceObject != nil {
-		nsLabels = stringMap(mapOf(mapOf(req.NamespaceObject)["metadata"])["labels"])
+		nsLabels = kyverno.MetadataStrings(mapOf(req.NamespaceObject), "labels")
 	}
 	return &mpol.AdmissionRequest{
 		In: in, Object: obj, OldObject: req.OldObject,

@@ -3,6 +3,7 @@ package gpol
 import (
 	_ "embed"
 
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -17,13 +18,13 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var kinds = vpol.NewKinds("gpol", schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.GeneratingPolicySpec]("gpol", KindGeneratingPolicy, schemaJSON, servedVersions)
 
 // Decode reads every GeneratingPolicy and NamespacedGeneratingPolicy of
 // data (multi-document YAML or JSON, Lists included) and returns them in
 // order; other documents are skipped. source names the input in errors.
 func Decode(source string, data []byte) ([]*Document, error) {
-	return vpol.DecodeAll(source, data, IsPolicy, DecodePolicy)
+	return family.Decode(source, data)
 }
 
 // DecodePolicy decodes one GeneratingPolicy or NamespacedGeneratingPolicy
@@ -34,11 +35,5 @@ func Decode(source string, data []byte) ([]*Document, error) {
 // version the CRD does not serve is an error with Code
 // engine.CodeUnsupported at "apiVersion".
 func DecodePolicy(m map[string]any) (*Document, error) {
-	d := new(Document)
-	apiVersion, kind, err := kinds.Decode(m, &d.Metadata, &d.Spec)
-	if err != nil {
-		return nil, err
-	}
-	d.APIVersion, d.Kind = apiVersion, kind
-	return d, nil
+	return family.DecodePolicy(m)
 }

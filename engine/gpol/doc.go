@@ -13,7 +13,7 @@
 //
 // # Decoding
 //
-// Strict, as engine/vpol decodes its kinds (vpol.Kinds): each document is
+// Strict, as engine/vpol decodes its kinds (vpol.Family): each document is
 // checked against the CRD schema of its version (schema.json, made by
 // engine/vpol/gen_schema.go), so an unknown field or a value of the wrong
 // type is an *engine.Error with Code engine.CodeDecode and the field

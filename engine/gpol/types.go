@@ -1,10 +1,7 @@
 package gpol
 
 import (
-	"strings"
-
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -15,18 +12,10 @@ const (
 	KindNamespacedGeneratingPolicy = "NamespacedGeneratingPolicy"
 )
 
-// Document is a GeneratingPolicy or NamespacedGeneratingPolicy as
-// written (any served version: the spec is the same type in v1alpha1,
-// v1beta1 and v1, Kyverno's github.com/kyverno/api types).
-type Document struct {
-	APIVersion string
-	Kind       string
-	Metadata   metav1.ObjectMeta
-	Spec       policiesv1.GeneratingPolicySpec
-}
-
-// Namespaced reports whether the document is a NamespacedGeneratingPolicy.
-func (d *Document) Namespaced() bool { return d.Kind == KindNamespacedGeneratingPolicy }
+// Document is a GeneratingPolicy or NamespacedGeneratingPolicy as written (any served
+// version: the spec is the same type in every version, Kyverno's
+// github.com/kyverno/api types).
+type Document = vpol.Doc[policiesv1.GeneratingPolicySpec]
 
 // servedVersions are the versions of each kind the CRDs serve (and
 // Kyverno's CLI loads): NamespacedGeneratingPolicy has no v1alpha1.
@@ -36,12 +25,6 @@ var servedVersions = map[string][]string{
 }
 
 // IsPolicy reports whether apiVersion and kind name a GeneratingPolicy or
-// NamespacedGeneratingPolicy, in any version (a version that is not
-// served is a decoding error).
-func IsPolicy(apiVersion, kind string) bool {
-	if kind != KindGeneratingPolicy && kind != KindNamespacedGeneratingPolicy {
-		return false
-	}
-	group, _, _ := strings.Cut(apiVersion, "/")
-	return group == vpol.Group
-}
+// NamespacedGeneratingPolicy, in any version (a version that is not served is a
+// decoding error).
+func IsPolicy(apiVersion, kind string) bool { return family.IsPolicy(apiVersion, kind) }

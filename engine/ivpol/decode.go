@@ -3,6 +3,7 @@ package ivpol
 import (
 	_ "embed"
 
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -16,14 +17,14 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var kinds = vpol.NewKinds("ivpol", schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.ImageValidatingPolicySpec]("ivpol", KindImageValidatingPolicy, schemaJSON, servedVersions)
 
 // Decode reads every ImageValidatingPolicy and
 // NamespacedImageValidatingPolicy of data (multi-document YAML or JSON,
 // Lists included) and returns them in order; other documents are skipped.
 // source names the input in errors.
 func Decode(source string, data []byte) ([]*Document, error) {
-	return vpol.DecodeAll(source, data, IsPolicy, DecodePolicy)
+	return family.Decode(source, data)
 }
 
 // DecodePolicy decodes one policy (a JSON object, as
@@ -33,11 +34,5 @@ func Decode(source string, data []byte) ([]*Document, error) {
 // ("spec.attestors[0].cosign.ky"); a version the CRD does not serve is an
 // error with Code engine.CodeUnsupported at "apiVersion".
 func DecodePolicy(m map[string]any) (*Document, error) {
-	d := new(Document)
-	apiVersion, kind, err := kinds.Decode(m, &d.Metadata, &d.Spec)
-	if err != nil {
-		return nil, err
-	}
-	d.APIVersion, d.Kind = apiVersion, kind
-	return d, nil
+	return family.DecodePolicy(m)
 }

@@ -179,9 +179,9 @@ func compile(node gojmespath.ASTNode) evaluator {
 			return nil
 		}
 		if node.NodeType == gojmespath.ASTOrExpression {
-			return &orNode{left: left, right: right}
+			return &logicNode{left: left, right: right}
 		}
-		return &andNode{left: left, right: right}
+		return &logicNode{left: left, right: right, and: true}
 	case gojmespath.ASTNotExpression:
 		if len(node.Children) != 1 {
 			return nil
@@ -774,10 +774,15 @@ func (n *multiHashNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) 
 	return out, ok
 }
 
-// orNode is a || b: b when a is false (a missing a is null).
-type orNode struct{ left, right evaluator }
+// logicNode is a || b (!and) or a && b (and): a when it decides the
+// result (true for ||, false for &&), else b. For || a missing b is null;
+// && returns b with its error, as go-jmespath's interpreter does.
+type logicNode struct {
+	left, right evaluator
+	and         bool
+}
 
-func (n *orNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
+func (n *logicNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
 	l, s := n.left.eval(c, v)
 	if swallow(s) != ok {
 		return nil, fail
@@ -786,32 +791,17 @@ func (n *orNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
 	if !known {
 		return nil, fail
 	}
-	if !f {
+	if f == n.and {
 		return l, ok
+	}
+	if n.and {
+		return n.right.eval(c, v)
 	}
 	r, s := n.right.eval(c, v)
 	if swallow(s) != ok {
 		return nil, fail
 	}
 	return r, ok
-}
-
-// andNode is a && b: a when a is false, else b with its error.
-type andNode struct{ left, right evaluator }
-
-func (n *andNode) eval(c *gojmespath.FunctionCaller, v any) (any, status) {
-	l, s := n.left.eval(c, v)
-	if swallow(s) != ok {
-		return nil, fail
-	}
-	f, known := isFalse(l)
-	if !known {
-		return nil, fail
-	}
-	if f {
-		return l, ok
-	}
-	return n.right.eval(c, v)
 }
 
 // notNode is !a.

@@ -11,12 +11,9 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"reflect"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/engine/internal/crdschema"
 )
@@ -47,39 +44,22 @@ var objectMeta = map[string]any{
 func main() {
 	out := map[string]any{}
 	for _, file := range os.Args[1:] {
-		b, err := os.ReadFile(file)
+		versions, err := crdschema.ReadCRD(file)
 		if err != nil {
-			fail(err)
+			crdschema.Fail(err)
 		}
-		var crd map[string]any
-		if err := yaml.Unmarshal(b, &crd); err != nil {
-			fail(err)
-		}
-		spec := crd["spec"].(map[string]any)
-		kind := spec["names"].(map[string]any)["kind"].(string)
-		for _, v := range spec["versions"].([]any) {
-			vm := v.(map[string]any)
-			s := crdschema.Prune(vm["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any))
-			props := s["properties"].(map[string]any)
+		for _, v := range versions {
+			props := v.Schema["properties"].(map[string]any)
 			props["metadata"] = objectMeta
 			props["status"] = map[string]any{"preserve": true}
-			key := vm["name"].(string)
-			if prev, ok := out[key]; ok {
-				if !reflect.DeepEqual(prev, s) {
-					fail(fmt.Errorf("%s %s: schema differs from the other kind's", kind, key))
+			if prev, ok := out[v.Name]; ok {
+				if !reflect.DeepEqual(prev, v.Schema) {
+					crdschema.Fail(fmt.Errorf("%s %s: schema differs from the other kind's", v.Kind, v.Name))
 				}
 				continue
 			}
-			out[key] = s
+			out[v.Name] = v.Schema
 		}
 	}
-	enc := json.NewEncoder(os.Stdout)
-	if err := enc.Encode(out); err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, err)
-	os.Exit(1)
+	crdschema.Print(out)
 }

@@ -94,79 +94,23 @@ func imageEnvOptions() []cel.EnvOption {
 		cel.Variable(varImageFuncs, imageFuncsType),
 		cel.Function(FuncVerifyImageSignatures, cel.MemberOverload("verdict_verify_image_signatures",
 			[]*cel.Type{imageFuncsType, cel.StringType, list}, cel.IntType,
-			cel.FunctionBinding(func(args ...ref.Val) ref.Val {
-				f, err := imageFuncs(args[0])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				image, err := nativeString(args[1])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				n, err := f.VerifyImageSignatures(image, nativeList(args[2]))
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				return types.Int(n)
+			imageCall(1, func(f ImageFunctions, s []string, rest []ref.Val) (any, error) {
+				return f.VerifyImageSignatures(s[0], nativeList(rest[0]))
 			}))),
 		cel.Function(FuncVerifyAttestationSignatures, cel.MemberOverload("verdict_verify_attestation_signatures",
 			[]*cel.Type{imageFuncsType, cel.StringType, cel.StringType, list}, cel.IntType,
-			cel.FunctionBinding(func(args ...ref.Val) ref.Val {
-				f, err := imageFuncs(args[0])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				image, err := nativeString(args[1])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				attestation, err := nativeString(args[2])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				n, err := f.VerifyAttestationSignatures(image, attestation, nativeList(args[3]))
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				return types.Int(n)
+			imageCall(2, func(f ImageFunctions, s []string, rest []ref.Val) (any, error) {
+				return f.VerifyAttestationSignatures(s[0], s[1], nativeList(rest[0]))
 			}))),
 		cel.Function(FuncExtractPayload, cel.MemberOverload("verdict_extract_payload",
 			[]*cel.Type{imageFuncsType, cel.StringType, cel.StringType}, cel.DynType,
-			cel.FunctionBinding(func(args ...ref.Val) ref.Val {
-				f, err := imageFuncs(args[0])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				image, err := nativeString(args[1])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				attestation, err := nativeString(args[2])
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				out, err := f.ExtractPayload(image, attestation)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				return types.DefaultTypeAdapter.NativeToValue(out)
+			imageCall(2, func(f ImageFunctions, s []string, _ []ref.Val) (any, error) {
+				return f.ExtractPayload(s[0], s[1])
 			}))),
 		cel.Function(FuncGetImageData, cel.MemberOverload("verdict_get_image_data",
 			[]*cel.Type{imageFuncsType, cel.StringType}, cel.DynType,
-			cel.BinaryBinding(func(fv, iv ref.Val) ref.Val {
-				f, err := imageFuncs(fv)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				image, err := nativeString(iv)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				out, err := f.GetImageData(image)
-				if err != nil {
-					return types.WrapErr(err)
-				}
-				return types.DefaultTypeAdapter.NativeToValue(out)
+			imageCall(1, func(f ImageFunctions, s []string, _ []ref.Val) (any, error) {
+				return f.GetImageData(s[0])
 			}))),
 		cel.Macros(
 			macro(FuncVerifyImageSignatures, 2),
@@ -175,6 +119,29 @@ func imageEnvOptions() []cel.EnvOption {
 			macro(FuncGetImageData, 1),
 		),
 	}
+}
+
+// imageCall binds an overload whose arguments are the evaluation's
+// ImageFunctions, n strings, then the rest; what call returns is converted
+// to its CEL value, an error to a CEL error.
+func imageCall(n int, call func(f ImageFunctions, s []string, rest []ref.Val) (any, error)) cel.OverloadOpt {
+	return cel.FunctionBinding(func(args ...ref.Val) ref.Val {
+		f, err := imageFuncs(args[0])
+		if err != nil {
+			return types.WrapErr(err)
+		}
+		s := make([]string, n)
+		for i := range s {
+			if s[i], err = nativeString(args[1+i]); err != nil {
+				return types.WrapErr(err)
+			}
+		}
+		out, err := call(f, s, args[1+n:])
+		if err != nil {
+			return types.WrapErr(err)
+		}
+		return types.DefaultTypeAdapter.NativeToValue(out)
+	})
 }
 
 func imageFuncs(v ref.Val) (ImageFunctions, error) {

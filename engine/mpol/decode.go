@@ -3,6 +3,7 @@ package mpol
 import (
 	_ "embed"
 
+	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -17,7 +18,7 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var kinds = vpol.NewKinds("mpol", schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.MutatingPolicySpec]("mpol", KindMutatingPolicy, schemaJSON, servedVersions)
 
 // Decode reads every MutatingPolicy and NamespacedMutatingPolicy of data
 // (multi-document YAML or JSON, Lists included) and returns them in
@@ -25,7 +26,7 @@ var kinds = vpol.NewKinds("mpol", schemaJSON, servedVersions)
 // the problems of a document are wrapped with the source, its index and
 // its line.
 func Decode(source string, data []byte) ([]*Document, error) {
-	return vpol.DecodeAll(source, data, IsPolicy, DecodePolicy)
+	return family.Decode(source, data)
 }
 
 // DecodePolicy decodes one MutatingPolicy or NamespacedMutatingPolicy (a
@@ -37,11 +38,5 @@ func Decode(source string, data []byte) ([]*Document, error) {
 // engine.CodeUnsupported at "apiVersion". Every problem is reported, as
 // engine.Errors sorted by path.
 func DecodePolicy(m map[string]any) (*Document, error) {
-	d := new(Document)
-	apiVersion, kind, err := kinds.Decode(m, &d.Metadata, &d.Spec)
-	if err != nil {
-		return nil, err
-	}
-	d.APIVersion, d.Kind = apiVersion, kind
-	return d, nil
+	return family.DecodePolicy(m)
 }

@@ -12,7 +12,7 @@
 //
 // # Decoding
 //
-// Strict, as engine/vpol decodes its kinds (vpol.Kinds): each document is
+// Strict, as engine/vpol decodes its kinds (vpol.Family): each document is
 // checked against the CRD schema of its version (schema.json, made by
 // engine/vpol/gen_schema.go from the CRDs), so an unknown field or a
 // value of the wrong type is an *engine.Error with Code engine.CodeDecode

@@ -554,34 +554,23 @@ func (st *state) listElement(ra []any, pn *node) (string, *matchErr) {
 	if len(ra) < len(pn.elems) {
 		return "", st.plainErr(fmt.Sprintf("validate Array failed, array length mismatch, resource Array len is %d and pattern Array len is %d", len(ra), len(pn.elems)))
 	}
-	var skipErrs []*matchErr
-	applied := 0
-	for i, pe := range pn.elems {
-		st.pushIndex(i)
-		ep, err := st.element(ra[i], pe)
-		st.pop()
-		if err != nil {
-			if err.skips() {
-				skipErrs = append(skipErrs, err)
-				continue
-			}
-			return ep, err
-		}
-		applied++
-	}
-	if applied == 0 && len(skipErrs) > 0 {
-		return st.pathString(), st.combineSkips(skipErrs)
-	}
-	return "", nil
+	return st.elements(ra[:len(pn.elems)], func(i int) *node { return pn.elems[i] })
 }
 
 // eachMatches is Kyverno's validateArrayOfMaps.
 func (st *state) eachMatches(ra []any, pm *node) (string, *matchErr) {
+	return st.elements(ra, func(int) *node { return pm })
+}
+
+// elements matches each element ra[i] against pattern(i): the first
+// failure that is not a skip is the result; when every element skips,
+// their skips combined are.
+func (st *state) elements(ra []any, pattern func(i int) *node) (string, *matchErr) {
 	var skipErrs []*matchErr
 	applied := 0
 	for i, re := range ra {
 		st.pushIndex(i)
-		ep, err := st.element(re, pm)
+		ep, err := st.element(re, pattern(i))
 		st.pop()
 		if err != nil {
 			if err.skips() {

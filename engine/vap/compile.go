@@ -17,11 +17,11 @@ import (
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
-// Validation actions of a binding.
+// Validation actions of a binding: those of a ValidatingPolicy.
 const (
-	ActionDeny  = string(admissionregistrationv1.Deny)
-	ActionWarn  = string(admissionregistrationv1.Warn)
-	ActionAudit = string(admissionregistrationv1.Audit)
+	ActionDeny  = vpol.ActionDeny
+	ActionWarn  = vpol.ActionWarn
+	ActionAudit = vpol.ActionAudit
 )
 
 // Policy is a compiled ValidatingAdmissionPolicy. It is immutable and safe
@@ -107,23 +107,20 @@ func Compile(doc *Document) (*Policy, error) {
 		p.match = vpol.CompileMatcher(mc)
 	}
 	cs := celrule.AdmissionSpec{HasParams: spec.ParamKind != nil}
+	named := func(path, what, name, expression string) celrule.NamedExpression {
+		if name == "" {
+			bad(path+".name", "a %s needs a name", what)
+		}
+		if expression == "" {
+			bad(path+".expression", "a %s needs an expression", what)
+		}
+		return celrule.NamedExpression{Name: name, Expression: expression}
+	}
 	for i, m := range spec.MatchConditions {
-		if m.Name == "" {
-			bad(fmt.Sprintf("spec.matchConditions[%d].name", i), "a match condition needs a name")
-		}
-		if m.Expression == "" {
-			bad(fmt.Sprintf("spec.matchConditions[%d].expression", i), "a match condition needs an expression")
-		}
-		cs.MatchConditions = append(cs.MatchConditions, celrule.NamedExpression{Name: m.Name, Expression: m.Expression})
+		cs.MatchConditions = append(cs.MatchConditions, named(fmt.Sprintf("spec.matchConditions[%d]", i), "match condition", m.Name, m.Expression))
 	}
 	for i, v := range spec.Variables {
-		if v.Name == "" {
-			bad(fmt.Sprintf("spec.variables[%d].name", i), "a variable needs a name")
-		}
-		if v.Expression == "" {
-			bad(fmt.Sprintf("spec.variables[%d].expression", i), "a variable needs an expression")
-		}
-		cs.Variables = append(cs.Variables, celrule.NamedExpression{Name: v.Name, Expression: v.Expression})
+		cs.Variables = append(cs.Variables, named(fmt.Sprintf("spec.variables[%d]", i), "variable", v.Name, v.Expression))
 	}
 	for i, v := range spec.Validations {
 		if v.Expression == "" {

@@ -12,9 +12,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
 	"reflect"
 	"strings"
 
@@ -48,11 +46,7 @@ func main() {
 		}
 		out[k.key] = s
 	}
-	enc := json.NewEncoder(os.Stdout)
-	if err := enc.Encode(out); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	crdschema.Print(out)
 }
 
 // openAPI is the OpenAPI v3 schema of a Go type as its JSON encoding has

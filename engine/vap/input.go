@@ -8,6 +8,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/internal/celtypes"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -93,7 +94,7 @@ func NewInput(r Request, opts Options) *Input {
 	}
 	labels := r.NamespaceLabels
 	if labels == nil && r.NamespaceObject != nil {
-		labels = labelsOf(r.NamespaceObject)
+		labels = kyverno.MetadataStrings(r.NamespaceObject, "labels")
 	}
 	if labels == nil {
 		labels = map[string]string{}
@@ -160,19 +161,4 @@ func namespaceObject(name string, labels map[string]string) map[string]any {
 		meta["labels"] = l
 	}
 	return map[string]any{"metadata": meta, "spec": map[string]any{}, "status": map[string]any{}}
-}
-
-func labelsOf(obj map[string]any) map[string]string {
-	md, _ := obj["metadata"].(map[string]any)
-	m, _ := md["labels"].(map[string]any)
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }

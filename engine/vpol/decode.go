@@ -22,9 +22,9 @@ var kinds = NewKinds("vpol", schemaJSON, servedVersions)
 
 // Kinds decodes the documents of some policies.kyverno.io kinds as this
 // package decodes its own: strictly, against the CRD schema of each
-// served version. The other packages of the group (engine/mpol) make
-// theirs with NewKinds from a schema file of their own, made by
-// gen_schema.go.
+// served version. The other packages of the group (engine/mpol, ...)
+// decode theirs through a Family (family.go) made from a schema file of
+// their own, made by gen_schema.go; engine/vap through NewGroupKinds.
 type Kinds struct {
 	group    string
 	versions map[string][]string

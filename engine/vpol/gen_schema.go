@@ -13,11 +13,7 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
 	"os"
-
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/engine/internal/crdschema"
 )
@@ -25,37 +21,21 @@ import (
 func main() {
 	out := map[string]any{}
 	for _, file := range os.Args[1:] {
-		b, err := os.ReadFile(file)
+		versions, err := crdschema.ReadCRD(file)
 		if err != nil {
-			fail(err)
+			crdschema.Fail(err)
 		}
-		var crd map[string]any
-		if err := yaml.Unmarshal(b, &crd); err != nil {
-			fail(err)
-		}
-		spec := crd["spec"].(map[string]any)
-		kind := spec["names"].(map[string]any)["kind"].(string)
-		for _, v := range spec["versions"].([]any) {
-			vm := v.(map[string]any)
-			if vm["served"] != true {
+		for _, v := range versions {
+			if !v.Served {
 				continue
 			}
-			s := crdschema.Prune(vm["schema"].(map[string]any)["openAPIV3Schema"].(map[string]any))
-			props := s["properties"].(map[string]any)
+			props := v.Schema["properties"].(map[string]any)
 			props["metadata"] = crdschema.ObjectMeta
 			if _, ok := props["status"]; ok {
 				props["status"] = map[string]any{"preserve": true}
 			}
-			out[kind+"/"+vm["name"].(string)] = s
+			out[v.Kind+"/"+v.Name] = v.Schema
 		}
 	}
-	enc := json.NewEncoder(os.Stdout)
-	if err := enc.Encode(out); err != nil {
-		fail(err)
-	}
-}
-
-func fail(err error) {
-	fmt.Fprintln(os.Stderr, err)
-	os.Exit(1)
+	crdschema.Print(out)
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/engine/internal/celtypes"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -141,8 +142,8 @@ func NewInput(r Request) *Input {
 	}
 	objMeta, _ := r.Object["metadata"].(map[string]any)
 	in.generateName, _ = objMeta["generateName"].(string)
-	in.objectLabels = labelsOf(r.Object)
-	in.oldObjectLabels = labelsOf(r.OldObject)
+	in.objectLabels = kyverno.MetadataStrings(r.Object, "labels")
+	in.oldObjectLabels = kyverno.MetadataStrings(r.OldObject, "labels")
 	in.operation = strings.ToUpper(r.Operation)
 	if in.operation == "" {
 		in.operation = "CREATE"
@@ -175,7 +176,7 @@ func (in *Input) nsLabels() map[string]string {
 	}
 	switch {
 	case in.req.NamespaceObject != nil:
-		in.namespaceLabels = labelsOf(in.req.NamespaceObject)
+		in.namespaceLabels = kyverno.MetadataStrings(in.req.NamespaceObject, "labels")
 	case in.req.NamespaceLabels != nil:
 		in.namespaceLabels = in.req.NamespaceLabels
 	default:
@@ -240,21 +241,6 @@ func (in *Input) requestObject(object, oldObject any) map[string]any {
 	}
 	if in.namespace != "" {
 		out["namespace"] = in.namespace
-	}
-	return out
-}
-
-func labelsOf(obj map[string]any) map[string]string {
-	md, _ := obj["metadata"].(map[string]any)
-	m, _ := md["labels"].(map[string]any)
-	if len(m) == 0 {
-		return nil
-	}
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
 	}
 	return out
 }
@@ -337,7 +323,7 @@ func (in *Input) Activation(ctx context.Context) *kyvernocel.Activation {
 func (in *Input) WithObject(obj map[string]any) *Input {
 	cp := *in
 	cp.object = obj
-	cp.objectLabels = labelsOf(obj)
+	cp.objectLabels = kyverno.MetadataStrings(obj, "labels")
 	return &cp
 }
 

@@ -20,15 +20,7 @@ const (
 // Document is a ValidatingPolicy or NamespacedValidatingPolicy as written
 // (any served version: the spec is the same type in v1alpha1, v1beta1 and
 // v1, Kyverno's github.com/kyverno/api types).
-type Document struct {
-	APIVersion string
-	Kind       string
-	Metadata   metav1.ObjectMeta
-	Spec       policiesv1.ValidatingPolicySpec
-}
-
-// Namespaced reports whether the document is a NamespacedValidatingPolicy.
-func (d *Document) Namespaced() bool { return d.Kind == KindNamespacedValidatingPolicy }
+type Document = Doc[policiesv1.ValidatingPolicySpec]
 
 // ExceptionDocument is a policies.kyverno.io PolicyException as written.
 type ExceptionDocument struct {

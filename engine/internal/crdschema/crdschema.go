@@ -8,6 +8,14 @@
 // not built with the engine) share it. It imports nothing of this module.
 package crdschema
 
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"sigs.k8s.io/yaml"
+)
+
 // ObjectMeta is the schema of metav1.ObjectMeta, in the pruned format. As
 // in Kyverno's CLI, an unknown field there is an error too.
 var ObjectMeta = map[string]any{
@@ -66,4 +74,55 @@ func Prune(s map[string]any) map[string]any {
 		}
 	}
 	return out
+}
+
+// Version is one version of a CRD: the kind, the version's name, whether
+// it is served, and its openAPIV3Schema pruned (Prune).
+type Version struct {
+	Kind   string
+	Name   string
+	Served bool
+	Schema map[string]any
+}
+
+// ReadCRD reads the versions of the CustomResourceDefinition in file.
+func ReadCRD(file string) ([]Version, error) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return nil, err
+	}
+	var crd struct {
+		Spec struct {
+			Names    struct{ Kind string }
+			Versions []struct {
+				Name   string
+				Served bool
+				Schema struct {
+					OpenAPIV3Schema map[string]any `json:"openAPIV3Schema"`
+				}
+			}
+		}
+	}
+	if err := yaml.Unmarshal(b, &crd); err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	var out []Version
+	for _, v := range crd.Spec.Versions {
+		out = append(out, Version{Kind: crd.Spec.Names.Kind, Name: v.Name, Served: v.Served, Schema: Prune(v.Schema.OpenAPIV3Schema)})
+	}
+	return out, nil
+}
+
+// Print writes out as JSON on standard output, as the generators write
+// their schema.json; an error ends the program (Fail).
+func Print(out any) {
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		Fail(err)
+	}
+}
+
+// Fail prints err on standard error and ends the program with status 1.
+func Fail(err error) {
+	fmt.Fprintln(os.Stderr, err)
+	os.Exit(1)
 }
