@@ -360,6 +360,42 @@ func TestReportsStoreOnly(t *testing.T) {
 	}
 }
 
+// TestReportsOptions renders the report writer's values that are flags:
+// each adds its flag, and the defaults add none (Kyverno's layout, one
+// result per resource).
+func TestReportsOptions(t *testing.T) {
+	tests := []struct {
+		set  []string
+		flag string
+		want bool
+	}{
+		{nil, "--group-results", false},
+		{[]string{"reports.groupResults=true"}, "--group-results", true},
+	}
+	for _, tt := range tests {
+		objs, err := Render(Options{Set: tt.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := deploy.Workloads(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, w := range ws {
+			if w.Component == "reports" {
+				found = true
+				if got := slices.Contains(w.Container.Args, tt.flag); got != tt.want {
+					t.Errorf("Render(%v): args %q: %s = %v, want %v", tt.set, w.Container.Args, tt.flag, got, tt.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("Render(%v): no report writer", tt.set)
+		}
+	}
+}
+
 // TestSchedulingValues renders the scheduling values of every component:
 // they land in each pod spec, which still decodes strictly, and
 // commonLabels on every object.
