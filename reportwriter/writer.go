@@ -164,7 +164,7 @@ func (o Options) withDefaults() Options {
 func (o Options) modelConfig() modelConfig {
 	return modelConfig{
 		groupResults: o.GroupResults,
-		senderTTL:   o.PolicySenderTTL, maxSenders: o.MaxPolicySenders,
+		senderTTL:    o.PolicySenderTTL, maxSenders: o.MaxPolicySenders,
 		maxResources: o.MaxResources, maxTombstones: o.MaxTombstones,
 	}
 }
