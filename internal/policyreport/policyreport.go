@@ -1,5 +1,6 @@
 // Package policyreport is the wgpolicyk8s.io/v1alpha2 PolicyReport and
-// ClusterPolicyReport model, as Kyverno writes it, and the one tally of
+// ClusterPolicyReport model, as Kyverno writes it, its openreports.io/v1alpha1
+// Report and ClusterReport form (OpenReportsKind), and the one tally of
 // rule results (Summary): the report writer renders its final reports
 // with it, verdict apply --policy-report its reports, and every command
 // counts results with Summary and prints its "pass: N, fail: N, warn: N,
@@ -19,6 +20,31 @@ const (
 	KindPolicyReport        = "PolicyReport"
 	KindClusterPolicyReport = "ClusterPolicyReport"
 )
+
+// The openreports.io/v1alpha1 kinds, which Kyverno 1.19 writes with
+// --openreportsEnabled (and its CLI always prints). Their results have the
+// fields and JSON names of the wgpolicyk8s.io ones (openreports.io's
+// Go type calls resources "Subjects" and message "Description", with the
+// same JSON names), so a report is the same object under another
+// apiVersion and kind.
+const (
+	OpenReportsAPIVersion = "openreports.io/v1alpha1"
+	KindReport            = "Report"
+	KindClusterReport     = "ClusterReport"
+)
+
+// OpenReportsKind is the openreports.io kind of a wgpolicyk8s.io kind:
+// Report for PolicyReport, ClusterReport for ClusterPolicyReport; other
+// kinds are returned as they are.
+func OpenReportsKind(kind string) string {
+	switch kind {
+	case KindPolicyReport:
+		return KindReport
+	case KindClusterPolicyReport:
+		return KindClusterReport
+	}
+	return kind
+}
 
 // PolicyReport is a PolicyReport or ClusterPolicyReport.
 type PolicyReport struct {

@@ -15,3 +15,19 @@ func TestSummary(t *testing.T) {
 		t.Errorf("Summary.String() = %q, want %q", got, want)
 	}
 }
+
+func TestOpenReportsKind(t *testing.T) {
+	tests := []struct {
+		kind string
+		want string
+	}{
+		{KindPolicyReport, KindReport},
+		{KindClusterPolicyReport, KindClusterReport},
+		{"List", "List"},
+	}
+	for _, tt := range tests {
+		if got := OpenReportsKind(tt.kind); got != tt.want {
+			t.Errorf("OpenReportsKind(%q) = %q, want %q", tt.kind, got, tt.want)
+		}
+	}
+}
