@@ -1,6 +1,6 @@
 // Package policyreport is the wgpolicyk8s.io/v1alpha2 PolicyReport and
 // ClusterPolicyReport model, as Kyverno writes it, its openreports.io/v1alpha1
-// Report and ClusterReport form (OpenReportsKind), and the one tally of
+// form (OpenReport, and the kinds Report and ClusterReport), and the one tally of
 // rule results (Summary): the report writer renders its final reports
 // with it, verdict apply --policy-report its reports, and every command
 // counts results with Summary and prints its "pass: N, fail: N, warn: N,
@@ -33,19 +33,6 @@ const (
 	KindReport            = "Report"
 	KindClusterReport     = "ClusterReport"
 )
-
-// OpenReportsKind is the openreports.io kind of a wgpolicyk8s.io kind:
-// Report for PolicyReport, ClusterReport for ClusterPolicyReport; other
-// kinds are returned as they are.
-func OpenReportsKind(kind string) string {
-	switch kind {
-	case KindPolicyReport:
-		return KindReport
-	case KindClusterPolicyReport:
-		return KindClusterReport
-	}
-	return kind
-}
 
 // KindCLINamespaced is the kind of the report of a namespaced Policy that
 // Kyverno 1.19's CLI prints under OpenReportsAPIVersion: PolicyReport (its

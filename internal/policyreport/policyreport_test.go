@@ -19,22 +19,6 @@ func TestSummary(t *testing.T) {
 	}
 }
 
-func TestOpenReportsKind(t *testing.T) {
-	tests := []struct {
-		kind string
-		want string
-	}{
-		{KindPolicyReport, KindReport},
-		{KindClusterPolicyReport, KindClusterReport},
-		{"List", "List"},
-	}
-	for _, tt := range tests {
-		if got := OpenReportsKind(tt.kind); got != tt.want {
-			t.Errorf("OpenReportsKind(%q) = %q, want %q", tt.kind, got, tt.want)
-		}
-	}
-}
-
 // TestOpen checks the openreports.io form of a report against the JSON
 // Kyverno 1.19's CLI prints for the same report (json.Marshal of an
 // openreportsv1alpha1.ClusterReport, as its apply --policy-report
