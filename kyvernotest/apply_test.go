@@ -148,7 +148,7 @@ func TestApplyReports(t *testing.T) {
 	deploy.Resources = ref("apps/v1", "Deployment", "default", "good-deploy")
 	want := []policyreport.PolicyReport{
 		{
-			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "ClusterPolicyReport", Metadata: policyreport.Metadata{Name: "merged"},
+			APIVersion: "openreports.io/v1alpha1", Kind: "ClusterReport", Metadata: policyreport.Metadata{Name: "merged"},
 			Results: []policyreport.Result{
 				result("require-team-label", "check-team", "pass", "default", "good-pod"),
 				result("require-team-label", "check-team", "fail", "shop", "bad-pod"),
@@ -160,7 +160,9 @@ func TestApplyReports(t *testing.T) {
 			Summary: policyreport.Summary{Pass: 2, Fail: 4},
 		},
 		{
-			APIVersion: "wgpolicyk8s.io/v1alpha2", Kind: "PolicyReport", Metadata: policyreport.Metadata{Name: "no-latest", Namespace: "team-a"},
+			// Kyverno 1.19's CLI: the openreports.io apiVersion with the
+			// kind PolicyReport for a namespaced Policy.
+			APIVersion: "openreports.io/v1alpha1", Kind: "PolicyReport", Metadata: policyreport.Metadata{Name: "no-latest", Namespace: "team-a"},
 			Results: []policyreport.Result{
 				result("team-a/no-latest", "no-latest-tag", "fail", "team-a", "latest"),
 				result("team-a/no-latest", "no-latest-tag", "pass", "team-a", "pinned"),
@@ -178,27 +180,34 @@ func TestApplyReports(t *testing.T) {
 		if err := WriteReports(&buf, got, format); err != nil {
 			t.Fatalf("WriteReports(%s) error = %v", format, err)
 		}
-		var decoded []policyreport.PolicyReport
+		var want, decoded []policyreport.OpenReport
+		for i := range got {
+			want = append(want, got[i].Open())
+		}
 		for _, doc := range splitReports(buf.String(), format) {
-			var r policyreport.PolicyReport
+			var r policyreport.OpenReport
 			if err := yaml.UnmarshalStrict([]byte(doc), &r); err != nil {
 				t.Fatalf("WriteReports(%s) wrote %q: %v", format, doc, err)
 			}
 			decoded = append(decoded, r)
 		}
-		if diff := cmp.Diff(got, decoded); diff != "" {
+		if diff := cmp.Diff(want, decoded); diff != "" {
 			t.Errorf("WriteReports(%s) round trip mismatch (-want +got):\n%s", format, diff)
 		}
 	}
 }
 
 func splitReports(s, format string) []string {
-	sep := "\n---\n"
-	if format == "json" {
-		sep = "\n"
-	}
 	var out []string
-	for _, d := range strings.Split(strings.TrimSpace(s), sep) {
+	for _, d := range strings.Split(strings.TrimSpace(s), "\n---\n") {
+		if format == "json" {
+			for _, line := range strings.Split(d, "\n") {
+				if strings.TrimSpace(line) != "" {
+					out = append(out, line)
+				}
+			}
+			continue
+		}
 		if strings.TrimSpace(d) != "" {
 			out = append(out, d)
 		}
@@ -261,11 +270,11 @@ func TestWriteReportsYAMLEdgeValues(t *testing.T) {
 	if err := WriteReports(&buf, give, "yaml"); err != nil {
 		t.Fatalf("WriteReports() error = %v", err)
 	}
-	var got policyreport.PolicyReport
+	var got policyreport.OpenReport
 	if err := yaml.UnmarshalStrict(buf.Bytes(), &got); err != nil {
 		t.Fatalf("WriteReports() wrote %q: %v", buf.String(), err)
 	}
-	if diff := cmp.Diff(give[0], got); diff != "" {
+	if diff := cmp.Diff(give[0].Open(), got); diff != "" {
 		t.Errorf("WriteReports() round trip mismatch (-want +got):\n%s", diff)
 	}
 }

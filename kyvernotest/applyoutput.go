@@ -100,13 +100,14 @@ func writeCounts(bw *errWriter, c Counts) {
 }
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
-// --policy-report does: the results of all ClusterPolicies merged into one
-// ClusterPolicyReport named "merged", and one policyreport.PolicyReport per namespaced
-// Policy (named after it, in its namespace).
+// 1.19 --policy-report does (openreports.io/v1alpha1): the results of all
+// ClusterPolicies merged into one ClusterReport named "merged", and one
+// report per namespaced Policy (named after it, in its namespace, of kind
+// PolicyReport as Kyverno's CLI names it).
 func (r *ApplyResult) Reports() []policyreport.PolicyReport {
 	cluster := policyreport.PolicyReport{
-		APIVersion: policyreport.APIVersion,
-		Kind:       policyreport.KindClusterPolicyReport,
+		APIVersion: policyreport.OpenReportsAPIVersion,
+		Kind:       policyreport.KindClusterReport,
 		Metadata:   policyreport.Metadata{Name: "merged"},
 	}
 	var namespaced []*policyreport.PolicyReport
@@ -117,8 +118,8 @@ func (r *ApplyResult) Reports() []policyreport.PolicyReport {
 			target = byPolicy[resp.Policy]
 			if target == nil {
 				target = &policyreport.PolicyReport{
-					APIVersion: policyreport.APIVersion,
-					Kind:       policyreport.KindPolicyReport,
+					APIVersion: policyreport.OpenReportsAPIVersion,
+					Kind:       policyreport.KindCLINamespaced,
 					Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
 				}
 				byPolicy[resp.Policy] = target
@@ -225,13 +226,21 @@ func severity(s string) string {
 	return ""
 }
 
-// WriteReports writes the policy reports as YAML documents separated by
-// "---" (or one JSON object per line), the cluster report first.
+// WriteReports writes the policy reports as Kyverno 1.19's apply
+// --policy-report prints them (its printReports): each a YAML document
+// followed by an empty line (or a JSON object on a line), the cluster
+// report first, and "---" on a line before each namespaced report in both
+// formats.
 func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format string) error {
 	bw := bufio.NewWriterSize(w, 64*1024)
-	for i, rep := range reports {
+	for _, rep := range reports {
+		// As Kyverno's printReports: "---" before each namespaced report,
+		// in both formats, and each report printed with Println.
+		if rep.Kind != policyreport.KindClusterReport {
+			bw.WriteString("---\n")
+		}
 		if format == "json" {
-			data, err := json.Marshal(rep)
+			data, err := json.Marshal(rep.Open())
 			if err != nil {
 				return fmt.Errorf("write report %s: %w", rep.Metadata.Name, err)
 			}
@@ -239,10 +248,8 @@ func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format strin
 			bw.WriteByte('\n')
 			continue
 		}
-		if i > 0 {
-			bw.WriteString("---\n")
-		}
 		writeReportYAML(bw, &rep)
+		bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }
@@ -255,7 +262,7 @@ func writeReportYAML(w *bufio.Writer, r *policyreport.PolicyReport) {
 	for i := range r.Results {
 		writeReportResultYAML(w, &r.Results[i])
 	}
-	writeReportSummaryYAML(w, r.Summary)
+	writeReportTailYAML(w, r.Summary)
 }
 
 func yamlKV(w *bufio.Writer, indent, key, value string) {
@@ -270,7 +277,7 @@ func yamlKV(w *bufio.Writer, indent, key, value string) {
 func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
 	yamlKV(w, "", "apiVersion", apiVersion)
 	yamlKV(w, "", "kind", kind)
-	w.WriteString("metadata:\n")
+	w.WriteString("metadata:\n  creationTimestamp: null\n")
 	yamlKV(w, "  ", "name", meta.Name)
 	if meta.Namespace != "" {
 		yamlKV(w, "  ", "namespace", meta.Namespace)
@@ -344,7 +351,9 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	if res.Rule != "" {
 		field("rule", res.Rule)
 	}
-	w.WriteString("  scored: " + strconv.FormatBool(res.Scored) + "\n")
+	if res.Scored { // omitempty in openreports.io's ReportResult
+		w.WriteString("  scored: true\n")
+	}
 	if res.Severity != "" {
 		field("severity", res.Severity)
 	}
@@ -352,9 +361,10 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	w.WriteString("  timestamp:\n    nanos: " + strconv.Itoa(int(res.Timestamp.Nanos)) + "\n    seconds: " + strconv.FormatInt(res.Timestamp.Seconds, 10) + "\n")
 }
 
-// writeReportSummaryYAML writes the summary that ends a report.
-func writeReportSummaryYAML(w *bufio.Writer, s policyreport.Summary) {
-	w.WriteString("summary:\n")
+// writeReportTailYAML writes what follows the results of a report: its
+// (empty) source and its summary.
+func writeReportTailYAML(w *bufio.Writer, s policyreport.Summary) {
+	w.WriteString("source: \"\"\nsummary:\n")
 	for _, c := range []struct {
 		k string
 		v int

@@ -317,7 +317,7 @@ func (o *reportOut) newReport(kind string, meta policyreport.Metadata) *reportSp
 
 func (o *reportOut) start(r *ApplyResult) error {
 	o.now, o.auditWarn = r.now, r.AuditWarn
-	o.cluster = o.newReport("ClusterPolicyReport", policyreport.Metadata{Name: "merged"})
+	o.cluster = o.newReport(policyreport.KindClusterReport, policyreport.Metadata{Name: "merged"})
 	o.byPolicy = map[*Policy]*reportSpool{}
 	return nil
 }
@@ -328,7 +328,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
 			target = o.byPolicy[resp.Policy]
 			if target == nil {
-				target = o.newReport("PolicyReport", policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
+				target = o.newReport(policyreport.KindCLINamespaced, policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
 				o.byPolicy[resp.Policy] = target
 				o.order = append(o.order, target)
 			}
@@ -336,7 +336,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, o.now, o.auditWarn)
 			if o.json {
-				data, err := json.Marshal(res)
+				data, err := json.Marshal(res.Open())
 				if err != nil {
 					return fmt.Errorf("write report %s: %w", target.meta.Name, err)
 				}
@@ -361,9 +361,14 @@ func (o *reportOut) finish(*ApplyResult, int) error {
 	}
 	reports = append(reports, o.order...)
 	bw := bufio.NewWriterSize(o.w, 64<<10)
-	for i, rep := range reports {
+	for _, rep := range reports {
 		if err := rep.bw.Flush(); err != nil {
 			return err
+		}
+		// As Kyverno's printReports: "---" before each namespaced report,
+		// in both formats, and each report printed with Println.
+		if rep != o.cluster {
+			bw.WriteString("---\n")
 		}
 		if o.json {
 			if err := writeReportJSON(bw, rep); err != nil {
@@ -371,36 +376,30 @@ func (o *reportOut) finish(*ApplyResult, int) error {
 			}
 			continue
 		}
-		if i > 0 {
-			bw.WriteString("---\n")
-		}
-		writeReportHeadYAML(bw, "wgpolicyk8s.io/v1alpha2", rep.kind, rep.meta, rep.n > 0)
+		writeReportHeadYAML(bw, policyreport.OpenReportsAPIVersion, rep.kind, rep.meta, rep.n > 0)
 		if err := rep.results.CopyTo(bw); err != nil {
 			return err
 		}
-		writeReportSummaryYAML(bw, rep.summary)
+		writeReportTailYAML(bw, rep.summary)
+		bw.WriteByte('\n')
 	}
 	return bw.Flush()
 }
 
-// writeReportJSON writes a report as json.Marshal writes a policyreport.PolicyReport,
-// its results from the spool.
+// writeReportJSON writes a report as json.Marshal writes its
+// policyreport.OpenReport form (Kyverno 1.19's CLI), its results from the
+// spool.
 func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
-	str := func(s string) []byte { b, _ := json.Marshal(s); return b }
-	meta, err := json.Marshal(rep.meta)
+	head := policyreport.OpenReport{
+		Kind: rep.kind, APIVersion: policyreport.OpenReportsAPIVersion,
+		Metadata: policyreport.OpenMetadata{Name: rep.meta.Name, Namespace: rep.meta.Namespace},
+		Summary:  rep.summary,
+	}
+	b, err := json.Marshal(head) // no results: they end the object
 	if err != nil {
 		return fmt.Errorf("write report %s: %w", rep.meta.Name, err)
 	}
-	sum, err := json.Marshal(rep.summary)
-	if err != nil {
-		return fmt.Errorf("write report %s: %w", rep.meta.Name, err)
-	}
-	w.WriteString(`{"apiVersion":`)
-	w.Write(str("wgpolicyk8s.io/v1alpha2"))
-	w.WriteString(`,"kind":`)
-	w.Write(str(rep.kind))
-	w.WriteString(`,"metadata":`)
-	w.Write(meta)
+	w.Write(b[:len(b)-1])
 	if rep.n > 0 {
 		w.WriteString(`,"results":[`)
 		if err := rep.results.CopyTo(w); err != nil {
@@ -408,8 +407,6 @@ func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 		}
 		w.WriteByte(']')
 	}
-	w.WriteString(`,"summary":`)
-	w.Write(sum)
 	w.WriteString("}\n")
 	return nil
 }

@@ -8,8 +8,8 @@
 // implements: Publish, ListReports, GetReport), Intermediary (the content
 // of Kyverno's AdmissionReport / BackgroundScanReport), PolicyReport (a
 // final report) and Store (where state is kept; the embedded bbolt store is
-// reportwriter/boltstore, the store of a cluster (PolicyReport objects) is
-// reportwriter/kubestore, the leader election of a shard's replicas is
+// reportwriter/boltstore, the store of a cluster (PolicyReport objects, or
+// openreports.io Report objects) is reportwriter/kubestore, the leader election of a shard's replicas is
 // reportwriter/leader; the queue that feeds a writer is the package
 // publish, on the other side of the API).
 //
@@ -35,6 +35,8 @@
 // "KyvernoGeneratingPolicy", rule the policy's name), holds, for each resource, the entries of the
 // policy from whichever source evaluated it last (admission or background:
 // the later one wins). Cluster-scoped resources go to ClusterPolicyReports.
+// Each result names one resource, as Kyverno's (Options.GroupResults: one
+// result per outcome of a rule, listing its resources).
 // Results are written as Kyverno 1.19 writes them: source "kyverno" for the
 // kyverno.io kinds, "KyvernoValidatingPolicy" for the ValidatingPolicy
 // kinds (whose validations have an empty rule name),

@@ -127,10 +127,10 @@ func (r row) result() ReportResult {
 	return out
 }
 
-// render builds the report object of fr; nil when it has no rows. Unless
-// perResource, the rows of one rule with the same outcome are grouped
-// (group).
-func (fr *finalReport) render(perResource bool) *PolicyReport {
+// render builds the report object of fr; nil when it has no rows: one
+// result per resource and rule, as Kyverno's, or, with grouped, the rows of
+// one rule with the same outcome in one result (group).
+func (fr *finalReport) render(grouped bool) *PolicyReport {
 	var results []ReportResult
 	var newest PolicyVersion
 	for _, rows := range fr.rows {
@@ -173,10 +173,10 @@ func (fr *finalReport) render(perResource bool) *PolicyReport {
 	for _, r := range results {
 		rep.Summary.Add(r.Result)
 	}
-	if perResource {
-		rep.Results = results
-	} else {
+	if grouped {
 		rep.Results = group(results)
+	} else {
+		rep.Results = results
 	}
 	return rep
 }
@@ -250,12 +250,12 @@ type StoredReport struct {
 }
 
 // store renders fr for the store at time now; nil when the report has no
-// rows left. perResource is Options.ResultsPerResource.
-func (fr *finalReport) store(now time.Time, perResource bool) (*StoredReport, error) {
+// rows left. grouped is Options.GroupResults.
+func (fr *finalReport) store(now time.Time, grouped bool) (*StoredReport, error) {
 	if fr.created.IsZero() {
 		fr.created = now
 	}
-	rep := fr.render(perResource)
+	rep := fr.render(grouped)
 	if rep == nil {
 		return nil, nil
 	}

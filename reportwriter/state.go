@@ -96,8 +96,9 @@ type interKey struct {
 
 // modelConfig are the options of the writer the model applies.
 type modelConfig struct {
-	// perResource renders one result entry per resource (Options.ResultsPerResource).
-	perResource bool
+	// groupResults renders one result entry per outcome of a rule
+	// (Options.GroupResults).
+	groupResults bool
 	// senderTTL is Options.PolicySenderTTL; maxSenders is
 	// Options.MaxPolicySenders.
 	senderTTL  time.Duration
@@ -412,7 +413,7 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 			break
 		}
 		fr := m.reports[rk]
-		st, err := fr.store(now, m.perResource)
+		st, err := fr.store(now, m.groupResults)
 		if err != nil {
 			return nil, err
 		}

@@ -127,12 +127,14 @@ type Options struct {
 	// (about 100 bytes each).
 	MaxTombstones int
 
-	// ResultsPerResource writes one results[] entry per resource and rule,
-	// as Kyverno does. By default the resources with the same outcome of a
-	// rule (result, message, properties) share one entry whose resources[]
-	// lists them all, which makes reports about three times smaller (see
-	// docs/reports.md); summaries count one per resource either way.
-	ResultsPerResource bool
+	// GroupResults makes the resources with the same outcome of a rule
+	// (result, message, properties) share one results[] entry whose
+	// resources[] lists them all, which makes reports about three times
+	// smaller (see docs/reports.md). Off by default: one entry per resource
+	// and rule, as Kyverno writes them, because Policy Reporter reads only
+	// the first resource of an entry and would hide the others. Summaries
+	// count one per resource either way.
+	GroupResults bool
 }
 
 func (o Options) withDefaults() Options {
@@ -161,8 +163,8 @@ func (o Options) withDefaults() Options {
 
 func (o Options) modelConfig() modelConfig {
 	return modelConfig{
-		perResource: o.ResultsPerResource,
-		senderTTL:   o.PolicySenderTTL, maxSenders: o.MaxPolicySenders,
+		groupResults: o.GroupResults,
+		senderTTL:    o.PolicySenderTTL, maxSenders: o.MaxPolicySenders,
 		maxResources: o.MaxResources, maxTombstones: o.MaxTombstones,
 	}
 }

@@ -29,17 +29,17 @@ const (
 )
 
 // TestGolden publishes admission and background results and compares the
-// final reports with the golden files, in both layouts: results grouped by
-// outcome (the default: policyreport.json) and one result per resource
-// (Kyverno's: policyreport-per-resource.json).
+// final reports with the golden files, in both layouts: one result per
+// resource (Kyverno's, the default: policyreport.json) and results grouped
+// by outcome (Options.GroupResults: policyreport-grouped.json).
 func TestGolden(t *testing.T) {
 	for _, layout := range []struct {
 		name   string
 		opts   reportwriter.Options
 		suffix string
 	}{
-		{"grouped", reportwriter.Options{}, ""},
-		{"per resource", reportwriter.Options{ResultsPerResource: true}, "-per-resource"},
+		{"per resource", reportwriter.Options{}, ""},
+		{"grouped", reportwriter.Options{GroupResults: true}, "-grouped"},
 	} {
 		t.Run(layout.name, func(t *testing.T) { testGolden(t, layout.opts, layout.suffix) })
 	}

@@ -41,10 +41,11 @@ kyverno.io/background-gen-rule). -o/--output PATH writes them to a file
 <policy>-generated.yaml files instead. Mutate rules with targets patch the
 resources of --target-resource.
 
-With --policy-report the results are printed as a wgpolicyk8s.io/v1alpha2
-ClusterPolicyReport (and a PolicyReport per namespaced Policy), in the
---output-format (yaml or json); mutated resources are then written only
-with --output.
+With --policy-report the results are printed as kyverno apply 1.19 prints
+them: an openreports.io/v1alpha1 ClusterReport named "merged" (and, after
+a "---" line, a report per namespaced Policy, of kind PolicyReport as
+Kyverno names it), in the --output-format (yaml or json); mutated
+resources are then written only with --output.
 
 Resource files are read one document at a time: memory does not grow with
 their size (unless a policy has generate rules or mutate rules with

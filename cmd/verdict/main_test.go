@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -14,6 +16,8 @@ import (
 )
 
 const testdata = "../../kyvernotest/testdata"
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files of testdata")
 
 func TestRun(t *testing.T) {
 	tests := []struct {
@@ -193,22 +197,46 @@ func TestRunJSON(t *testing.T) {
 	}
 }
 
+// TestRunPolicyReport checks apply --policy-report against golden files
+// of what Kyverno 1.19's apply --policy-report prints for the same
+// policies and resources (its printReports of report.ComputePolicyReports):
+// an openreports.io/v1alpha1 ClusterReport "merged" with the
+// ClusterPolicy's results, then "---" and the report of the namespaced
+// Policy (kind PolicyReport under the openreports.io apiVersion, as
+// Kyverno's CLI names it), in YAML (each document followed by an empty
+// line) and JSON. The evaluation time is replaced by 0.
 func TestRunPolicyReport(t *testing.T) {
-	var stdout, stderr bytes.Buffer
-	code := run(context.Background(), []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--policy-report", "--output-format", "json"}, &stdout, &stderr)
-	if code != 1 {
-		t.Errorf("run(apply --policy-report) = %d, want 1 (a rule failed)", code)
+	args := []string{"apply", testdata + "/validate/require-team-label.yaml", testdata + "/namespaced/no-latest.yaml",
+		"-r", testdata + "/validate/.kyverno-test/resources.yaml", "-r", testdata + "/namespaced/pods.yaml", "--policy-report"}
+	seconds := regexp.MustCompile(`("seconds":|seconds: )[0-9]+`)
+	tests := []struct {
+		format string
+		golden string
+	}{
+		{"yaml", "policy-report.yaml"},
+		{"json", "policy-report.json"},
 	}
-	var got struct {
-		APIVersion string
-		Kind       string
-		Summary    map[string]int
-	}
-	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
-		t.Fatalf("run(apply --policy-report --output-format json) wrote invalid JSON %q: %v", stdout.String(), err)
-	}
-	if got.APIVersion != "wgpolicyk8s.io/v1alpha2" || got.Kind != "ClusterPolicyReport" || got.Summary["pass"] != 2 || got.Summary["fail"] != 1 {
-		t.Errorf("run(apply --policy-report --output-format json) = %+v, want a ClusterPolicyReport with 2 pass, 1 fail", got)
+	for _, tt := range tests {
+		t.Run(tt.format, func(t *testing.T) {
+			code, out, errOut := runCmd(t, append(args, "--output-format", tt.format)...)
+			if code != 1 {
+				t.Errorf("run(apply --policy-report --output-format %s) = %d, want 1 (a rule failed); stderr: %s", tt.format, code, errOut)
+			}
+			got := seconds.ReplaceAllString(out, "${1}0")
+			path := filepath.Join("testdata", tt.golden)
+			if *updateGolden {
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("run(apply --policy-report --output-format %s) mismatch (-want +got):\n%s", tt.format, diff)
+			}
+		})
 	}
 }
 

@@ -57,7 +57,7 @@ type reportsServeFlags struct {
 	flushDelay, tombstoneTTL     time.Duration
 	shutdownTimeout              time.Duration
 	logLevel                     string
-	perResource                  bool
+	groupResults, perResource    bool
 	verifyStore                  bool
 	cluster                      reportsClusterFlags
 
@@ -122,7 +122,9 @@ every replica), and takes over when the leader stops.`,
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
-	fs.BoolVar(&f.perResource, "results-per-resource", false, "write one results[] entry per resource and rule, as Kyverno does, instead of one entry per outcome listing its resources")
+	fs.BoolVar(&f.groupResults, "group-results", false, "write one results[] entry per outcome of a rule listing its resources (reports about 3 times smaller) instead of one per resource and rule as Kyverno does; Policy Reporter then shows only the first resource of each entry")
+	fs.BoolVar(&f.perResource, "results-per-resource", true, "one results[] entry per resource and rule (the default); false is --group-results")
+	_ = fs.MarkDeprecated("results-per-resource", "one result per resource is the default; use --group-results for the grouped layout")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long streams may finish after a stop signal")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	f.cluster.register(fs)
@@ -130,6 +132,12 @@ every replica), and takes over when the leader stops.`,
 }
 
 func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
+	if cmd.Flags().Changed("results-per-resource") {
+		if cmd.Flags().Changed("group-results") && f.groupResults == f.perResource {
+			return &exitError{code: exitUsage, msg: fmt.Sprintf("--results-per-resource=%t contradicts --group-results=%t", f.perResource, f.groupResults)}
+		}
+		f.groupResults = !f.perResource
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
@@ -240,8 +248,8 @@ func (f *reportsServeFlags) writerOptions(st reportwriter.Store, log *slog.Logge
 		Store: st, Logger: log, Registry: reg,
 		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
 		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
-		ResultsPerResource: f.perResource,
-		MaxClockSkew:       f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
+		GroupResults: f.groupResults,
+		MaxClockSkew: f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
 		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones, MaxInflightBytes: f.maxInflightBytes,
 		AckTimeout: f.ackTimeout,
 	}

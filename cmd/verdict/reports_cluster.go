@@ -42,6 +42,7 @@ type reportsClusterFlags struct {
 	flushInterval           time.Duration
 	maxReportBytes          int
 	applyConcurrency        int
+	openReports             bool
 	kube                    kubeRateFlags
 }
 
@@ -59,6 +60,9 @@ func (c *reportsClusterFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&c.flushInterval, "flush-interval", kubestore.DefaultFlushInterval, "with --kubeconfig or --in-cluster, the least time between two writes of one report to the API server (writes within it are coalesced)")
 	fs.IntVar(&c.applyConcurrency, "apply-concurrency", kubestore.DefaultConcurrency, "with --kubeconfig or --in-cluster, the most reports written to the API server at once")
 	fs.IntVar(&c.maxReportBytes, "max-report-bytes", kubestore.DefaultMaxReportBytes, "with --kubeconfig or --in-cluster, reports larger than this are split into NAME, NAME-2, ...")
+	fs.BoolVar(&c.openReports, "openreports-enabled", false, "with --kubeconfig or --in-cluster, write openreports.io/v1alpha1 Report and ClusterReport objects instead of wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport ones (Kyverno's --openreportsEnabled); the writer's objects of the other group are deleted at start")
+	fs.BoolVar(&c.openReports, "openreportsEnabled", false, "Kyverno's name of --openreports-enabled")
+	_ = fs.MarkHidden("openreportsEnabled")
 	c.kube.register(fs)
 }
 
@@ -66,7 +70,7 @@ func (c *reportsClusterFlags) enabled() bool { return c.kubeconfig != "" || c.in
 
 // checkUnused refuses the cluster flags without a cluster.
 func (c *reportsClusterFlags) checkUnused(cmd *cobra.Command) error {
-	for _, name := range []string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency", "kube-qps", "kube-burst"} {
+	for _, name := range []string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency", "openreports-enabled", "openreportsEnabled", "kube-qps", "kube-burst"} {
 		if cmd.Flags().Changed(name) {
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--%s needs --kubeconfig or --in-cluster", name)}
 		}
@@ -129,6 +133,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 			ks, err := kubestore.Open(kubestore.Options{
 				Local: local, Client: dyn, ShardIndex: uint32(sh.Index), ShardCount: uint32(sh.Count),
 				FlushInterval: c.flushInterval, MaxReportBytes: c.maxReportBytes, Concurrency: c.applyConcurrency,
+				OpenReports:        c.openReports,
 				TombstoneNamespace: ns, TombstoneName: name + "-tombstones",
 				Logger: log, Registry: reg,
 			})

@@ -17,6 +17,8 @@ func TestReportShardFlags(t *testing.T) {
 		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--shard", "x", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--shard \"x\""},
 		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "kubernetes client configuration"},
 		{[]string{"reports", "serve", "--shard", "0/2", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--shard needs --kubeconfig or --in-cluster"},
+		{[]string{"reports", "serve", "--openreports-enabled", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--openreports-enabled needs --kubeconfig or --in-cluster"},
+		{[]string{"reports", "serve", "--results-per-resource", "--group-results", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--results-per-resource=true contradicts --group-results=true"},
 		{[]string{"serve", "--policies", "../../examples/policies", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 		{[]string{"scan", "--server", "127.0.0.1:1", "-f", "../../examples/resources", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 	}

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/deploy"
@@ -91,6 +93,9 @@ type clusterReports struct {
 	serverAddr string
 	writerAddr string // the forwarder
 	writers    []*writerProc
+	// openReports: the writers write openreports.io reports
+	// (--openreports-enabled), which apiReport reads.
+	openReports bool
 }
 
 type writerProc struct {
@@ -118,19 +123,27 @@ func newClusterReports(t *testing.T) *clusterReports {
 
 func startClusterReports(t *testing.T, flushInterval time.Duration, policies ...string) *clusterReports {
 	t.Helper()
+	return startClusterReportsWith(t, flushInterval, nil, policies...)
+}
+
+// startClusterReportsWith is startClusterReports with writerArgs added to
+// the flags of the report writers.
+func startClusterReportsWith(t *testing.T, flushInterval time.Duration, writerArgs []string, policies ...string) *clusterReports {
+	t.Helper()
 	cr := newClusterReports(t)
+	cr.openReports = slices.Contains(writerArgs, "--openreports-enabled")
 	cs, kubeconfig, overlay, dir, objs := cr.cs, cr.kubeconfig, cr.overlay, cr.dir, cr.objs
 	cr.applyPolicies(t, policies...)
 
 	for i, id := range []string{"replica-a", "replica-b"} {
 		w := &writerProc{addr: freeAddr(t), metrics: freeAddr(t)}
-		w.stop = startStoppable(t, "reports-"+id, []string{"reports", "serve",
+		w.stop = startStoppable(t, "reports-"+id, append([]string{"reports", "serve",
 			"--listen=" + w.addr, "--metrics-listen=" + w.metrics,
 			"--store=" + filepath.Join(dir, id+".db"), "--kubeconfig=" + kubeconfig,
 			"--shard=0/1", "--lease-namespace=verdict", "--identity=" + id,
 			"--flush-interval=" + flushInterval.String(),
 			"--lease-duration=3s", "--renew-deadline=2s", "--retry-period=250ms", "--log-level=debug",
-		})
+		}, writerArgs...))
 		cr.writers = append(cr.writers, w)
 		if i == 0 {
 			// The first one leads; the second one stands by.
@@ -270,15 +283,20 @@ func forwardToReady(t *testing.T, ws []*writerProc) string {
 	return l.Addr().String()
 }
 
-// apiReport reads a report object from the API server: resource
+// apiReport reads a report object from the API server (an openreports.io
+// one with cr.openReports): resource
 // kind/name → result, the summary, and the messages.
 func (cr *clusterReports) apiReport(ns, name string) (map[string]string, map[string]int64, []string, error) {
 	var o *unstructured.Unstructured
 	var err error
+	namespaced, cluster := kubestore.PolicyReports, kubestore.ClusterPolicyReports
+	if cr.openReports {
+		namespaced, cluster = kubestore.Reports, kubestore.ClusterReports
+	}
 	if ns == "" {
-		o, err = cr.dyn.Resource(kubestore.ClusterPolicyReports).Get(context.Background(), name, metav1.GetOptions{})
+		o, err = cr.dyn.Resource(cluster).Get(context.Background(), name, metav1.GetOptions{})
 	} else {
-		o, err = cr.dyn.Resource(kubestore.PolicyReports).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
+		o, err = cr.dyn.Resource(namespaced).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
 	}
 	if err != nil {
 		return nil, nil, nil, err
@@ -496,5 +514,44 @@ func TestE2EReportsWalkthroughs(t *testing.T) {
 	sort.Strings(names)
 	if diff := cmp.Diff([]string{"default/" + secretsReport}, names); diff != "" {
 		t.Errorf("PolicyReports (-want +got):\n%s", diff)
+	}
+}
+
+// TestE2EReportsOpenReports runs the report writers with
+// --openreports-enabled behind the processes of overlays/dev: an
+// admission that an Audit policy fails, and one it passes, are in the
+// openreports.io Report of the policy, and no PolicyReport or
+// ClusterPolicyReport is written.
+func TestE2EReportsOpenReports(t *testing.T) {
+	cr := startClusterReportsWith(t, time.Second, []string{"--openreports-enabled"}, secretsPolicy)
+	ctx := t.Context()
+	pods := cr.cs.CoreV1().Pods("default")
+	for _, p := range []*corev1.Pod{pod("busybox", false), pod("secret-pod", true)} {
+		if _, err := pods.Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create Pod %s: %v, want allowed (Audit)", p.Name, err)
+		}
+	}
+	cr.pollAPIReport(t, "default", "cpol-secrets-not-from-env-vars", map[string]string{"Pod/busybox": "pass", "Pod/secret-pod": "fail"}, summary(1, 1))
+	o, err := cr.dyn.Resource(kubestore.Reports).Namespace("default").Get(ctx, "cpol-secrets-not-from-env-vars", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.GetAPIVersion() != "openreports.io/v1alpha1" || o.GetKind() != "Report" {
+		t.Errorf("report object = %s %s, want openreports.io/v1alpha1 Report", o.GetAPIVersion(), o.GetKind())
+	}
+	for _, gvr := range []schema.GroupVersionResource{kubestore.PolicyReports, kubestore.ClusterPolicyReports} {
+		l, err := cr.dyn.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(l.Items) != 0 {
+			t.Errorf("%s: %d objects, want none with --openreports-enabled", gvr.Resource, len(l.Items))
+		}
+	}
+	if got := apiWrites(t, cr.writers[0], "apply", "PolicyReport"); got != 0 {
+		t.Errorf("PolicyReport applies = %d, want 0", got)
+	}
+	if got := apiWrites(t, cr.writers[0], "apply", "Report"); got == 0 {
+		t.Errorf("Report applies = 0, want at least 1")
 	}
 }

@@ -265,6 +265,7 @@ func TestValuesRejected(t *testing.T) {
 		{"scanner.shards=0", "/scanner/shards"},
 		{"server.extraArgs[0]=verbose", "/server/extraArgs/0"},
 		{"reports.goMemLimit=1G", "/reports/goMemLimit"},
+		{"openreports.enabled=yes", "/openreports/enabled"},
 	}
 	for _, tt := range tests {
 		_, err := Render(Options{Set: []string{tt.set}})
@@ -357,6 +358,49 @@ func TestReportsStoreOnly(t *testing.T) {
 				t.Errorf("Render(%s): liveness probe service = %q, want %q", tt.set, service, want)
 			}
 		}
+	}
+}
+
+// TestReportsOptions renders the report writer's values that are flags:
+// each adds its flag, and the defaults add none (Kyverno's layout, one
+// result per resource, and wgpolicyk8s.io reports).
+func TestReportsOptions(t *testing.T) {
+	tests := []struct {
+		set  []string
+		flag string
+		want bool
+	}{
+		{nil, "--group-results", false},
+		{[]string{"reports.groupResults=true"}, "--group-results", true},
+		{nil, "--openreports-enabled", false},
+		{[]string{"openreports.enabled=true"}, "--openreports-enabled", true},
+	}
+	for _, tt := range tests {
+		objs, err := Render(Options{Set: tt.set})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws, err := deploy.Workloads(objs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, w := range ws {
+			if w.Component == "reports" {
+				found = true
+				if got := slices.Contains(w.Container.Args, tt.flag); got != tt.want {
+					t.Errorf("Render(%v): args %q: %s = %v, want %v", tt.set, w.Container.Args, tt.flag, got, tt.want)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("Render(%v): no report writer", tt.set)
+		}
+	}
+	// openreports.io objects are written to the cluster only.
+	set := []string{"openreports.enabled=true", "reports.inCluster=false"}
+	if _, err := Render(Options{Set: set}); err == nil || !strings.Contains(err.Error(), "needs reports.inCluster") {
+		t.Errorf("Render(%v) = %v, want an error naming reports.inCluster", set, err)
 	}
 }
 

@@ -1,12 +1,14 @@
 // Package policyreport is the wgpolicyk8s.io/v1alpha2 PolicyReport and
-// ClusterPolicyReport model, as Kyverno writes it, and the one tally of
+// ClusterPolicyReport model, as Kyverno writes it, its openreports.io/v1alpha1
+// form (OpenReport, and the kinds Report and ClusterReport), and the one tally of
 // rule results (Summary): the report writer renders its final reports
 // with it, verdict apply --policy-report its reports, and every command
 // counts results with Summary and prints its "pass: N, fail: N, warn: N,
 // error: N, skip: N" line.
 //
 // Read first: PolicyReport, Result, Summary. The JSON field order of the
-// types is Kyverno's (its PolicyReportResult).
+// types is Kyverno's (its PolicyReportResult); OpenReport is the form
+// Kyverno 1.19's CLI prints (openreports.io's Go types).
 //
 // It imports only the standard library.
 package policyreport
@@ -19,6 +21,102 @@ const (
 	KindPolicyReport        = "PolicyReport"
 	KindClusterPolicyReport = "ClusterPolicyReport"
 )
+
+// The openreports.io/v1alpha1 kinds, which Kyverno 1.19 writes with
+// --openreportsEnabled (and its CLI always prints). Their results have the
+// fields and JSON names of the wgpolicyk8s.io ones (openreports.io's
+// Go type calls resources "Subjects" and message "Description", with the
+// same JSON names), so a report is the same object under another
+// apiVersion and kind.
+const (
+	OpenReportsAPIVersion = "openreports.io/v1alpha1"
+	KindReport            = "Report"
+	KindClusterReport     = "ClusterReport"
+)
+
+// KindCLINamespaced is the kind of the report of a namespaced Policy that
+// Kyverno 1.19's CLI prints under OpenReportsAPIVersion: PolicyReport (its
+// report.ComputePolicyReports), not Report.
+const KindCLINamespaced = KindPolicyReport
+
+// OpenReport is a report as openreports.io's Go types (Report,
+// ClusterReport) encode it, which is what Kyverno 1.19's CLI prints:
+// their JSON field order, a null creationTimestamp, an empty source, and
+// scored left out when false.
+type OpenReport struct {
+	Kind       string       `json:"kind"`
+	APIVersion string       `json:"apiVersion"`
+	Metadata   OpenMetadata `json:"metadata"`
+	Source     string       `json:"source"`
+	Summary    Summary      `json:"summary"`
+	Results    []OpenResult `json:"results,omitempty"`
+}
+
+// OpenMetadata is the metadata of an OpenReport (metav1.ObjectMeta's
+// fields and order).
+type OpenMetadata struct {
+	Name      string `json:"name"`
+	Namespace string `json:"namespace,omitempty"`
+	// CreationTimestamp is always null, as an unset metav1.Time.
+	CreationTimestamp *string `json:"creationTimestamp"`
+}
+
+// OpenResult is a result of an OpenReport (openreports.io's ReportResult).
+type OpenResult struct {
+	Source     string                `json:"source"`
+	Policy     string                `json:"policy"`
+	Rule       string                `json:"rule,omitempty"`
+	Category   string                `json:"category,omitempty"`
+	Severity   string                `json:"severity,omitempty"`
+	Timestamp  Timestamp             `json:"timestamp"`
+	Result     string                `json:"result,omitempty"`
+	Scored     bool                  `json:"scored,omitempty"`
+	Resources  []OpenObjectReference `json:"resources,omitempty"`
+	Message    string                `json:"message,omitempty"`
+	Properties map[string]string     `json:"properties,omitempty"`
+}
+
+// OpenObjectReference is corev1.ObjectReference, in its field order.
+type OpenObjectReference struct {
+	Kind            string `json:"kind,omitempty"`
+	Namespace       string `json:"namespace,omitempty"`
+	Name            string `json:"name,omitempty"`
+	UID             string `json:"uid,omitempty"`
+	APIVersion      string `json:"apiVersion,omitempty"`
+	ResourceVersion string `json:"resourceVersion,omitempty"`
+}
+
+// Open is the OpenReport form of r: the same content, r's apiVersion and
+// kind.
+func (r *PolicyReport) Open() OpenReport {
+	out := OpenReport{
+		Kind: r.Kind, APIVersion: r.APIVersion,
+		Metadata: OpenMetadata{Name: r.Metadata.Name, Namespace: r.Metadata.Namespace},
+		Summary:  r.Summary,
+	}
+	if len(r.Results) > 0 {
+		out.Results = make([]OpenResult, len(r.Results))
+		for i := range r.Results {
+			out.Results[i] = r.Results[i].Open()
+		}
+	}
+	return out
+}
+
+// Open is the OpenResult form of r.
+func (r *Result) Open() OpenResult {
+	out := OpenResult{
+		Source: r.Source, Policy: r.Policy, Rule: r.Rule, Category: r.Category, Severity: r.Severity,
+		Timestamp: r.Timestamp, Result: r.Result, Scored: r.Scored, Message: r.Message, Properties: r.Properties,
+	}
+	if len(r.Resources) > 0 {
+		out.Resources = make([]OpenObjectReference, len(r.Resources))
+		for i, o := range r.Resources {
+			out.Resources[i] = OpenObjectReference{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID, APIVersion: o.APIVersion, ResourceVersion: o.ResourceVersion}
+		}
+	}
+	return out
+}
 
 // PolicyReport is a PolicyReport or ClusterPolicyReport.
 type PolicyReport struct {

@@ -169,10 +169,7 @@ func (s *Store) round(ctx context.Context) bool {
 }
 
 func (s *Store) resource(k reportwriter.ReportKey) dynamic.ResourceInterface {
-	if k.Namespace == "" {
-		return s.opts.Client.Resource(ClusterPolicyReports)
-	}
-	return s.opts.Client.Resource(PolicyReports).Namespace(k.Namespace)
+	return s.api().resource(s.opts.Client, k)
 }
 
 // write applies sr as the report k (nil: deletes it), with its parts.
@@ -212,23 +209,30 @@ func (s *Store) write(ctx context.Context, k reportwriter.ReportKey, sr *reportw
 func (s *Store) apply(ctx context.Context, k reportwriter.ReportKey, o *unstructured.Unstructured) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
-	s.metrics.writes.WithLabelValues("apply", k.Kind()).Inc()
+	kind := s.api().kind(k)
+	s.metrics.writes.WithLabelValues("apply", kind).Inc()
 	_, err := s.resource(k).Apply(ctx, o.GetName(), o, metav1.ApplyOptions{FieldManager: s.opts.FieldManager, Force: true})
 	if err != nil {
-		s.metrics.errors.WithLabelValues("apply", k.Kind()).Inc()
-		return fmt.Errorf("apply %s %s: %w", k.Kind(), name(k.Namespace, o.GetName()), err)
+		s.metrics.errors.WithLabelValues("apply", kind).Inc()
+		return fmt.Errorf("apply %s %s: %w", kind, name(k.Namespace, o.GetName()), err)
 	}
 	return nil
 }
 
 func (s *Store) delete(ctx context.Context, k reportwriter.ReportKey, n string) error {
+	return s.deleteIn(ctx, s.api(), k, n)
+}
+
+// deleteIn deletes the object n of report k in the group api.
+func (s *Store) deleteIn(ctx context.Context, api reportAPI, k reportwriter.ReportKey, n string) error {
 	ctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
 	defer cancel()
-	s.metrics.writes.WithLabelValues("delete", k.Kind()).Inc()
-	err := s.resource(k).Delete(ctx, n, metav1.DeleteOptions{})
+	kind := api.kind(k)
+	s.metrics.writes.WithLabelValues("delete", kind).Inc()
+	err := api.resource(s.opts.Client, k).Delete(ctx, n, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		s.metrics.errors.WithLabelValues("delete", k.Kind()).Inc()
-		return fmt.Errorf("delete %s %s: %w", k.Kind(), name(k.Namespace, n), err)
+		s.metrics.errors.WithLabelValues("delete", kind).Inc()
+		return fmt.Errorf("delete %s %s: %w", kind, name(k.Namespace, n), err)
 	}
 	return nil
 }
@@ -325,8 +329,8 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 			md["namespace"] = k.Namespace
 		}
 		objs = append(objs, &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": reportwriter.APIVersion,
-			"kind":       k.Kind(),
+			"apiVersion": s.api().apiVersion,
+			"kind":       s.api().kind(k),
 			"metadata":   md,
 			"results":    results,
 			"summary": map[string]any{

@@ -1,6 +1,8 @@
 // Package kubestore is the report writer's store in a cluster: the final
 // reports are wgpolicyk8s.io/v1alpha2 PolicyReport and ClusterPolicyReport
-// objects written through the API server, and everything else (the
+// objects (openreports.io/v1alpha1 Report and ClusterReport with
+// Options.OpenReports: same names, labels and content) written through the
+// API server, and everything else (the
 // intermediary reports, the tombstones of deleted resources, the policy
 // set, and a copy of the final reports) stays in a local bbolt file
 // (reportwriter/boltstore), one per shard, so that etcd holds no
@@ -46,6 +48,10 @@
 // applied. Otherwise (a fresh volume, or another replica led the shard
 // since) the intermediary reports are rebuilt from the shard's objects,
 // which hold every current entry, and the file is replaced by them.
+// Load also deletes the shard's Verdict objects of the other API group
+// (left by a writer before a switch of OpenReports); when the chosen group
+// has none yet, the state is rebuilt from those first, and every report is
+// applied again in the chosen group.
 //
 // The package must not import server, client or scanner.
 package kubestore

@@ -33,7 +33,8 @@ import (
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
 )
 
-// startCluster starts an API server with the report CRDs of deploy/crds.
+// startCluster starts an API server with the report CRDs of deploy/crds
+// (wgpolicyk8s.io and openreports.io).
 func startCluster(t *testing.T, namespaces ...string) dynamic.Interface {
 	t.Helper()
 	cluster := e2e.Start(t, e2e.Options{})
@@ -52,7 +53,7 @@ func startCluster(t *testing.T, namespaces ...string) dynamic.Interface {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	for _, f := range []string{"wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml"} {
+	for _, f := range []string{"wgpolicyk8s.io_policyreports.yaml", "wgpolicyk8s.io_clusterpolicyreports.yaml", "openreports.io_reports.yaml", "openreports.io_clusterreports.yaml"} {
 		b, err := os.ReadFile(filepath.Join(root, "deploy", "crds", f))
 		if err != nil {
 			t.Fatal(err)
@@ -72,6 +73,9 @@ func startCluster(t *testing.T, namespaces ...string) dynamic.Interface {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		_, err := dyn.Resource(kubestore.ClusterPolicyReports).List(t.Context(), metav1.ListOptions{})
+		if err == nil {
+			_, err = dyn.Resource(kubestore.ClusterReports).List(t.Context(), metav1.ListOptions{})
+		}
 		if err == nil {
 			break
 		}

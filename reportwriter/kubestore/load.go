@@ -7,9 +7,11 @@ import (
 	"strings"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/reportwriter"
 )
@@ -40,23 +42,25 @@ type reportResult struct {
 	Resources  []reportwriter.Resource `json:"resources"`
 }
 
-// list reads the shard's report objects written by Verdict.
-func (s *Store) list(ctx context.Context) (map[reportwriter.ReportKey]*apiReport, error) {
+// list reads the shard's report objects of the group api written by
+// Verdict. With optional, a resource the API server does not serve (its
+// CRD is not installed) or the writer may not list (logged) has none.
+func (s *Store) list(ctx context.Context, api reportAPI, optional bool) (map[reportwriter.ReportKey]*apiReport, error) {
 	out := map[reportwriter.ReportKey]*apiReport{}
 	sel := metav1.ListOptions{LabelSelector: reportwriter.LabelManagedBy + "=" + reportwriter.ManagedBy}
-	for _, gvr := range []struct {
-		r       string
-		cluster bool
-	}{{"policyreports", false}, {"clusterpolicyreports", true}} {
-		res := s.opts.Client.Resource(PolicyReports)
-		if gvr.cluster {
-			res = s.opts.Client.Resource(ClusterPolicyReports)
-		}
+	for _, gvr := range []schema.GroupVersionResource{api.namespaced, api.cluster} {
 		lctx, cancel := context.WithTimeout(ctx, s.opts.RequestTimeout)
-		l, err := res.List(lctx, sel)
+		l, err := s.opts.Client.Resource(gvr).List(lctx, sel)
 		cancel()
+		if optional && apierrors.IsNotFound(err) {
+			continue
+		}
+		if optional && apierrors.IsForbidden(err) {
+			s.log.Warn("cannot list the reports of the other API group: those Verdict wrote before a switch of group stay", "resource", gvr.Resource+"."+gvr.Group, "error", err)
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("list %s: %w", gvr.r, err)
+			return nil, fmt.Errorf("list %s.%s: %w", gvr.Resource, gvr.Group, err)
 		}
 		for i := range l.Items {
 			o := &l.Items[i]
@@ -121,8 +125,29 @@ func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	found, err := s.list(ctx)
+	found, err := s.list(ctx, s.api(), false)
 	if err != nil {
+		return nil, err
+	}
+	// The objects of the other group: Verdict's, from before a switch of
+	// Options.OpenReports. They are deleted below; when the chosen group
+	// has none yet, the state is rebuilt from them first.
+	stale, err := s.list(ctx, s.other(), true)
+	if err != nil {
+		return nil, err
+	}
+	migrate := len(found) == 0 && len(stale) > 0
+	if migrate {
+		st, err := s.rebuild(ctx, st, stale, false)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.deleteStale(ctx, stale); err != nil {
+			return nil, err
+		}
+		return st, nil
+	}
+	if err := s.deleteStale(ctx, stale); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -161,12 +186,32 @@ func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
 	}
 	s.metrics.rebuild.Inc()
 	s.log.Info("rebuilding the report state from the API server", "reports", len(found), "file_reports", len(st.Reports))
-	return s.rebuild(ctx, st, found)
+	return s.rebuild(ctx, st, found, true)
+}
+
+// deleteStale deletes every part of the reports of the other group
+// (list), logged.
+func (s *Store) deleteStale(ctx context.Context, stale map[reportwriter.ReportKey]*apiReport) error {
+	if len(stale) == 0 {
+		return nil
+	}
+	s.log.Info("deleting the reports of the other API group", "group", s.other().name, "reports", len(stale), "writing", s.api().name)
+	for k, r := range stale {
+		for i := 1; i <= max(r.parts, 1); i++ {
+			if err := s.deleteIn(ctx, s.other(), k, partName(k.Name, i)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // rebuild replaces the file's intermediaries and reports by those of the
-// API server's objects; tombstones and the policy set stay.
-func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[reportwriter.ReportKey]*apiReport) (*reportwriter.State, error) {
+// API server's objects; tombstones and the policy set stay. With
+// applied, found are the objects of the store's group, recorded as
+// applied; without (found are the other group's), nothing is, so that
+// every report is applied again.
+func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[reportwriter.ReportKey]*apiReport, recordApplied bool) (*reportwriter.State, error) {
 	c := &reportwriter.Changes{}
 	for _, in := range old.Intermediaries {
 		c.DeleteIntermediaries = append(c.DeleteIntermediaries, reportwriter.IntermediaryKey{Source: in.Source, Resource: in.Owner.Key()})
@@ -181,7 +226,9 @@ func (s *Store) rebuild(ctx context.Context, old *reportwriter.State, found map[
 	inters := map[ikey]*reportwriter.Intermediary{}
 	applied := map[reportwriter.ReportKey]string{}
 	for k, r := range found {
-		applied[k] = r.hash
+		if recordApplied {
+			applied[k] = r.hash
+		}
 		kind, labelPrefix, ok := reportwriter.PolicyOfReport(k.Name)
 		if !ok {
 			kind, labelPrefix = reportwriter.KindClusterPolicy, "cpol.kyverno.io/"

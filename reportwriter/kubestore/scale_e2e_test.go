@@ -36,21 +36,21 @@ var scalePolicies = []string{
 // objects hold them, in both layouts: it logs the wall time, the API writes
 // and the bytes of report objects per 1,000 Pods, and checks them against
 // the targets (under 60 s, one apply per report, under 5 MB per 1,000 Pods
-// for the default layout).
+// with grouped results, 12 MB with the default, one result per resource).
 func TestScaleReports(t *testing.T) {
 	for _, tt := range []struct {
-		name        string
-		perResource bool
-		maxMB       float64
+		name    string
+		grouped bool
+		maxMB   float64
 	}{
-		{"grouped", false, 5},
-		{"per resource", true, 12},
+		{"per resource", false, 12},
+		{"grouped", true, 5},
 	} {
-		t.Run(tt.name, func(t *testing.T) { testScaleReports(t, tt.perResource, tt.maxMB) })
+		t.Run(tt.name, func(t *testing.T) { testScaleReports(t, tt.grouped, tt.maxMB) })
 	}
 }
 
-func testScaleReports(t *testing.T, perResource bool, maxMB float64) {
+func testScaleReports(t *testing.T, grouped bool, maxMB float64) {
 	const pods, namespaces = 5000, 50
 	policies := len(scalePolicies)
 	var nss []string
@@ -60,7 +60,7 @@ func testScaleReports(t *testing.T, perResource bool, maxMB float64) {
 	dyn := startCluster(t, nss...)
 	ctx := t.Context()
 	s, reg := openStore(t, dyn, filepath.Join(t.TempDir(), "scale.db"), kubestore.Options{})
-	w, err := reportwriter.New(reportwriter.Options{Store: s, ResultsPerResource: perResource})
+	w, err := reportwriter.New(reportwriter.Options{Store: s, GroupResults: grouped})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
 )
@@ -53,8 +54,45 @@ const (
 var (
 	PolicyReports        = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "policyreports"}
 	ClusterPolicyReports = schema.GroupVersionResource{Group: "wgpolicyk8s.io", Version: "v1alpha2", Resource: "clusterpolicyreports"}
+	Reports              = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "reports"}
+	ClusterReports       = schema.GroupVersionResource{Group: "openreports.io", Version: "v1alpha1", Resource: "clusterreports"}
 	Leases               = schema.GroupVersionResource{Group: "coordination.k8s.io", Version: "v1", Resource: "leases"}
 )
+
+// reportAPI is the API group of the report objects: its apiVersion, and
+// the kind and resource of the namespaced and cluster-wide reports.
+type reportAPI struct {
+	apiVersion                        string
+	namespaced, cluster               schema.GroupVersionResource
+	namespacedKind, clusterKind, name string
+}
+
+var (
+	wgpolicyAPI = reportAPI{
+		apiVersion: policyreport.APIVersion, namespaced: PolicyReports, cluster: ClusterPolicyReports,
+		namespacedKind: policyreport.KindPolicyReport, clusterKind: policyreport.KindClusterPolicyReport, name: "wgpolicyk8s.io",
+	}
+	openreportsAPI = reportAPI{
+		apiVersion: policyreport.OpenReportsAPIVersion, namespaced: Reports, cluster: ClusterReports,
+		namespacedKind: policyreport.KindReport, clusterKind: policyreport.KindClusterReport, name: "openreports.io",
+	}
+)
+
+// kind is the kind of the object of report k.
+func (a reportAPI) kind(k reportwriter.ReportKey) string {
+	if k.Namespace == "" {
+		return a.clusterKind
+	}
+	return a.namespacedKind
+}
+
+// resource is the resource of the objects of report k.
+func (a reportAPI) resource(c dynamic.Interface, k reportwriter.ReportKey) dynamic.ResourceInterface {
+	if k.Namespace == "" {
+		return c.Resource(a.cluster)
+	}
+	return c.Resource(a.namespaced).Namespace(k.Namespace)
+}
 
 // Options configure Open. Local and Client are required.
 type Options struct {
@@ -101,6 +139,16 @@ type Options struct {
 	// the local file (counted in verdict_reports_tombstones_left_out).
 	// Default 192 KiB (about 3,000 resources identified by UID).
 	MaxTombstoneBytes int
+
+	// OpenReports writes openreports.io/v1alpha1 Report and ClusterReport
+	// objects instead of wgpolicyk8s.io/v1alpha2 PolicyReport and
+	// ClusterPolicyReport ones (Kyverno's --openreportsEnabled), with the
+	// same names, labels and content. Default false: wgpolicyk8s.io, as
+	// Kyverno 1.19's controllers. At Load, the shard's objects of the
+	// other group written by Verdict are deleted; when the chosen group
+	// has none of them yet, the state is first rebuilt from those (a
+	// switch of group keeps every entry).
+	OpenReports bool
 
 	// Logger receives the store's logs. Default: discard.
 	Logger *slog.Logger
@@ -208,6 +256,22 @@ func Open(opts Options) (*Store, error) {
 	}
 	go s.run(ctx)
 	return s, nil
+}
+
+// api is the group the reports are written to (Options.OpenReports).
+func (s *Store) api() reportAPI {
+	if s.opts.OpenReports {
+		return openreportsAPI
+	}
+	return wgpolicyAPI
+}
+
+// other is the group whose objects Load removes.
+func (s *Store) other() reportAPI {
+	if s.opts.OpenReports {
+		return wgpolicyAPI
+	}
+	return openreportsAPI
 }
 
 // owns reports whether the report of namespace ns is in the store's shard.
@@ -336,7 +400,7 @@ func (s *Store) WaitDurable(ctx context.Context) error {
 
 func (s *Store) foreign(k reportwriter.ReportKey) {
 	s.metrics.foreign.Inc()
-	s.log.Warn("report of another shard not written", "kind", k.Kind(), "namespace", k.Namespace, "name", k.Name,
+	s.log.Warn("report of another shard not written", "kind", s.api().kind(k), "namespace", k.Namespace, "name", k.Name,
 		"shard", fmt.Sprintf("%d/%d", s.opts.ShardIndex, s.opts.ShardCount))
 }
 
