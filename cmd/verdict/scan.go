@@ -23,6 +23,7 @@ import (
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
 )
@@ -232,6 +233,13 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		}
 		if err != nil {
 			return usageError("%v", err)
+		}
+		if reg != nil {
+			queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
+			if err != nil {
+				return fmt.Errorf("register metrics: %w", err)
+			}
+			queries.Wrap(cfg)
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {

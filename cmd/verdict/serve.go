@@ -21,6 +21,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/internal/grpcauth"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -134,12 +135,16 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	if f.policies != "" {
 		opts.Sources = append(opts.Sources, &server.FolderSource{Dir: f.policies, Interval: f.pollInterval})
 	}
-	if src, err := f.kube.source(opts.Logger); err != nil {
+	queries, err := kubemetrics.New(reg, f.metricsMaxSeries)
+	if err != nil {
+		return server.Options{}, fmt.Errorf("register metrics: %w", err)
+	}
+	if src, err := f.kube.source(opts.Logger, queries); err != nil {
 		return server.Options{}, err
 	} else if src != nil {
 		opts.Sources = append(opts.Sources, src)
 	}
-	if l, err := f.kube.lookup(opts.Logger); err != nil {
+	if l, err := f.kube.lookup(opts.Logger, queries); err != nil {
 		return server.Options{}, err
 	} else if l != nil {
 		opts.Lookup = l
@@ -148,7 +153,6 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	if err := f.celData.apply(&opts); err != nil {
 		return server.Options{}, err
 	}
-	var err error
 	if opts.TLS, err = f.auth.tlsConfig(); err != nil {
 		return server.Options{}, err
 	}
