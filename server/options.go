@@ -50,7 +50,8 @@ type Options struct {
 	Registry *prometheus.Registry
 
 	// MetricsMaxSeries caps the series of verdict_policy_results_total
-	// whose labels come from requests: resource_kind and
+	// (and so those of Kyverno's result metrics, kyverno_policy_results_total
+	// and the others, which follow them) whose labels come from requests: resource_kind and
 	// resource_namespace, and policy_name, policy_namespace and rule_name
 	// for inline policies. Past the cap, a result that would start a new
 	// series is counted in the series whose request-derived labels are
@@ -60,8 +61,8 @@ type Options struct {
 	MetricsMaxSeries int
 
 	// MetricsNamespaces selects, as Kyverno's metricsConfig.namespaces, the
-	// resource namespaces whose results verdict_policy_results_total
-	// counts. Default: every namespace.
+	// resource namespaces whose results verdict_policy_results_total and
+	// Kyverno's result metrics count. Default: every namespace.
 	MetricsNamespaces NamespaceFilter
 
 	// CacheSize is the number of compiled policy documents kept in each
