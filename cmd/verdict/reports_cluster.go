@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -90,7 +88,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	reg := prometheus.NewRegistry()
+	reg := newMetricsRegistry()
 	queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
 	if err != nil {
 		return fmt.Errorf("register metrics: %w", err)
@@ -104,7 +102,6 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := f.newServer(log, reg)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -205,8 +204,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 	}
 	var reg *prometheus.Registry
 	if fl.metricsListen != "" {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = newMetricsRegistry()
 		opts.Registry = reg
 		stopMetrics, err := serveMetrics(fl.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
 		if err != nil {

@@ -14,8 +14,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
@@ -109,8 +107,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	default:
 		return server.Options{}, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newMetricsRegistry()
 	opts := server.Options{
 		Logger:               slog.New(handler),
 		Registry:             reg,

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
@@ -92,7 +91,7 @@ have no labels and generate intents are not applied.`,
 			}
 			defer c.Close()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			reg := prometheus.NewRegistry()
+			reg := newMetricsRegistry()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 			defer stop()
 			hopts := webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg,
