@@ -95,6 +95,26 @@ func TestKyvernoPolicyResults(t *testing.T) {
 	}
 }
 
+// TestNoKyvernoResultMetrics checks Options.NoKyvernoResultMetrics:
+// verdict_policy_results_total counts, Kyverno's result metrics have no
+// series.
+func TestNoKyvernoResultMetrics(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := newMetrics(reg, Options{NoKyvernoResultMetrics: true}.withDefaults().resultLimits())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.countResults(&eval.Request{Operation: "CREATE", Namespace: "ns", Object: map[string]any{"kind": "Pod"}}, benchGroups(t), false, time.Millisecond)
+	if n := len(resultSeries(t, reg)); n != 4 {
+		t.Errorf("verdict_policy_results_total: %d series, want 4", n)
+	}
+	for _, name := range []string{"kyverno_policy_results_total", "kyverno_policy_execution_duration_seconds"} {
+		if got := series(t, reg, name); len(got) != 0 {
+			t.Errorf("%s = %v, want no series", name, got)
+		}
+	}
+}
+
 // TestKyvernoPolicyChanges checks kyverno_policy_changes_total as
 // Kyverno's policy metrics controller counts (pkg/metrics/policychanges):
 // created, updated (a new hash), deleted; a reload that changes nothing

@@ -112,6 +112,9 @@ const maxInlineRuleCounters = 256
 type resultLimits struct {
 	maxSeries        int64
 	include, exclude map[string]bool
+	// noKyverno: Kyverno's result metrics are not exported
+	// (Options.NoKyvernoResultMetrics).
+	noKyverno bool
 }
 
 // countResults adds the results of one evaluation to
@@ -354,7 +357,9 @@ func (m *metrics) addCounter(rq *requestCounters, pc *policyCounters, k ruleLabe
 	if !collapse && m.reserve(&m.series) {
 		k.rule = strings.Clone(k.rule)
 		c := ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rq.labels, pc.labels, k)...)}
-		c.kyverno, c.duration = m.kyverno.series(rq.labels, pc.labels, k)
+		if !m.limits.noKyverno {
+			c.kyverno, c.duration = m.kyverno.series(rq.labels, pc.labels, k)
+		}
 		return pc.add(c)
 	}
 	rl, pl := rq.labels, pc.labels
@@ -372,7 +377,9 @@ func (m *metrics) addCounter(rq *requestCounters, pc *policyCounters, k ruleLabe
 	}
 	k.rule = strings.Clone(k.rule)
 	c := ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rl, pl, k)...), overflow: true}
-	c.kyverno, c.duration = m.kyverno.series(rl, pl, k)
+	if !m.limits.noKyverno {
+		c.kyverno, c.duration = m.kyverno.series(rl, pl, k)
+	}
 	return pc.add(c)
 }
 

@@ -67,6 +67,14 @@ type Options struct {
 	// Kyverno's result metrics count. Default: every namespace.
 	MetricsNamespaces NamespaceFilter
 
+	// NoKyvernoResultMetrics leaves out Kyverno's result metrics
+	// (kyverno_policy_results_total, kyverno_policy_execution_duration_seconds
+	// and those of the policies.kyverno.io kinds), which take about 5 KB of
+	// the 7 KB of a series; verdict_policy_results_total has the same
+	// counts. Kyverno's rule info and policy changes stay. Default: false,
+	// they are exported.
+	NoKyvernoResultMetrics bool
+
 	// CacheSize is the number of compiled policy documents kept in each
 	// of the two LRUs: one for the policies of the sources, one for
 	// inline documents. Default 1024.
@@ -273,7 +281,7 @@ type NamespaceFilter struct {
 
 // resultLimits returns the limits of verdict_policy_results_total.
 func (o Options) resultLimits() resultLimits {
-	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries)}
+	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries), noKyverno: o.NoKyvernoResultMetrics}
 	set := func(names []string) map[string]bool {
 		if len(names) == 0 {
 			return nil
