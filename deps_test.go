@@ -104,6 +104,8 @@ var rules = []rule{
 	{doc: "internal/jsonvalue/doc.go", pkg: "internal/jsonvalue", onlyImportsSet: true},
 	{doc: "internal/kubeconfig/kubeconfig.go", pkg: "internal/kubeconfig", onlyModuleSet: true,
 		onlyImports: only("k8s.io/client-go/rest", "k8s.io/client-go/tools/clientcmd"), onlyImportsSet: true},
+	{doc: "internal/kubemetrics/kubemetrics.go", pkg: "internal/kubemetrics", onlyModule: only("internal/promreg"), onlyModuleSet: true,
+		onlyImports: only("k8s.io/client-go/rest", "github.com/prometheus/client_golang/...", "internal/promreg"), onlyImportsSet: true},
 	{doc: "kyvernotest/doc.go", pkg: "kyvernotest", notDeps: only("cmd/verdict", "server/...", clientGo)},
 	{doc: "internal/options/options.go", pkg: "internal/options", onlyImportsSet: true},
 	{doc: "internal/promreg/promreg.go", pkg: "internal/promreg", onlyModuleSet: true, onlyImports: only("github.com/prometheus/client_golang/..."), onlyImportsSet: true},

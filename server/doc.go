@@ -66,7 +66,9 @@
 // another call's compilation stops at its deadline; the labels of
 // verdict_policy_results_total that come from requests (resource kind and
 // namespace, inline policy and rule names) make at most MetricsMaxSeries
-// series, the rest counted under OverflowLabel (metrics.go); the calls
+// series, the rest counted under OverflowLabel (metrics.go), and Kyverno's
+// result metrics, whose series follow those of verdict_policy_results_total,
+// share the cap (kyverno_metrics.go); the calls
 // of one evaluation to the CEL libraries' data sources are at most
 // MaxCELDataCalls, and http.* is refused to inline and namespaced
 // policies unless CELHTTPInlinePolicies / CELHTTPNamespacedPolicies

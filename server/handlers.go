@@ -64,7 +64,9 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 		policies = admissionPolicies(policies)
 	}
 	er.Exceptions, er.CELExceptions, er.VAPBindings = force.exceptions, force.celExceptions, force.vapBindings
+	start := time.Now()
 	res := s.runEngine(ctx, policies, er)
+	elapsed := time.Since(start)
 	if err := ctx.Err(); err != nil {
 		// The engine stops early on a done context: the results are
 		// incomplete.
@@ -75,7 +77,7 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
-	s.metrics.countResults(er, groups, req.GetInlinePolicies() != nil)
+	s.metrics.countResults(er, groups, req.GetInlinePolicies() != nil, elapsed)
 	// Replays of existing triggers (generateExisting, mutateExisting) are
 	// not scan results: the scanner reports the trigger's own evaluation.
 	if s.opts.Reports != nil && !er.GenerateExisting && !er.MutateExisting && !req.GetSkipReport() {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	grpcprom "github.com/grpc-ecosystem/go-grpc-middleware/providers/prometheus"
 	"github.com/prometheus/client_golang/prometheus"
@@ -45,6 +46,9 @@ type metrics struct {
 	reloads       *prometheus.CounterVec
 	resultsQueued prometheus.Counter
 	resultsDrop   prometheus.Counter
+
+	// kyverno are Kyverno's own metrics (kyverno_metrics.go).
+	kyverno kyvernoMetrics
 }
 
 func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error) {
@@ -68,6 +72,7 @@ func newMetrics(reg prometheus.Registerer, limits resultLimits) (*metrics, error
 		resultsQueued:    b.Counter("verdict_results_published_total", "Evaluations queued for the report writer."),
 		resultsDrop:      b.Counter("verdict_results_dropped_total", "Evaluations dropped because the queue to the report writer was full."),
 	}
+	m.kyverno = newKyvernoMetrics(b)
 	b.GaugeFunc("verdict_policy_results_series", "Series of verdict_policy_results_total with labels from requests, counted against --metrics-max-series (overflow series not included).",
 		func() float64 { return float64(m.series.Load()) })
 	return m, b.Err()
@@ -107,26 +112,38 @@ const maxInlineRuleCounters = 256
 type resultLimits struct {
 	maxSeries        int64
 	include, exclude map[string]bool
+	// noKyverno: Kyverno's result metrics are not exported
+	// (Options.NoKyvernoResultMetrics).
+	noKyverno bool
 }
 
 // countResults adds the results of one evaluation to
-// verdict_policy_results_total. inline says that the policies came with
-// the request.
-func (m *metrics) countResults(req *eval.Request, groups []policyResults, inline bool) {
+// verdict_policy_results_total and Kyverno's result metrics. inline says
+// that the policies came with the request; elapsed is the engine's time,
+// shared equally by the results in Kyverno's duration histograms.
+func (m *metrics) countResults(req *eval.Request, groups []policyResults, inline bool, elapsed time.Duration) {
 	if len(groups) == 0 {
 		return
 	}
+	n := 0
+	for _, g := range groups {
+		n += len(g.results)
+	}
+	each := share(elapsed, n)
 	kind, namespace := resourceKindNamespace(req)
 	cause := "admission_request"
 	if req.Mode == eval.Background {
 		cause = "background_scan"
 	}
-	rq := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: operationLabel(req.Operation), cause: cause})
+	rq := m.requestCounters(requestLabels{kind: kind, namespace: namespace, operation: operationLabel(req.Operation), cause: cause, dryRun: req.DryRun})
 	if rq == nil {
 		return // a namespace the metrics leave out
 	}
 	for _, g := range groups {
-		pc := m.policyCounters(rq, policyLabels{name: g.policy.Name(), namespace: g.policy.Namespace(), background: g.policy.Background, inline: inline})
+		pc := m.policyCounters(rq, policyLabels{
+			name: g.policy.Name(), namespace: g.policy.Namespace(), background: g.policy.Background, inline: inline,
+			family: policyFamily(g.policy), enforce: policyEnforce(g.policy),
+		})
 		for _, r := range g.results {
 			k := ruleLabels{rule: r.Rule, status: r.Status, typ: r.Type, enforce: r.Enforce}
 			c := pc.lookup(k)
@@ -134,6 +151,10 @@ func (m *metrics) countResults(req *eval.Request, groups []policyResults, inline
 				c = m.addCounter(rq, pc, k)
 			}
 			c.counter.Inc()
+			if c.kyverno != nil {
+				c.kyverno.Inc()
+				c.duration.Observe(each)
+			}
 			if c.overflow {
 				m.labelOverflow.Inc()
 			}
@@ -164,6 +185,8 @@ func operationLabel(op string) string {
 // few comparisons instead of hashing all twelve labels.
 type requestLabels struct {
 	kind, namespace, operation, cause string
+	// dryRun is a label of kyverno_policy_results_total only.
+	dryRun bool
 }
 
 type policyLabels struct {
@@ -173,6 +196,10 @@ type policyLabels struct {
 	// the request's labels. A server policy and an inline policy of the
 	// same name have separate counters of the same series.
 	inline bool
+	// family and enforce (the policy's validation mode) are labels of
+	// Kyverno's metrics only.
+	family  family
+	enforce bool
 }
 
 type ruleLabels struct {
@@ -206,6 +233,10 @@ type policyCounters struct {
 type ruleCounter struct {
 	labels  ruleLabels
 	counter prometheus.Counter
+	// kyverno and duration are the series of Kyverno's metrics with the
+	// same labels (nil for a policy they do not count).
+	kyverno  prometheus.Counter
+	duration prometheus.Observer
 	// overflow: the series has OverflowLabel for the request's labels.
 	overflow bool
 }
@@ -325,7 +356,11 @@ func (m *metrics) addCounter(rq *requestCounters, pc *policyCounters, k ruleLabe
 	collapse := rq.overflow || pc.overflow || (pc.labels.inline && pc.len() >= maxInlineRuleCounters)
 	if !collapse && m.reserve(&m.series) {
 		k.rule = strings.Clone(k.rule)
-		return pc.add(ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rq.labels, pc.labels, k)...)})
+		c := ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rq.labels, pc.labels, k)...)}
+		if !m.limits.noKyverno {
+			c.kyverno, c.duration = m.kyverno.series(rq.labels, pc.labels, k)
+		}
+		return pc.add(c)
 	}
 	rl, pl := rq.labels, pc.labels
 	rl.kind, rl.namespace = OverflowLabel, OverflowLabel
@@ -341,7 +376,11 @@ func (m *metrics) addCounter(rq *requestCounters, pc *policyCounters, k ruleLabe
 		}
 	}
 	k.rule = strings.Clone(k.rule)
-	return pc.add(ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rl, pl, k)...), overflow: true})
+	c := ruleCounter{labels: k, counter: m.policyResults.WithLabelValues(resultLabelValues(rl, pl, k)...), overflow: true}
+	if !m.limits.noKyverno {
+		c.kyverno, c.duration = m.kyverno.series(rl, pl, k)
+	}
+	return pc.add(c)
 }
 
 // resultLabelValues are the label values of verdict_policy_results_total,

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -90,11 +91,11 @@ func BenchmarkCountResults(b *testing.B) {
 	}
 	groups := benchGroups(b)
 	req := &eval.Request{Operation: "CREATE", Namespace: "default", Object: map[string]any{"kind": "Pod"}}
-	m.countResults(req, groups, false)
+	m.countResults(req, groups, false, time.Millisecond)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			m.countResults(req, groups, false)
+			m.countResults(req, groups, false, time.Millisecond)
 		}
 	})
 }
@@ -212,7 +213,7 @@ func TestResultSeriesCap(t *testing.T) {
 			}
 			for i := range tt.n {
 				req, groups, inline := tt.give(i)
-				m.countResults(req, groups, inline)
+				m.countResults(req, groups, inline, time.Millisecond)
 			}
 			var series, overflow int
 			var results, overflowResults float64
@@ -274,7 +275,7 @@ func TestResultNamespaces(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, ns := range []string{"", "a", "b", "c", "a"} {
-				m.countResults(&eval.Request{Namespace: ns, Object: map[string]any{"kind": "Pod"}}, groups, false)
+				m.countResults(&eval.Request{Namespace: ns, Object: map[string]any{"kind": "Pod"}}, groups, false, time.Millisecond)
 			}
 			seen := map[string]bool{}
 			for _, l := range resultSeries(t, reg) {

@@ -50,19 +50,30 @@ type Options struct {
 	Registry *prometheus.Registry
 
 	// MetricsMaxSeries caps the series of verdict_policy_results_total
-	// whose labels come from requests: resource_kind and
-	// resource_namespace, and policy_name, policy_namespace and rule_name
-	// for inline policies. Past the cap, a result that would start a new
-	// series is counted in the series whose request-derived labels are
-	// OverflowLabel ("_overflow"), and in
-	// verdict_metrics_label_overflow_total. A series takes about 2 KB, and
-	// as much again while it is scraped. Default 20000.
+	// (and so those of Kyverno's result metrics, kyverno_policy_results_total
+	// and the others, which follow them) whose labels come from requests:
+	// resource_kind and resource_namespace, and policy_name,
+	// policy_namespace and rule_name for inline policies. Past the cap, a
+	// result that would start a new series is counted in the series whose
+	// request-derived labels are OverflowLabel ("_overflow"), and in
+	// verdict_metrics_label_overflow_total. A series takes about 7 KB with
+	// Kyverno's counter and histogram of the same labels (2 KB for
+	// verdict_policy_results_total alone), 140 MB at the default cap, and
+	// more while it is scraped. Default 20000.
 	MetricsMaxSeries int
 
 	// MetricsNamespaces selects, as Kyverno's metricsConfig.namespaces, the
-	// resource namespaces whose results verdict_policy_results_total
-	// counts. Default: every namespace.
+	// resource namespaces whose results verdict_policy_results_total and
+	// Kyverno's result metrics count. Default: every namespace.
 	MetricsNamespaces NamespaceFilter
+
+	// NoKyvernoResultMetrics leaves out Kyverno's result metrics
+	// (kyverno_policy_results_total, kyverno_policy_execution_duration_seconds
+	// and those of the policies.kyverno.io kinds), which take about 5 KB of
+	// the 7 KB of a series; verdict_policy_results_total has the same
+	// counts. Kyverno's rule info and policy changes stay. Default: false,
+	// they are exported.
+	NoKyvernoResultMetrics bool
 
 	// CacheSize is the number of compiled policy documents kept in each
 	// of the two LRUs: one for the policies of the sources, one for
@@ -270,7 +281,7 @@ type NamespaceFilter struct {
 
 // resultLimits returns the limits of verdict_policy_results_total.
 func (o Options) resultLimits() resultLimits {
-	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries)}
+	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries), noKyverno: o.NoKyvernoResultMetrics}
 	set := func(names []string) map[string]bool {
 		if len(names) == 0 {
 			return nil

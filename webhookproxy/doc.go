@@ -41,6 +41,13 @@
 // when denied, a warning when allowed) and counted in
 // verdict_webhook_decider_failures_total.
 //
+// Besides its verdict_webhook_* metrics, the handler exports those of
+// Kyverno's webhook server with Kyverno's names and labels
+// (kyverno_metrics.go): kyverno_admission_requests_total,
+// kyverno_admission_review_duration_seconds and kyverno_http_requests_*;
+// their kind and namespace pairs are capped by Options.MetricsMaxSeries
+// and filtered by Options.MetricsNamespaces.
+//
 // Depends on proto, internal/options, internal/promreg and client-side
 // types only (gRPC, k8s.io/api, client-go, Prometheus); never on server or
 // engine. It never blocks an admission answer on a write to the cluster.

@@ -65,11 +65,24 @@ type Options struct {
 
 	// Registry receives the metrics. Default: a new registry.
 	Registry *prometheus.Registry
+
+	// MetricsMaxSeries caps the pairs of resource_kind and
+	// resource_namespace, the labels of kyverno_admission_requests_total
+	// and kyverno_admission_review_duration_seconds that come from
+	// requests; past it, reviews are counted under "_overflow" and in
+	// verdict_webhook_metrics_label_overflow_total. Default
+	// DefaultMetricsMaxSeries (20000).
+	MetricsMaxSeries int
+
+	// MetricsNamespaces selects the namespaces those metrics count.
+	// Default: every namespace.
+	MetricsNamespaces MetricsNamespaces
 }
 
 func (o Options) withDefaults() Options {
 	options.Positive(&o.Timeout, DefaultTimeout)
 	options.Positive(&o.MaxBodyBytes, DefaultMaxBodyBytes)
+	options.Positive(&o.MetricsMaxSeries, DefaultMetricsMaxSeries)
 	if o.Namespaces == nil {
 		o.Namespaces = MapNamespaceLabels(nil)
 	}
@@ -94,7 +107,7 @@ func New(decider Decider, opts Options) (*Handler, error) {
 		return nil, errors.New("webhookproxy: nil Decider")
 	}
 	o := opts.withDefaults()
-	m, err := newMetrics(o.Registry)
+	m, err := newMetrics(o.Registry, o.MetricsMaxSeries, o.MetricsNamespaces)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +153,7 @@ func routes(failOpen bool) []route {
 // review answers one AdmissionReview.
 func (h *Handler) review(w http.ResponseWriter, r *http.Request, rt route) {
 	start := time.Now()
+	defer h.metrics.kyverno.http(r.Method, rt.path, start)
 	label := rt.path[1:]
 	ar, code, err := h.decode(w, r)
 	if err != nil {
@@ -175,6 +189,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, rt route) {
 	}
 	h.metrics.requests.WithLabelValues(label, outcome).Inc()
 	h.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
+	h.metrics.kyverno.admission(rt.ep, ar.Request, resp.Allowed, start)
 	out := admissionv1.AdmissionReview{TypeMeta: ar.TypeMeta, Response: resp}
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(&out); err != nil {
@@ -281,15 +296,18 @@ type metrics struct {
 	failures *prometheus.CounterVec
 	unsynced prometheus.Counter
 	duration *prometheus.HistogramVec
+	// kyverno are Kyverno's own metrics (kyverno_metrics.go).
+	kyverno *kyvernoMetrics
 }
 
-func newMetrics(reg *prometheus.Registry) (*metrics, error) {
+func newMetrics(reg *prometheus.Registry, maxSeries int, namespaces MetricsNamespaces) (*metrics, error) {
 	b := promreg.New(reg)
 	m := &metrics{
 		requests: b.CounterVec("verdict_webhook_requests_total", "Admission reviews answered, by endpoint and outcome (allowed, denied, bad_request).", "endpoint", "outcome"),
 		failures: b.CounterVec("verdict_webhook_decider_failures_total", "Admission reviews without a policy decision (decision server or namespace labels failed), by endpoint and failure mode (open, closed).", "endpoint", "mode"),
 		unsynced: b.Counter("verdict_webhook_namespace_cache_unsynced_total", "Admission reviews that failed because the namespace cache had not synced with the API server (also counted in verdict_webhook_decider_failures_total)."),
 		duration: b.HistogramVec("verdict_webhook_request_duration_seconds", "Time to answer an admission review, by endpoint.", []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}, "endpoint"),
+		kyverno:  newKyvernoMetrics(b, maxSeries, namespaces),
 	}
 	if err := b.Err(); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)

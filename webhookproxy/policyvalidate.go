@@ -34,6 +34,7 @@ type PolicyValidator interface {
 // the server cannot be asked, Options.FailOpen decides.
 func (h *Handler) validatePolicy(w http.ResponseWriter, r *http.Request, pv PolicyValidator) {
 	start := time.Now()
+	defer h.metrics.kyverno.http(r.Method, policyValidatePath, start)
 	label := policyValidatePath[1:]
 	ar, code, err := h.decode(w, r)
 	if err != nil {
@@ -69,6 +70,7 @@ func (h *Handler) validatePolicy(w http.ResponseWriter, r *http.Request, pv Poli
 	}
 	h.metrics.requests.WithLabelValues(label, outcome).Inc()
 	h.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
+	h.metrics.kyverno.admission(Validate, req, resp.Allowed, start)
 	w.Header().Set("Content-Type", "application/json")
 	if err := json.NewEncoder(w).Encode(&admissionv1.AdmissionReview{TypeMeta: ar.TypeMeta, Response: resp}); err != nil {
 		h.opts.Logger.Info("write admission response", "error", err)

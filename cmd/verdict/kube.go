@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/host/kubelookup"
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/server"
 	"github.com/verdict-policy/verdict/server/kubesource"
 )
@@ -60,7 +62,7 @@ func registerKubeFlags(fs *pflag.FlagSet) *kubeFlags {
 
 // lookup returns the cluster data of policies for the cluster of the
 // flags, or nil when they name no cluster or --disable-cluster-lookup.
-func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
+func (k *kubeFlags) lookup(log *slog.Logger, queries *kubemetrics.Queries) (*kubelookup.Lookup, error) {
 	if k == nil || k.noLookup || (k.kubeconfig == "" && !k.inCluster) {
 		return nil, nil
 	}
@@ -68,6 +70,7 @@ func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
 	if err != nil {
 		return nil, err
 	}
+	queries.Wrap(cfg)
 	return kubelookup.NewForConfig(cfg, kubelookup.Options{
 		CacheTTL:         k.lookupCacheTTL,
 		APICallTimeout:   k.apiCallTimeout,
@@ -82,16 +85,21 @@ func (k *kubeFlags) lookup(log *slog.Logger) (*kubelookup.Lookup, error) {
 
 // source returns the Kubernetes policy source the flags ask for, or nil
 // when they ask for none.
-func (k *kubeFlags) source(log *slog.Logger) (server.PolicySource, error) {
+func (k *kubeFlags) source(log *slog.Logger, queries *kubemetrics.Queries) (server.PolicySource, error) {
 	if k == nil || (k.kubeconfig == "" && !k.inCluster) {
 		if k != nil && (k.kubeContext != "" || k.namespace != "" || k.exceptionNamespace != "" || k.noExceptions || k.noVAPs) {
 			return nil, fmt.Errorf("--context, --policy-namespace, --exception-namespace, --disable-policy-exceptions and --disable-validating-admission-policies need --kubeconfig or --in-cluster")
 		}
 		return nil, nil
 	}
-	dc, err := kubesource.NewClient(k.kubeconfig, k.kubeContext, k.inCluster)
+	cfg, err := kubeconfig.Load(k.kubeconfig, k.kubeContext, k.inCluster, "verdict")
 	if err != nil {
 		return nil, err
+	}
+	queries.Wrap(cfg)
+	dc, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client: %w", err)
 	}
 	return kubesource.New(kubesource.Options{
 		Client:             dc,

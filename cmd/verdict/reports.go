@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
@@ -154,8 +153,7 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--store: %v", err)}
 	}
 	defer st.Close()
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newMetricsRegistry()
 	w, err := reportwriter.New(f.writerOptions(st, log, reg))
 	if err != nil {
 		return err

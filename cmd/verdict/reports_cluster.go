@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
@@ -17,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
@@ -93,6 +92,12 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
+	reg := newMetricsRegistry()
+	queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	queries.Wrap(cfg)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -101,8 +106,6 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	srv, err := f.newServer(log, reg)
 	if err != nil {
 		return err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -23,6 +22,7 @@ import (
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
 )
@@ -204,8 +204,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 	}
 	var reg *prometheus.Registry
 	if fl.metricsListen != "" {
-		reg = prometheus.NewRegistry()
-		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg = newMetricsRegistry()
 		opts.Registry = reg
 		stopMetrics, err := serveMetrics(fl.metricsListen, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), log)
 		if err != nil {
@@ -232,6 +231,13 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		}
 		if err != nil {
 			return usageError("%v", err)
+		}
+		if reg != nil {
+			queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
+			if err != nil {
+				return fmt.Errorf("register metrics: %w", err)
+			}
+			queries.Wrap(cfg)
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {

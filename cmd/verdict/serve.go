@@ -14,13 +14,12 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/internal/grpcauth"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/server"
 )
 
@@ -45,6 +44,7 @@ type serveFlags struct {
 	maxEvaluationSteps   int64
 	metricsMaxSeries     int
 	metricsNamespaces    server.NamespaceFilter
+	noKyvernoResults     bool
 	shutdownTimeout      time.Duration
 	drainDelay           time.Duration
 	maxConnectionAge     time.Duration
@@ -78,8 +78,9 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.IntVar(&f.maxPolicyBytes, "max-request-policy-bytes", server.DefaultMaxRequestPolicyBytes, "bytes of policy documents one request may have compiled: the inline policies of an evaluation, each ValidatePolicies document")
 	fs.Int64Var(&f.maxEvaluationSteps, "max-evaluation-steps", eval.DefaultMaxSteps, "work of one evaluation in engine steps (a foreach element, a resource node a pattern visits, ...); past it the rule reports an error (negative: no limit; --call-timeout still applies)")
 	fs.IntVar(&f.maxPolicyRules, "max-request-policy-rules", server.DefaultMaxRequestPolicyRules, "rules (before autogen) one request may have compiled: in the inline policies of an evaluation, in each policy given to ValidatePolicies")
-	fs.IntVar(&f.metricsMaxSeries, "metrics-max-series", server.DefaultMetricsMaxSeries, "series of verdict_policy_results_total with labels from requests (namespace, kind, inline policy and rule names); past it, results are counted under \""+server.OverflowLabel+"\"")
-	fs.StringSliceVar(&f.metricsNamespaces.Include, "metrics-namespaces-include", nil, "count policy results only for resources in these namespaces (as Kyverno's metricsConfig; default: all)")
+	fs.IntVar(&f.metricsMaxSeries, "metrics-max-series", server.DefaultMetricsMaxSeries, "series of verdict_policy_results_total (and of Kyverno's result metrics) with labels from requests (namespace, kind, inline policy and rule names), and of kyverno_client_queries_total; past it, they are counted under \""+server.OverflowLabel+"\"")
+	fs.StringSliceVar(&f.metricsNamespaces.Include, "metrics-namespaces-include", nil, "count policy results (verdict_* and kyverno_*) only for resources in these namespaces (as Kyverno's metricsConfig; default: all)")
+	fs.BoolVar(&f.noKyvernoResults, "no-kyverno-result-metrics", false, "leave out Kyverno's result metrics (kyverno_policy_results_total, kyverno_policy_execution_duration_seconds, those of the policies.kyverno.io kinds): about 5 KB of the 7 KB of each series of --metrics-max-series")
 	fs.StringSliceVar(&f.metricsNamespaces.Exclude, "metrics-namespaces-exclude", nil, "never count policy results for resources in these namespaces (wins over --metrics-namespaces-include)")
 	fs.DurationVar(&f.shutdownTimeout, "shutdown-timeout", server.DefaultShutdownTimeout, "how long calls in flight may run after a stop signal")
 	fs.DurationVar(&f.drainDelay, "drain-delay", 0, "time between reporting NOT_SERVING and refusing new calls at shutdown")
@@ -108,8 +109,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	default:
 		return server.Options{}, fmt.Errorf("--log-format %q: want text or json", f.logFormat)
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg := newMetricsRegistry()
 	opts := server.Options{
 		Logger:               slog.New(handler),
 		Registry:             reg,
@@ -128,18 +128,23 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	opts.MaxRequestPolicyBytes, opts.MaxRequestPolicyRules = f.maxPolicyBytes, f.maxPolicyRules
 	opts.MaxEvaluationSteps = f.maxEvaluationSteps
 	opts.MetricsMaxSeries, opts.MetricsNamespaces = f.metricsMaxSeries, f.metricsNamespaces
+	opts.NoKyvernoResultMetrics = f.noKyvernoResults
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
 	}
 	if f.policies != "" {
 		opts.Sources = append(opts.Sources, &server.FolderSource{Dir: f.policies, Interval: f.pollInterval})
 	}
-	if src, err := f.kube.source(opts.Logger); err != nil {
+	queries, err := kubemetrics.New(reg, f.metricsMaxSeries)
+	if err != nil {
+		return server.Options{}, fmt.Errorf("register metrics: %w", err)
+	}
+	if src, err := f.kube.source(opts.Logger, queries); err != nil {
 		return server.Options{}, err
 	} else if src != nil {
 		opts.Sources = append(opts.Sources, src)
 	}
-	if l, err := f.kube.lookup(opts.Logger); err != nil {
+	if l, err := f.kube.lookup(opts.Logger, queries); err != nil {
 		return server.Options{}, err
 	} else if l != nil {
 		opts.Lookup = l
@@ -148,7 +153,6 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	if err := f.celData.apply(&opts); err != nil {
 		return server.Options{}, err
 	}
-	var err error
 	if opts.TLS, err = f.auth.tlsConfig(); err != nil {
 		return server.Options{}, err
 	}

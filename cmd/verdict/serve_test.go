@@ -245,7 +245,7 @@ func TestServeLimitFlags(t *testing.T) {
 		}},
 		{"set", []string{"--inline-cache-bytes=1000", "--max-request-policy-bytes=2000", "--max-request-policy-rules=3",
 			"--metrics-max-series=4", "--metrics-namespaces-include=a,b", "--metrics-namespaces-exclude=c",
-			"--max-cel-data-calls=5", "--cel-http-inline-policies", "--cel-http-namespaced-policies"}, server.Options{
+			"--max-cel-data-calls=5", "--cel-http-inline-policies", "--cel-http-namespaced-policies", "--no-kyverno-result-metrics"}, server.Options{
 			InlineCacheBytes:          1000,
 			MaxRequestPolicyBytes:     2000,
 			MaxRequestPolicyRules:     3,
@@ -254,6 +254,7 @@ func TestServeLimitFlags(t *testing.T) {
 			MaxCELDataCalls:           5,
 			CELHTTPInlinePolicies:     true,
 			CELHTTPNamespacedPolicies: true,
+			NoKyvernoResultMetrics:    true,
 		}},
 	}
 	for _, tt := range tests {
@@ -277,6 +278,7 @@ func TestServeLimitFlags(t *testing.T) {
 				MaxCELDataCalls:           opts.MaxCELDataCalls,
 				CELHTTPInlinePolicies:     opts.CELHTTPInlinePolicies,
 				CELHTTPNamespacedPolicies: opts.CELHTTPNamespacedPolicies,
+				NoKyvernoResultMetrics:    opts.NoKyvernoResultMetrics,
 			}
 			if diff := cmp.Diff(tt.want, got, cmpopts.EquateEmpty(), cmpopts.IgnoreUnexported(server.Options{})); diff != "" {
 				t.Errorf("options(%q) limits (-want +got):\n%s", tt.give, diff)

@@ -10,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
@@ -32,6 +31,8 @@ func newWebhookCmd() *cobra.Command {
 		timeout       time.Duration
 		maxBody       int64
 		kube          webhookKubeFlags
+		maxSeries     int
+		metricsNs     webhookproxy.MetricsNamespaces
 	)
 	cmd := &cobra.Command{
 		Use:   "webhook --server HOST:PORT --listen :9443 (--tls-cert FILE --tls-key FILE | --self-signed)",
@@ -90,10 +91,11 @@ have no labels and generate intents are not applied.`,
 			}
 			defer c.Close()
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			reg := prometheus.NewRegistry()
+			reg := newMetricsRegistry()
 			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 			defer stop()
-			hopts := webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg}
+			hopts := webhookproxy.Options{Timeout: timeout, FailOpen: failOpen, MaxBodyBytes: maxBody, Logger: log, Registry: reg,
+				MetricsMaxSeries: maxSeries, MetricsNamespaces: metricsNs}
 			if err := kube.setup(ctx, &hopts); err != nil {
 				return err
 			}
@@ -127,6 +129,9 @@ have no labels and generate intents are not applied.`,
 	f.StringSliceVar(&hosts, "self-signed-hosts", []string{"localhost", "127.0.0.1"}, "names and IP addresses of the self-signed certificate")
 	f.StringVar(&caOut, "ca-bundle-out", "", "write the CA bundle of --self-signed to this file instead of printing it")
 	f.BoolVar(&failOpen, "fail-open", false, "allow requests (with a warning) when no decision can be made; default: deny")
+	f.IntVar(&maxSeries, "metrics-max-series", webhookproxy.DefaultMetricsMaxSeries, "pairs of resource_kind and resource_namespace in kyverno_admission_requests_total and kyverno_admission_review_duration_seconds; past it, reviews are counted under \"_overflow\"")
+	f.StringSliceVar(&metricsNs.Include, "metrics-namespaces-include", nil, "count admission reviews in Kyverno's metrics only for these namespaces (as Kyverno's metricsConfig; default: all)")
+	f.StringSliceVar(&metricsNs.Exclude, "metrics-namespaces-exclude", nil, "never count admission reviews in Kyverno's metrics for these namespaces (wins over --metrics-namespaces-include)")
 	f.DurationVar(&timeout, "timeout", webhookproxy.DefaultTimeout, "deadline of one decision (shorter than the webhook's timeoutSeconds)")
 	f.Int64Var(&maxBody, "max-body-bytes", webhookproxy.DefaultMaxBodyBytes, "largest AdmissionReview accepted")
 	kube.register(f)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
 
@@ -51,6 +52,11 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
+	queries, err := kubemetrics.New(opts.Registry, opts.MetricsMaxSeries)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	queries.Wrap(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)
