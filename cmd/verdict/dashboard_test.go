@@ -134,7 +134,7 @@ func TestKyvernoDashboard(t *testing.T) {
 
 	exported := map[string]map[string]bool{}
 	for _, reg := range []*prometheus.Registry{regServer, regProxy} {
-		for name, labels := range scrape(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) {
+		for name, labels := range scrapeMetrics(t, promhttp.HandlerFor(reg, promhttp.HandlerOpts{})) {
 			if exported[name] == nil {
 				exported[name] = map[string]bool{}
 			}
@@ -167,9 +167,9 @@ func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	}
 }
 
-// scrape GETs /metrics of h and returns, by sample name (a histogram's
+// scrapeMetrics GETs /metrics of h and returns, by sample name (a histogram's
 // _bucket, _sum and _count), the labels of its series.
-func scrape(t *testing.T, h http.Handler) map[string]map[string]bool {
+func scrapeMetrics(t *testing.T, h http.Handler) map[string]map[string]bool {
 	t.Helper()
 	ts := httptest.NewServer(h)
 	defer ts.Close()
