@@ -8,8 +8,9 @@
 // resource and values file once, evaluates every policy on every resource
 // (tests in parallel) and compares the outcome with each expected result
 // following kyverno test's rules (see suiteRun.check). Report holds one
-// Result per expected result per resource; WriteText and WriteJSON print
-// it. Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
+// Result per expected result per resource; Write prints it in one of
+// kyverno test's formats (text, json, yaml, markdown, junit:
+// outputformats.go). Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
 // its --policy-report; ApplyWrite writes the same outputs as it goes,
 // without keeping them (applystream.go), which is what the CLI uses.
 //

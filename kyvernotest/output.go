@@ -164,19 +164,9 @@ type jsonReport struct {
 // WriteJSON writes a report as one JSON object: the counts and one entry
 // per expected result per resource.
 func WriteJSON(w io.Writer, rep *Report, o OutputOptions) error {
-	out := jsonReport{Passed: rep.Passed, Failed: rep.Failed, Results: []Result{}}
-	for _, r := range rep.Results() {
-		if o.FailOnly && r.OK {
-			continue
-		}
-		if !o.Detailed {
-			r.Message = ""
-		}
-		out.Results = append(out.Results, r)
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(jsonRows(rep, o))
 }
 
 // errWriter keeps the first write error.

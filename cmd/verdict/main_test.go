@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"encoding/xml"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,7 +48,7 @@ func TestRun(t *testing.T) {
 		},
 		{
 			name:     "test: bad output format",
-			give:     []string{"test", testdata, "-o", "yaml"},
+			give:     []string{"test", testdata, "-o", "html"},
 			wantCode: 2,
 			wantErr:  "invalid output format",
 		},
@@ -322,4 +323,73 @@ spec:
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
 	}
+}
+
+// TestRunTestFormats runs verdict test -o with each of kyverno test's
+// formats on a suite with one wrong expectation. The markdown rows are
+// kyverno test's (v1.19, same suite); the JUnit document is parsed as a CI
+// system would.
+func TestRunTestFormats(t *testing.T) {
+	tests := []struct {
+		name   string
+		give   []string
+		golden string
+	}{
+		{name: "junit", give: []string{"-o", "junit"}, golden: "testdata/test-junit.xml"},
+		{name: "markdown", give: []string{"--output-format", "markdown", "--detailed-results"}, golden: "testdata/test-markdown.md"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"test", "testdata/testfail"}, tt.give...)
+			if code := run(context.Background(), args, &stdout, &stderr); code != 1 {
+				t.Fatalf("run(%q) = %d, want 1 (one expected result fails); stderr %s", args, code, stderr.String())
+			}
+			want, err := os.ReadFile(tt.golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+				t.Errorf("run(%q) mismatch (-want +got):\n%s", args, diff)
+			}
+		})
+	}
+	t.Run("junit parses", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		run(context.Background(), []string{"test", "testdata/testfail", "-o", "junit"}, &stdout, &stderr)
+		type testcase struct {
+			Classname string `xml:"classname,attr"`
+			Name      string `xml:"name,attr"`
+			Failure   *struct {
+				Message string `xml:"message,attr"`
+			} `xml:"failure"`
+		}
+		var got struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Suites   []struct {
+				Name  string     `xml:"name,attr"`
+				Cases []testcase `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		if err := xml.Unmarshal(stdout.Bytes(), &got); err != nil {
+			t.Fatalf("verdict test -o junit = %q, not XML: %v", stdout.String(), err)
+		}
+		if got.Tests != 2 || got.Failures != 1 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 2 {
+			t.Fatalf("verdict test -o junit = %+v, want 2 tests, 1 failure in 1 suite", got)
+		}
+		bad := got.Suites[0].Cases[1]
+		if bad.Name != "v1/Pod/shop/bad-pod" || bad.Failure == nil || bad.Failure.Message != "Want pass, got fail" {
+			t.Errorf("verdict test -o junit second testcase = %+v, want bad-pod failing with %q", bad, "Want pass, got fail")
+		}
+	})
+	t.Run("unknown format", func(t *testing.T) {
+		var stdout, stderr bytes.Buffer
+		if code := run(context.Background(), []string{"test", "testdata/testfail", "-o", "html"}, &stdout, &stderr); code != 2 {
+			t.Errorf("run(test -o html) = %d, want 2", code)
+		}
+		if want := "expected (text, json, yaml, markdown, junit)"; !strings.Contains(stderr.String(), want) {
+			t.Errorf("run(test -o html) stderr = %q, want it to contain %q", stderr.String(), want)
+		}
+	})
 }
