@@ -10,7 +10,7 @@
 //	verdict scan --server ADDR (-f PATH | --in-cluster)  background scans
 //	verdict reports serve|get                   the report writer; PolicyReports like kubectl get polr
 //	verdict cleanup --in-cluster                run the cluster's DeletingPolicies on their schedules (cleanup)
-//	verdict version                             print the version
+//	verdict version                             print the version, build time and commit, as kyverno version
 //
 // Each subcommand lives in its own file and wires its flags to the
 // packages that do the work: kyvernotest (test, apply), server

@@ -124,12 +124,6 @@ func TestRun(t *testing.T) {
 			wantErr:  "apply needs --resource",
 		},
 		{
-			name:         "version",
-			give:         []string{"version"},
-			wantCode:     0,
-			wantLastLine: "verdict devel",
-		},
-		{
 			name:     "unknown command",
 			give:     []string{"nope"},
 			wantCode: 2,
