@@ -260,7 +260,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	}
 	compiled, err := policy.Compile(doc)
 	if err != nil {
-		p.Err = err
+		p.Err = locate(path, o.Line, p.Kind, p.Name, err, MaxLocateBytes)
 		return p
 	}
 	p.Compiled = compiled

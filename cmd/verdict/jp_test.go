@@ -50,7 +50,7 @@ func TestRunJP(t *testing.T) {
 		{
 			name:    "query from a file",
 			give:    []string{"jp", "query", "-i", "testdata/jp-pod.yaml", "-q", "testdata/jp-query.txt"},
-			wantOut: "# keys(metadata.labels)\n[\n  \"app\",\n  \"tier\"\n]\n",
+			wantOut: "# sort(keys(metadata.labels))\n[\n  \"app\",\n  \"tier\"\n]\n",
 		},
 		{
 			name:     "syntax error",

@@ -258,7 +258,7 @@ spec:
       deny:
         conditions:
           any:
-          - key: "{{ reqest.object.metadata.name }}"
+          - key: "{{ request.object.metadata.nosuch }}"
             operator: Equals
             value: x
 `
@@ -273,7 +273,7 @@ spec:
 	}
 	want := "\nApplying 1 policy rule(s) to 1 resource(s)...\n" +
 		"policy typo -> resource default/ConfigMap/settings errored:\n" +
-		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve reqest.object.metadata.name at path : JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve request.object.metadata.nosuch at path : JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
 		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
@@ -300,7 +300,7 @@ spec:
       patchStrategicMerge:
         metadata:
           labels:
-            x: "{{ reqest.object.metadata.name }}"
+            x: "{{ request.object.metadata.nosuch }}"
 `
 	path := filepath.Join(t.TempDir(), "typo-mutate.yaml")
 	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
@@ -312,7 +312,7 @@ spec:
 		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
 	}
 	want := "\nerror while applying mutate policy typo-mutate -> resource default/ConfigMap/settings \n" +
-		`error:  variable substitution failed: failed to resolve reqest.object.metadata.name at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "reqest" in path` + "\n" +
+		`error:  variable substitution failed: failed to resolve request.object.metadata.nosuch at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
 		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
@@ -386,4 +386,41 @@ func TestRunTestFormats(t *testing.T) {
 			t.Errorf("run(test -o html) stderr = %q, want it to contain %q", stderr.String(), want)
 		}
 	})
+}
+
+// TestApplyInvalidVariable: a misspelled variable makes the policy
+// invalid, as Kyverno's allowed-variables check does, with Kyverno's
+// message (kyverno apply v1.19: "1. typo: policy contains invalid
+// variables: ..."), the file, the line of the field and its path, once
+// for the rule and not for its autogen copies.
+func TestApplyInvalidVariable(t *testing.T) {
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: typo
+spec:
+  rules:
+  - name: check-name
+    match:
+      any:
+      - resources:
+          kinds: [Pod]
+    validate:
+      message: "{{ reqest.object.metadata.name }}"
+      deny: {}
+`
+	path := filepath.Join(t.TempDir(), "typo.yaml")
+	if err := os.WriteFile(path, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"apply", path, "-r", testdata + "/mutate/configmap.yaml"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "Policies Skipped:\n" +
+		`1. typo: compile ClusterPolicy "typo": ` + path + `:13: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request\.|element|elementIndex|@|images|images\.|image\.|([a-z_0-9]+\()[^{}]" or patterns []` + "\n"
+	if !strings.Contains(got, want) {
+		t.Errorf("run(%q) stdout = %q, want it to contain %q", args, got, want)
+	}
 }
