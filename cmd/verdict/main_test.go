@@ -424,3 +424,23 @@ spec:
 		t.Errorf("run(%q) stdout = %q, want it to contain %q", args, got, want)
 	}
 }
+
+// TestApplyUpdateOperation: with --set request.operation=UPDATE the old
+// object is the resource, re-evaluated as created (operation CREATE) for
+// the Enforce rules: a rule on the operation fails, the others' violations
+// are pre-existing and skipped. The output is kyverno apply's (v1.19) on
+// the same files, but for its trailing space.
+func TestApplyUpdateOperation(t *testing.T) {
+	args := []string{"apply", "testdata/update/policy.yaml", "--resource", "testdata/update/pod.yaml", "--set", "request.operation=UPDATE"}
+	code, got, errOut := runCmd(t, args...)
+	if code != 1 {
+		t.Errorf("run(%q) = %d, want 1; stderr: %s", args, code, errOut)
+	}
+	want := "\nApplying 9 policy rule(s) to 1 resource(s)...\n" +
+		"policy no-update -> resource default/Pod/bad failed:\n" +
+		"1 - no-update updates are not allowed\n" +
+		"\npass: 0, fail: 1, warn: 0, error: 0, skip: 2\n"
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
+	}
+}
