@@ -30,11 +30,12 @@ type locatedError struct {
 func (e *locatedError) Error() string { return e.msg }
 func (e *locatedError) Unwrap() error { return e.err }
 
-// locate adds to each problem of a compile error of the document of file
-// starting at docLine the file name and the line of its field (the
-// document's line when the field is not found). The file is read again,
+// locate adds to each problem of a decode or compile error of the
+// document of file starting at docLine the file name and the line of its
+// field (the document's line when the field is not found), after prefix
+// ("compile ClusterPolicy "p""). The file is read again,
 // up to maxBytes; when it cannot be, err is returned as it is.
-func locate(file string, docLine int, kind, name string, err error, maxBytes int) error {
+func locate(file string, docLine int, prefix string, err error, maxBytes int) error {
 	errs := engine.As(err)
 	if len(errs) == 0 {
 		return err
@@ -54,7 +55,7 @@ func locate(file string, docLine int, kind, name string, err error, maxBytes int
 		}
 		parts[i] = fmt.Sprintf("%s:%d: %s", file, line, e.Error())
 	}
-	return &locatedError{err: err, msg: fmt.Sprintf("compile %s %q: %s", kind, name, strings.Join(parts, "; "))}
+	return &locatedError{err: err, msg: prefix + ": " + strings.Join(parts, "; ")}
 }
 
 // documentAt returns the mapping of the YAML document of data that starts

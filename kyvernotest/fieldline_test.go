@@ -47,7 +47,7 @@ spec:
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			in := engine.Errors{engine.Errorf(engine.CodeInvalidVariable, tt.path, "m")}
-			err := locate(file, 5, "ClusterPolicy", "p", in, MaxLocateBytes)
+			err := locate(file, 5, `compile ClusterPolicy "p"`, in, MaxLocateBytes)
 			if got, want := err.Error(), `compile ClusterPolicy "p": `+tt.want; got != want {
 				t.Errorf("locate(%s) = %q, want %q", tt.path, got, want)
 			}
@@ -58,7 +58,7 @@ spec:
 	}
 	t.Run("file over the limit", func(t *testing.T) {
 		in := engine.Errors{engine.Errorf(engine.CodeInvalidVariable, "spec", "m")}
-		if err := locate(file, 5, "ClusterPolicy", "p", in, 10); err.Error() != "spec: m" {
+		if err := locate(file, 5, `compile ClusterPolicy "p"`, in, 10); err.Error() != "spec: m" {
 			t.Errorf("locate(limit 10) = %q, want the error as it was", err)
 		}
 	})

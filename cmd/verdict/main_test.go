@@ -444,3 +444,65 @@ func TestApplyUpdateOperation(t *testing.T) {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
 }
+
+// TestApplyPolicyMistakes: what apply prints for the policy mistakes of
+// docs/cli.md, each once, with the file, the line of the field and its
+// path (docs/cli.md has kyverno apply's output next to it).
+func TestApplyPolicyMistakes(t *testing.T) {
+	tests := []struct {
+		file     string
+		wantCode int
+		wantOut  string // the line of "Policies Skipped:", "" for none
+		wantErr  string
+	}{
+		{
+			file:     "badvar.yaml",
+			wantCode: 1,
+			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badvar.yaml:15: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]" or patterns []`,
+		},
+		{
+			file:     "badjp.yaml",
+			wantCode: 1,
+			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badjp.yaml:19: spec.rules[0].validate.deny.conditions.any[0].key: variable {{ request.object.metadata.name | to_upper(@ }}: incorrect query request.object.metadata.name | to_upper(@: SyntaxError: Incomplete expression`,
+		},
+		{
+			file:     "element.yaml",
+			wantCode: 1,
+			wantOut:  `1. element-outside: compile ClusterPolicy "element-outside": testdata/mistakes/element.yaml:13: spec.rules[0].validate.message: variable "element.name" is only defined inside a foreach`,
+		},
+		{
+			file:     "unknownfield.yaml",
+			wantCode: 1,
+			wantOut:  `1. typo-field: decode ClusterPolicy "typo-field": testdata/mistakes/unknownfield.yaml:12: spec.rules[0].validat: unknown field`,
+		},
+		{
+			file:    "nokind.yaml",
+			wantErr: "warning: skipped testdata/mistakes/nokind.yaml:1: a document without kind, which is not a policy\n",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			args := []string{"apply", "testdata/mistakes/" + tt.file, "--resource", "testdata/mistakes/pod.yaml"}
+			code, got, errOut := runCmd(t, args...)
+			if code != tt.wantCode {
+				t.Errorf("run(%q) = %d, want %d; stderr: %s", args, code, tt.wantCode, errOut)
+			}
+			var skipped []string
+			for _, l := range strings.Split(got, "\n") {
+				if strings.HasPrefix(l, "1. ") || strings.HasPrefix(l, "2. ") {
+					skipped = append(skipped, l)
+				}
+			}
+			var want []string
+			if tt.wantOut != "" {
+				want = []string{tt.wantOut}
+			}
+			if diff := cmp.Diff(want, skipped); diff != "" {
+				t.Errorf("run(%q) skipped policies mismatch (-want +got):\n%s", args, diff)
+			}
+			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
+				t.Errorf("run(%q) stderr = %q, want it to contain %q", args, errOut, tt.wantErr)
+			}
+		})
+	}
+}
