@@ -120,7 +120,8 @@ func stripComment(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// shellWords splits s as sh does for words with ” and "" quotes only.
+// shellWords splits s as sh does, for words with single and double quotes
+// only.
 func shellWords(t *testing.T, s string) []string {
 	t.Helper()
 	var out []string
