@@ -19,7 +19,10 @@
 // Options.Warnings (ApplyOptions.Warnings), and one named explicitly is an
 // error (a *safefile.NotRegularError), never a read that blocks; the one
 // exception is Apply's policy or resource path "-" (StdinPath),
-// ApplyOptions.Stdin, read once as kyverno apply reads "-". YAML is
+// ApplyOptions.Stdin, read once as kyverno apply reads "-". With
+// ApplyOptions.ResourceSource (apply --cluster) the resources come from the
+// caller instead, for the kinds the policies match (policy.Policy.Kinds);
+// this package imports no Kubernetes client. YAML is
 // decoded one document at a time (kyverno.Decoder) with a limit on one
 // document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
 // a file read whole (test, values, user info, exceptions) has the same
