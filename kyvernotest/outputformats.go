@@ -73,9 +73,13 @@ func WriteYAML(w io.Writer, rep *Report, o OutputOptions) error {
 	return err
 }
 
-// resultWord is the RESULT column: Pass or Fail, as Kyverno prints it.
+// resultWord is the RESULT column as kyverno test prints it: Pass, Fail,
+// or Skip for the results of a policy that does not load.
 func resultWord(r Result) string {
-	if r.OK {
+	switch {
+	case r.OK && r.Reason == ReasonInvalidPolicy:
+		return "Skip"
+	case r.OK:
 		return "Pass"
 	}
 	return "Fail"

@@ -506,3 +506,19 @@ func TestApplyPolicyMistakes(t *testing.T) {
 		})
 	}
 }
+
+// TestRunTestInvalidPolicy: the expected results of a policy that does
+// not load are skipped, as kyverno test (v1.19) shows them on the same
+// suite: "│ 1  │ require-name │ check-name │ v1/Pod/default/bad │ Skip   │
+// Invalid Policy │", counted as passed.
+func TestRunTestInvalidPolicy(t *testing.T) {
+	code, got, errOut := runCmd(t, "test", "testdata/invalidpolicy")
+	if code != 0 {
+		t.Errorf("run(test testdata/invalidpolicy) = %d, want 0; stderr: %s", code, errOut)
+	}
+	for _, want := range []string{"│ 1  │ require-name │ check-name │ v1/Pod/default/bad │ Skip   │ Invalid Policy │\n", "\n1 passed, 0 failed\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("run(test testdata/invalidpolicy) = %q, want it to contain %q", got, want)
+		}
+	}
+}
