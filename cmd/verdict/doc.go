@@ -2,7 +2,7 @@
 // engine.
 //
 //	verdict test PATH...                        run kyverno-test.yaml suites
-//	verdict apply POLICY... --resource FILE     apply policies to resources
+//	verdict apply POLICY... --resource FILE     apply policies to resources (or to a cluster's: --cluster)
 //	verdict eval -f FILE --server ADDR          evaluate resources on a decision server
 //	verdict serve --policies DIR --listen ADDR  the gRPC decision server
 //	verdict run                                 the same, on loopback, with examples/policies and the report writer
