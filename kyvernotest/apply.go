@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/internal/policyreport"
 )
@@ -23,6 +24,10 @@ type ApplyOptions struct {
 	// folder, not recursively). The path "-" is Stdin, as in kyverno
 	// apply; it is read once, so it may be named only once.
 	ResourcePaths []string
+	// ResourceSource, when set, gives the resources instead of
+	// ResourcePaths (kyverno apply --cluster): it calls fn with each
+	// resource of the kinds the policies match, and stops at fn's error.
+	ResourceSource func(ctx context.Context, kinds []match.Kind, fn func(obj map[string]any) error) error
 	// Stdin is read for the resource path "-". Default: none (then "-"
 	// is an error).
 	Stdin io.Reader
@@ -199,9 +204,20 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 	}
 	each := func(fn func(*Resource) error) error { return l.eachResource(ctx, opts.ResourcePaths, fn) }
+	if opts.ResourceSource != nil {
+		kinds := policyKinds(pols)
+		each = func(fn func(*Resource) error) error {
+			return opts.ResourceSource(ctx, kinds, func(obj map[string]any) error { return fn(newResource(clusterPath, 0, obj)) })
+		}
+	}
 	var whole []*Resource
 	if looksUpResources(s.compiled) {
-		if whole, err = l.resources(opts.ResourcePaths); err != nil {
+		if opts.ResourceSource != nil {
+			err = each(func(r *Resource) error { whole = append(whole, r); return nil })
+		} else {
+			whole, err = l.resources(opts.ResourcePaths)
+		}
+		if err != nil {
 			return nil, err
 		}
 		each = func(fn func(*Resource) error) error {
@@ -404,4 +420,24 @@ func countVAP(c *Counts, rr eval.RuleResult) {
 // auditWarning reports whether a failure is shown as an audit warning.
 func auditWarning(auditWarn bool, rr eval.RuleResult) bool {
 	return auditWarn && !rr.Enforce
+}
+
+// clusterPath is the path of the resources of ApplyOptions.ResourceSource.
+const clusterPath = "cluster"
+
+// policyKinds are the kinds the compiled policies match, without
+// duplicates.
+func policyKinds(pols []*Policy) []match.Kind {
+	var out []match.Kind
+	for _, p := range pols {
+		if p.Compiled == nil {
+			continue
+		}
+		for _, k := range p.Compiled.Kinds() {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
 }

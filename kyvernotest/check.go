@@ -14,6 +14,9 @@ const (
 	ReasonOK       = "Ok"
 	ReasonExcluded = "Excluded"
 	ReasonNotFound = "Not found"
+	// ReasonInvalidPolicy: the policy does not load; kyverno test shows
+	// the result as Skip (counted as passed) unless --strict-policies.
+	ReasonInvalidPolicy = "Invalid Policy"
 )
 
 // row is one comparison of an expected result with one rule result, as a
@@ -195,9 +198,9 @@ func (s *suiteRun) missing(e ExpectedResult) row {
 		case p.Err != nil && skippable(p.Err) && !p.ruleless && !s.r.opts.StrictPolicies:
 			// Kyverno's CLI skips invalid kyverno.io policies; a
 			// ValidatingPolicy that does not compile stops its test.
-			return row{rule: e.Rule, ok: true, actual: "skip", reason: "Invalid policy", message: p.Err.Error()}
+			return row{rule: e.Rule, ok: true, actual: "skip", reason: ReasonInvalidPolicy, message: p.Err.Error()}
 		case p.Err != nil:
-			return row{rule: e.Rule, reason: "Invalid policy: " + p.Err.Error()}
+			return row{rule: e.Rule, reason: ReasonInvalidPolicy + ": " + p.Err.Error()}
 		}
 	}
 	return row{rule: e.Rule, reason: ReasonNotFound}

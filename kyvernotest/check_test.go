@@ -151,7 +151,7 @@ func TestCheck(t *testing.T) {
 			name: "an invalid policy is skipped and passes, as in kyverno test",
 			give: ExpectedResult{Policy: "broken", Rule: "r", Resources: []string{"default/a"}, Result: "fail"},
 			want: []Result{
-				{Policy: "broken", Rule: "r", Resource: "v1/Pod/default/a", Expected: "fail", Actual: "skip", OK: true, Reason: "Invalid policy", ActualRule: "r"},
+				{Policy: "broken", Rule: "r", Resource: "v1/Pod/default/a", Expected: "fail", Actual: "skip", OK: true, Reason: "Invalid Policy", ActualRule: "r"},
 			},
 		},
 		{
@@ -159,14 +159,14 @@ func TestCheck(t *testing.T) {
 			giveStrict: true,
 			give:       ExpectedResult{Policy: "broken", Rule: "r", Resources: []string{"default/a"}, Result: "fail"},
 			want: []Result{
-				{Policy: "broken", Rule: "r", Resource: "v1/Pod/default/a", Expected: "fail", OK: false, Reason: "Invalid policy: spec.rules[0].match: match is required", ActualRule: "r"},
+				{Policy: "broken", Rule: "r", Resource: "v1/Pod/default/a", Expected: "fail", OK: false, Reason: "Invalid Policy: spec.rules[0].match: match is required", ActualRule: "r"},
 			},
 		},
 		{
 			name: "a policy that does not decode fails",
 			give: ExpectedResult{Policy: "undecodable", Rule: "r", Resources: []string{"default/a"}, Result: "pass"},
 			want: []Result{
-				{Policy: "undecodable", Rule: "r", Resource: "v1/Pod/default/a", Expected: "pass", OK: false, Reason: "Invalid policy: spec: unknown field", ActualRule: "r"},
+				{Policy: "undecodable", Rule: "r", Resource: "v1/Pod/default/a", Expected: "pass", OK: false, Reason: "Invalid Policy: spec: unknown field", ActualRule: "r"},
 			},
 		},
 		{

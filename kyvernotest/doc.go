@@ -8,8 +8,9 @@
 // resource and values file once, evaluates every policy on every resource
 // (tests in parallel) and compares the outcome with each expected result
 // following kyverno test's rules (see suiteRun.check). Report holds one
-// Result per expected result per resource; WriteText and WriteJSON print
-// it. Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
+// Result per expected result per resource; Write prints it in one of
+// kyverno test's formats (text, json, yaml, markdown, junit:
+// outputformats.go). Apply, WriteApplyText and ApplyResult.Reports are kyverno apply and
 // its --policy-report; ApplyWrite writes the same outputs as it goes,
 // without keeping them (applystream.go), which is what the CLI uses.
 //
@@ -18,7 +19,10 @@
 // Options.Warnings (ApplyOptions.Warnings), and one named explicitly is an
 // error (a *safefile.NotRegularError), never a read that blocks; the one
 // exception is Apply's policy or resource path "-" (StdinPath),
-// ApplyOptions.Stdin, read once as kyverno apply reads "-". YAML is
+// ApplyOptions.Stdin, read once as kyverno apply reads "-". With
+// ApplyOptions.ResourceSource (apply --cluster) the resources come from the
+// caller instead, for the kinds the policies match (policy.Policy.Kinds);
+// this package imports no Kubernetes client. YAML is
 // decoded one document at a time (kyverno.Decoder) with a limit on one
 // document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
 // a file read whole (test, values, user info, exceptions) has the same

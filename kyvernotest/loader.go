@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -192,6 +193,11 @@ func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
 	}
 	var out []*Policy
 	for _, o := range objs {
+		if k, _ := o.Value["kind"].(string); k == "" {
+			// Kyverno's CLI drops such a document without a word.
+			l.skipped(fmt.Errorf("%s:%d: a document without kind, which is not a policy", path, o.Line))
+			continue
+		}
 		p := policyOf(path, o)
 		if p != nil {
 			out = append(out, p)
@@ -243,7 +249,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	}
 	docs, err := kyverno.DecodePolicies(fmt.Sprintf("%s:%d", path, o.Line), raw)
 	if err != nil {
-		p.Err = err
+		p.Err = locate(path, o.Line, "decode "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p
 	}
 	if len(docs) != 1 {
@@ -260,7 +266,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	}
 	compiled, err := policy.Compile(doc)
 	if err != nil {
-		p.Err = err
+		p.Err = locate(path, o.Line, "compile "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p
 	}
 	p.Compiled = compiled

@@ -21,9 +21,10 @@ type OutputOptions struct {
 
 // ANSI colors of the RESULT column.
 const (
-	ansiGreen = "\x1b[1;32m"
-	ansiRed   = "\x1b[1;31m"
-	ansiReset = "\x1b[0m"
+	ansiGreen  = "\x1b[1;32m"
+	ansiRed    = "\x1b[1;31m"
+	ansiYellow = "\x1b[1;33m"
+	ansiReset  = "\x1b[0m"
 )
 
 // WriteText writes a report as kyverno test does: per test, a table of
@@ -41,11 +42,7 @@ func WriteText(w io.Writer, rep *Report, o OutputOptions) error {
 			if rule == "" {
 				rule = r.Rule
 			}
-			result := "Pass"
-			if !r.OK {
-				result = "Fail"
-			}
-			row := []string{strconv.Itoa(i + 1), r.Policy, rule, r.Resource, result, oneLine(r.Reason)}
+			row := []string{strconv.Itoa(i + 1), r.Policy, rule, r.Resource, resultWord(r), oneLine(r.Reason)}
 			if o.Detailed {
 				row = append(row, oneLine(r.Message))
 			}
@@ -138,9 +135,12 @@ func (t *table) writeRow(w *errWriter, cells []string, paint bool) {
 	for i, c := range cells {
 		pad := strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c))
 		if paint && i == 4 {
-			code := ansiGreen
-			if c != "Pass" {
-				code = ansiRed
+			code := ansiRed
+			switch c {
+			case "Pass":
+				code = ansiGreen
+			case "Skip":
+				code = ansiYellow
 			}
 			c = code + c + ansiReset
 		}
@@ -164,19 +164,9 @@ type jsonReport struct {
 // WriteJSON writes a report as one JSON object: the counts and one entry
 // per expected result per resource.
 func WriteJSON(w io.Writer, rep *Report, o OutputOptions) error {
-	out := jsonReport{Passed: rep.Passed, Failed: rep.Failed, Results: []Result{}}
-	for _, r := range rep.Results() {
-		if o.FailOnly && r.OK {
-			continue
-		}
-		if !o.Detailed {
-			r.Message = ""
-		}
-		out.Results = append(out.Results, r)
-	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
-	return enc.Encode(out)
+	return enc.Encode(jsonRows(rep, o))
 }
 
 // errWriter keeps the first write error.

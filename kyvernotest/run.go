@@ -33,7 +33,7 @@ type Options struct {
 	Parallelism int
 	// StrictPolicies fails the expected results of a policy that does not
 	// compile. Default false: like kyverno test, such results are reported
-	// as skipped ("Invalid policy") and count as passed.
+	// as skipped ("Invalid Policy") and count as passed.
 	StrictPolicies bool
 	// Progress, when set, is called after each test file with the number of
 	// files done and the total.

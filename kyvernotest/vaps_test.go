@@ -143,7 +143,7 @@ func TestRunValidatingAdmissionPolicyErrors(t *testing.T) {
 				"kyverno-test.yaml": "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\nmetadata: {name: t}\npolicies: [policies.yaml]\nresources: [resources.yaml]\n" +
 					"results:\n- {isValidatingAdmissionPolicy: true, policy: broken, resources: [pod-1], kind: Pod, result: pass}\n",
 			},
-			wantRow: "Invalid policy: compile ValidatingAdmissionPolicy \"broken\": spec.validations[0].expression: must evaluate to bool but got string",
+			wantRow: "Invalid Policy: compile ValidatingAdmissionPolicy \"broken\": spec.validations[0].expression: must evaluate to bool but got string",
 		},
 	}
 	for _, tt := range tests {

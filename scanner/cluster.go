@@ -57,9 +57,26 @@ func (c *Cluster) Source(kinds []Kind) Source {
 	return &clusterSource{c: c, kinds: kinds}
 }
 
+// Selection narrows what a Source of SelectedSource lists.
+type Selection struct {
+	// Namespace, when set, lists the namespaced kinds in this namespace
+	// only, and no cluster-scoped kind.
+	Namespace string
+	// LabelSelector, when set, lists only the objects it selects
+	// (Kubernetes label selector syntax).
+	LabelSelector string
+}
+
+// SelectedSource is Source with the objects of sel only (verdict apply
+// --cluster -n NAMESPACE --selector ...).
+func (c *Cluster) SelectedSource(kinds []Kind, sel Selection) Source {
+	return &clusterSource{c: c, kinds: kinds, sel: sel}
+}
+
 type clusterSource struct {
 	c     *Cluster
 	kinds []Kind
+	sel   Selection
 }
 
 // apiResource is a listable resource of a kind.
@@ -141,15 +158,22 @@ func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error 
 	nsLabels := map[string]map[string]string{}
 	var mine []string
 	nsGVR := schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
-	err := s.c.list(ctx, s.c.opts.Client.Resource(nsGVR), func(u *unstructured.Unstructured) error {
+	err := s.c.list(ctx, s.c.opts.Client.Resource(nsGVR), "", func(u *unstructured.Unstructured) error {
 		nsLabels[u.GetName()] = u.GetLabels()
 		if shard.Owns(u.GetName()) {
 			mine = append(mine, u.GetName())
 		}
 		return nil
 	}, nil)
-	if err != nil {
+	switch {
+	case err != nil && s.sel.Namespace != "":
+		// A user allowed in one namespace only: its labels are not known.
+		s.c.opts.Logger.Warn("namespaces not listed, their labels are unknown", "error", err)
+	case err != nil:
 		return fmt.Errorf("list namespaces: %w", err)
+	}
+	if s.sel.Namespace != "" {
+		mine = []string{s.sel.Namespace}
 	}
 	res, err := s.resources()
 	if err != nil {
@@ -169,17 +193,18 @@ func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error 
 		gvr = ar.gvr
 		rc := s.c.opts.Client.Resource(ar.gvr)
 		v.Kind(ar.kind)
+		ls := s.sel.LabelSelector
 		switch {
 		case !ar.namespaced:
-			if !shard.Owns("") {
+			if !shard.Owns("") || s.sel.Namespace != "" {
 				continue
 			}
-			err = s.c.list(ctx, rc, visit, v.Expect)
-		case shard.Count == 1:
-			err = s.c.list(ctx, rc, visit, v.Expect)
+			err = s.c.list(ctx, rc, ls, visit, v.Expect)
+		case shard.Count == 1 && s.sel.Namespace == "":
+			err = s.c.list(ctx, rc, ls, visit, v.Expect)
 		default:
 			for _, ns := range mine {
-				if err = s.c.list(ctx, rc.Namespace(ns), visit, v.Expect); err != nil {
+				if err = s.c.list(ctx, rc.Namespace(ns), ls, visit, v.Expect); err != nil {
 					break
 				}
 			}
@@ -191,17 +216,18 @@ func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error 
 	return nil
 }
 
-// list lists every object of rc, page by page, and calls fn with each.
+// list lists every object of rc (that labelSelector selects, when set),
+// page by page, and calls fn with each.
 // expect, when not nil, is told how many objects are coming. When a
 // continue token expires (410 Gone) the list starts over, skipping the
 // objects already seen.
-func (c *Cluster) list(ctx context.Context, rc dynamic.ResourceInterface, fn func(*unstructured.Unstructured) error, expect func(int)) error {
+func (c *Cluster) list(ctx context.Context, rc dynamic.ResourceInterface, labelSelector string, fn func(*unstructured.Unstructured) error, expect func(int)) error {
 	seen := map[string]bool{}
 	restarts := 0
 	cont := ""
 	counted := false // the total of remainingItemCount was told
 	for {
-		l, err := rc.List(ctx, metav1.ListOptions{Limit: c.opts.PageSize, Continue: cont})
+		l, err := rc.List(ctx, metav1.ListOptions{Limit: c.opts.PageSize, Continue: cont, LabelSelector: labelSelector})
 		if apierrors.IsResourceExpired(err) && cont != "" && restarts < 3 {
 			restarts++
 			cont = ""

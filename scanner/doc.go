@@ -7,7 +7,8 @@
 //
 // Read first: Scanner (New, Options, Scan, Run), Source and Visitor (where
 // resources come from: FileSource for files, Cluster.Source for a cluster
-// listed through client-go), ResultSink and ScanDone (where results go, and
+// listed through client-go, Cluster.SelectedSource for one namespace or a
+// label selector, which verdict apply --cluster uses), ResultSink and ScanDone (where results go, and
 // the per-shard "scan finished" marker that tells which resources are
 // gone; ReportSink sends both to a report writer through publish), Shard
 // (the split of a cluster between scanners by namespace hash), PolicySet

@@ -315,8 +315,6 @@ spec:
 			wantCode: codes.InvalidArgument,
 			wantViolations: []violation{
 				{"inline_policies.documents[1].spec.rules[0].validate.message", "invalid_variable"},
-				{"inline_policies.documents[1].spec.rules[autogen-cronjob-r].validate.message", "invalid_variable"},
-				{"inline_policies.documents[1].spec.rules[autogen-r].validate.message", "invalid_variable"},
 			},
 		},
 		{

@@ -134,8 +134,6 @@ func TestBadPolicyFile(t *testing.T) {
 				{Name: "disallow-latest-tag", Ready: true, Hash: hash["disallow-latest-tag"]},
 				{Name: "require-team-label", Ready: true, Hash: hash["require-team-label"], Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 			},
 			wantMsgContain: "The label `team` is required.",
@@ -148,8 +146,6 @@ func TestBadPolicyFile(t *testing.T) {
 				{Name: "disallow-latest-tag", Ready: true, Hash: hash["disallow-latest-tag"]},
 				{Name: "require-team-label", Ready: true, Hash: hash["require-team-label"], Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 			},
 			wantSrcErrors:  []string{"latest.yaml: decode_error"},
@@ -163,13 +159,9 @@ func TestBadPolicyFile(t *testing.T) {
 				{Name: "disallow-latest-tag", Ready: true, Hash: hash["disallow-latest-tag"]},
 				{Name: "other", Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 				{Name: "require-team-label", Ready: true, Hash: hash["require-team-label"], Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 			},
 			wantSrcErrors:  []string{"latest.yaml: decode_error"},
@@ -183,13 +175,9 @@ func TestBadPolicyFile(t *testing.T) {
 				{Name: "disallow-latest-tag", Ready: true, Hash: hash["disallow-latest-tag"]},
 				{Name: "other", Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 				{Name: "require-team-label", Ready: true, Hash: hash["require-team-label"], Errors: []string{
 					"invalid_variable at spec.rules[0].validate.message",
-					"invalid_variable at spec.rules[autogen-check-team].validate.message",
-					"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 				}},
 			},
 			wantMsgContain: "The label `team` is required.",
@@ -303,8 +291,6 @@ func TestBadPolicyFilesAtStart(t *testing.T) {
 		{Name: "disallow-latest-tag", Ready: true},
 		{Name: "require-team-label", Errors: []string{
 			"invalid_variable at spec.rules[0].validate.message",
-			"invalid_variable at spec.rules[autogen-check-team].validate.message",
-			"invalid_variable at spec.rules[autogen-cronjob-check-team].validate.message",
 		}},
 	}
 	if diff := cmp.Diff(wantPolicies, got, cmpopts.EquateEmpty()); diff != "" {

@@ -54,6 +54,11 @@ func TestValidatePolicies(t *testing.T) {
 			Codes:    []string{"background_userinfo"},
 			Paths:    []string{"spec.rules[0]"},
 		}},
+		{"misspelled variable (Kyverno's allowed-variables check)", strings.Replace(userInfoBackgroundPolicy, "created by {{ request.userInfo.username }}", "name {{ reqest.object.metadata.name }}", 1), doc{
+			Policies: []string{"ClusterPolicy/who-created"},
+			Codes:    []string{"background_userinfo", "invalid_variable"},
+			Paths:    []string{"spec.rules[0]", "spec.rules[0].validate.message"},
+		}},
 		{"unknown field", strings.Replace(nsPurposePolicy, "      validate:", "      validat:", 1), doc{
 			Policies: []string{"ClusterPolicy/require-ns-purpose-label"},
 			Codes:    []string{"decode_error"},

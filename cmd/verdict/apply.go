@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -22,6 +23,7 @@ func newApplyCmd() *cobra.Command {
 		removeColor  bool
 		stdin        bool
 		output       string
+		cl           *applyClusterFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "apply POLICY_PATH... --resource FILE...",
@@ -55,7 +57,11 @@ files that are not regular files (named pipes, devices, sockets) are
 skipped with a warning.
 
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
-that code when there were only warnings.`,
+that code when there were only warnings.
+
+With --cluster (and --kubeconfig, --context, -n/--namespace,
+-l/--selector) the resources are those of the cluster, of the kinds the
+policies match, listed page by page (--batch-size), instead of --resource.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "yaml" && format != "json" {
@@ -68,8 +74,17 @@ that code when there were only warnings.`,
 				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
 			}
 			opts.ImageVerifier = newImageVerifier()
-			if len(opts.ResourcePaths) == 0 {
-				return &exitError{code: 2, msg: "apply needs --resource"}
+			switch {
+			case cl.cluster && len(opts.ResourcePaths) > 0:
+				return &exitError{code: 2, msg: "--cluster and --resource are exclusive"}
+			case cl.cluster:
+				src, err := cl.source(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+				if err != nil {
+					return &exitError{code: 2, msg: err.Error()}
+				}
+				opts.ResourceSource = src
+			case len(opts.ResourcePaths) == 0:
+				return &exitError{code: 2, msg: "apply needs --resource (or --cluster)"}
 			}
 			opts.PolicyPaths = args
 			opts.Stdin = cmd.InOrStdin()
@@ -94,6 +109,7 @@ that code when there were only warnings.`,
 		},
 	}
 	f := cmd.Flags()
+	cl = registerApplyClusterFlags(f) // applycluster.go
 	f.StringSliceVarP(&opts.ResourcePaths, "resource", "r", nil, "resource files or folders")
 	f.StringSliceVar(&opts.ResourcePaths, "resources", nil, "alias of --resource")
 	f.StringVarP(&opts.ValuesFile, "values-file", "f", "", "values file for policy variables")

@@ -43,14 +43,14 @@ func TestApplyHostilePolicies(t *testing.T) {
 			name:       "a million nested parentheses",
 			givePolicy: hostile.MessagePolicy("hostile", hostile.Expressions()[0].Expr),
 			wantCode:   1,
-			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": spec.rules[0].validate.message: ", "MaxExpressionBytes"},
+			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": ", "policy.yaml:", ": spec.rules[0].validate.message: ", "MaxExpressionBytes"},
 			wantErr:    "exit as there are policy errors",
 		},
 		{
 			name:       "nested brackets",
 			givePolicy: hostile.MessagePolicy("hostile", hostile.Expressions()[1].Expr),
 			wantCode:   1,
-			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": spec.rules[0].validate.message: ", "MaxExpressionNesting"},
+			wantOut:    []string{"1. hostile: compile ClusterPolicy \"hostile\": ", "policy.yaml:", ": spec.rules[0].validate.message: ", "MaxExpressionNesting"},
 			wantErr:    "exit as there are policy errors",
 		},
 		{

@@ -2,7 +2,7 @@
 // engine.
 //
 //	verdict test PATH...                        run kyverno-test.yaml suites
-//	verdict apply POLICY... --resource FILE     apply policies to resources
+//	verdict apply POLICY... --resource FILE     apply policies to resources (or to a cluster's: --cluster)
 //	verdict eval -f FILE --server ADDR          evaluate resources on a decision server
 //	verdict serve --policies DIR --listen ADDR  the gRPC decision server
 //	verdict run                                 the same, on loopback, with examples/policies and the report writer
@@ -10,13 +10,15 @@
 //	verdict scan --server ADDR (-f PATH | --in-cluster)  background scans
 //	verdict reports serve|get                   the report writer; PolicyReports like kubectl get polr
 //	verdict cleanup --in-cluster                run the cluster's DeletingPolicies on their schedules (cleanup)
-//	verdict version                             print the version
+//	verdict jp query|parse|function             JMESPath with Kyverno's functions, as kyverno jp
+//	verdict version                             print the version, build time and commit, as kyverno version
 //
 // Each subcommand lives in its own file and wires its flags to the
 // packages that do the work: kyvernotest (test, apply), server
 // (serve, run), webhookproxy (webhook), scanner (scan), cleanup (cleanup),
 // reportwriter and its leader and publish packages (reports serve, the
-// report writer of serve and run), client (eval, reports get). What stays here is flag
+// report writer of serve and run), client (eval, reports get),
+// engine/jmespath (jp). What stays here is flag
 // parsing, the connections and stores the flags name, the printing of
 // results, and the exit code: 0 when everything passed, 1 on failures or
 // errors, 2 on bad usage. Flags are defined here and nowhere else.

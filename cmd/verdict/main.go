@@ -66,13 +66,23 @@ func newRootCmd() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newWebhookCmd(), newScanCmd(), newReportsCmd(), newCleanupCmd())
+	root.AddCommand(newTestCmd(), newApplyCmd(), newVersionCmd(), newEvalCmd(), newServeCmd(), newRunCmd(), newWebhookCmd(), newScanCmd(), newReportsCmd(), newCleanupCmd(), newJPCmd())
 	return root
 }
 
 // isTerminal reports whether w is a character device (a terminal).
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// isTerminalReader reports whether r is a character device (a terminal).
+func isTerminalReader(r io.Reader) bool {
+	f, ok := r.(*os.File)
 	if !ok {
 		return false
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -24,12 +26,15 @@ func newTestCmd() *cobra.Command {
 hidden .kyverno-test folders included) and compare each expected result
 with Verdict's result, as kyverno test does.
 
-The last line of the output is "N passed, N failed"; the exit code is 1
-when any expected result failed.`,
+The last line of the text and markdown output is "N passed, N failed";
+-o json and -o yaml print one object with the counts and every result,
+-o junit one JUnit XML document (a testsuite per policy, a testcase per
+expected result and resource, a failure with the reason). The exit code
+is 1 when any expected result failed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			if output != "" && output != "text" && output != "json" {
-				return &exitError{code: 2, msg: fmt.Sprintf("invalid output format %q: want text or json", output)}
+			if !slices.Contains(kyvernotest.Formats, output) {
+				return &exitError{code: 2, msg: (&kyvernotest.FormatError{Format: output}).Error()}
 			}
 			opts := kyvernotest.Options{
 				FileName:       fileName,
@@ -60,14 +65,9 @@ when any expected result failed.`,
 			oo := kyvernotest.OutputOptions{
 				Detailed: detailed,
 				FailOnly: failOnly,
-				Color:    !removeColor && output != "json" && isTerminal(out),
+				Color:    !removeColor && output == kyvernotest.FormatText && isTerminal(out),
 			}
-			if output == "json" {
-				err = kyvernotest.WriteJSON(out, rep, oo)
-			} else {
-				err = kyvernotest.WriteText(out, rep, oo)
-			}
-			if err != nil {
+			if err := kyvernotest.Write(out, output, rep, oo); err != nil {
 				return err
 			}
 			return testExit(rep)
@@ -76,7 +76,7 @@ when any expected result failed.`,
 	f := cmd.Flags()
 	f.StringVarP(&fileName, "file-name", "f", kyvernotest.DefaultFileName, "name of the test files to run")
 	f.StringVarP(&selector, "test-case-selector", "t", "policy=*,rule=*,resource=*", "run only the expected results whose policy, rule and resource match these wildcards")
-	f.StringVarP(&output, "output", "o", "text", "output format: text or json")
+	f.StringVarP(&output, "output", "o", "text", "output format: "+strings.Join(kyvernotest.Formats, ", "))
 	f.StringVar(&output, "output-format", "text", "alias of --output")
 	f.BoolVar(&detailed, "detailed-results", false, "show the engine's message of each result")
 	f.BoolVar(&failOnly, "fail-only", false, "show only the failed results")

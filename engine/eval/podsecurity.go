@@ -62,10 +62,7 @@ func (ev *evaluation) podSecurity(r *policy.Rule, obj map[string]any, exs []*pol
 // priorPodSecurity evaluates the rule on the old object as if it were
 // created, when the rule matches it then (Kyverno's validateOldObject).
 func (ev *evaluation) priorPodSecurity(p *policy.Policy, r *policy.Rule) *outcome {
-	req := *ev.req
-	req.Operation = "CREATE"
-	req.Object = ev.req.OldObject
-	req.OldObject = nil
+	req := priorRequest(ev.req) // rules.go
 	prior := ev.e.newEvaluation(ev.ctx, &req)
 	if !prior.matches(r, &prior.res) {
 		return nil

@@ -159,10 +159,7 @@ func (ev *evaluation) matchedRule(p *policy.Policy, r *policy.Rule) *outcome {
 // priorOutcome evaluates the rule on the old object as if it were being
 // created, to tell an existing violation from a new one.
 func (ev *evaluation) priorOutcome(p *policy.Policy, r *policy.Rule) *outcome {
-	req := *ev.req
-	req.Operation = "CREATE"
-	req.Object = ev.req.OldObject
-	req.OldObject = nil
+	req := priorRequest(ev.req)
 	prior := ev.e.newEvaluation(ev.ctx, &req)
 	prior.budget = ev.budget
 	if !prior.matches(r, &prior.res) {
@@ -176,6 +173,49 @@ func (ev *evaluation) priorOutcome(p *policy.Policy, r *policy.Rule) *outcome {
 	}
 	v := &validator{ev: prior, rule: r, val: r.Validate}
 	return v.validate(s, nil)
+}
+
+// priorRequest is the request of Kyverno's validateOldObject: the old
+// object being created (operation CREATE, object the old object, no
+// oldObject). As Kyverno's SetOperation and SetResources replace them in
+// its JSON context, Variables that set request.operation, request.object
+// or request.oldObject (the CLI's values, request-wide or per rule) do
+// not apply to it; the others do.
+func priorRequest(in *Request) Request {
+	req := *in
+	req.Operation = "CREATE"
+	req.Object = in.OldObject
+	req.OldObject = nil
+	if len(in.Variables) > 0 {
+		req.Variables = make(map[string]any, len(in.Variables))
+		for k, v := range in.Variables {
+			if !replacedByPrior(k) {
+				req.Variables[k] = v
+			}
+		}
+	}
+	if len(in.RuleVariables) > 0 {
+		req.RuleVariables = make(map[RuleKey]map[string]any, len(in.RuleVariables))
+		for key, vars := range in.RuleVariables {
+			kept := make(map[string]any, len(vars))
+			for k, v := range vars {
+				if !replacedByPrior(k) {
+					kept[k] = v
+				}
+			}
+			req.RuleVariables[key] = kept
+		}
+	}
+	return req
+}
+
+func replacedByPrior(key string) bool {
+	for _, p := range []string{"request.operation", "request.object", "request.oldObject"} {
+		if key == p || strings.HasPrefix(key, p+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // enforce reports whether a failure of r blocks the request, applying the

@@ -22,6 +22,9 @@
 //   - functions (table.go) is the one table of functions: name, argument
 //     types, return type, implementation and note for each. Functions
 //     exposes it for listings.
+//   - Tree and SyntaxLocation (tree.go) serve verdict jp: the parse tree of
+//     an expression as go-jmespath prints it, and the caret under a syntax
+//     error.
 //
 // Search has three ways to evaluate, all with go-jmespath's result: simple
 // paths and path || literal walk the data directly (path.go); other

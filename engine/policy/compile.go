@@ -397,10 +397,15 @@ func (c *compiler) policy(doc *kyverno.Document) *Policy {
 		rules = doc.Spec.Rules
 	}
 	names := map[string]bool{}
+	// failed holds the rules written in the policy that have a problem:
+	// their autogen copies have the same ones, which are not reported
+	// again.
+	failed := map[string]bool{}
 	for i := range rules {
 		raw := &rules[i]
 		path := fmt.Sprintf("spec.rules[%d]", i)
-		if i >= len(doc.Spec.Rules) {
+		autogenCopy := i >= len(doc.Spec.Rules)
+		if autogenCopy {
 			// Autogen rules are reported against the rule they come from.
 			path = fmt.Sprintf("spec.rules[%s]", raw.Name)
 		}
@@ -408,12 +413,30 @@ func (c *compiler) policy(doc *kyverno.Document) *Policy {
 			c.errorf(engine.CodeInvalidPolicy, path+".name", "duplicate rule name %q", raw.Name)
 		}
 		names[raw.Name] = true
+		before := len(c.errs)
 		r := c.rule(p, raw, path)
+		if !autogenCopy {
+			c.invalidVariables(p, raw, path) // allowedvars.go
+			if len(c.errs) > before {
+				failed[raw.Name] = true
+			}
+		} else if failed[autogenSource(raw.Name)] {
+			c.errs = c.errs[:before]
+		}
 		if r != nil {
 			p.Rules = append(p.Rules, r)
 		}
 	}
 	return p
+}
+
+// autogenSource is the name of the rule an autogen rule was made from.
+func autogenSource(name string) string {
+	if s, ok := strings.CutPrefix(name, "autogen-cronjob-"); ok {
+		return s
+	}
+	s, _ := strings.CutPrefix(name, "autogen-")
+	return s
 }
 
 func hashOf(doc *kyverno.Document) string {

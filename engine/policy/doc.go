@@ -11,8 +11,10 @@
 // once), compiles validate.cel rules (engine/celrule: every CEL expression
 // compiled once) and validate.podSecurity rules (engine/podsecurity), and
 // rejects what Kyverno rejects, such as
-// request.userInfo in a background policy, with an *engine.Error whose Path
-// names the field.
+// request.userInfo in a background policy or a variable that Kyverno's
+// allowed-variables check refuses (allowedvars.go: its regular expressions
+// and message), with an *engine.Error whose Path names the field. A problem
+// of a rule is reported once: not again for its autogen copies.
 //
 // CompileException compiles a PolicyException into an *Exception (match
 // block, conditions, podSecurity controls) that evaluation applies to the

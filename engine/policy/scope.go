@@ -163,3 +163,18 @@ func (s *Scope) addKind(k match.Kind) {
 		s.Kinds = append(s.Kinds, k)
 	}
 }
+
+// Kinds returns the kinds p's rules match (autogen rules included), and
+// the resources of the scopes of the policy kinds without rules, without
+// duplicates, in rule order: the kinds kyverno apply --cluster lists.
+func (p *Policy) Kinds() []match.Kind {
+	var s Scope
+	for _, r := range p.Rules {
+		s.add(r)
+	}
+	sc := p.Scopes()
+	for _, k := range slices.Concat(sc.Background.Kinds, sc.GenerateExisting.Kinds, sc.MutateExisting.Kinds) {
+		s.addKind(k)
+	}
+	return s.Kinds
+}
