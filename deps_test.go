@@ -118,6 +118,7 @@ var rules = []rule{
 	{doc: "publish/doc.go", pkg: "publish", notDeps: only("server/...", "scanner", "reportwriter/...", "client")},
 	{doc: "reportwriter/doc.go", pkg: "reportwriter", notDeps: only("server/...", "client", "scanner")},
 	{doc: "reportwriter/boltstore/doc.go", pkg: "reportwriter/boltstore", notDeps: only("server/...", "client", "scanner")},
+	{doc: "reportwriter/events/doc.go", pkg: "reportwriter/events", notDeps: only("server/...", "client", "scanner")},
 	{doc: "reportwriter/kubestore/doc.go", pkg: "reportwriter/kubestore", notDeps: only("server/...", "client", "scanner")},
 	{doc: "reportwriter/leader/doc.go", pkg: "reportwriter/leader", notDeps: only("server/...", "client", "scanner")},
 	{doc: "scanner/doc.go", pkg: "scanner", notDeps: only("server/...", "reportwriter/...", "webhookproxy")},
