@@ -107,6 +107,9 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil || sh.Count == 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--shard %q: want i/n, such as 0/1 (%v)", c.shard, err)}
 	}
+	if _, err := events.ParseOmit(c.events.omit); err != nil {
+		return &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
+	}
 	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err == nil {
 		err = c.kube.apply(cfg)

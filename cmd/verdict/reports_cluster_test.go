@@ -17,6 +17,9 @@ func TestReportShardFlags(t *testing.T) {
 		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--shard", "x", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--shard \"x\""},
 		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "kubernetes client configuration"},
 		{[]string{"reports", "serve", "--shard", "0/2", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--shard needs --kubeconfig or --in-cluster"},
+		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--omit-events", "PolicyApplied,Violation", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, `--omit-events "Violation": want PolicyViolation, PolicyApplied, PolicyError, PolicySkipped`},
+		{[]string{"reports", "serve", "--omit-events", "PolicyApplied", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--omit-events needs --kubeconfig or --in-cluster"},
+		{[]string{"reports", "serve", "--max-queued-events", "10", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--max-queued-events needs --kubeconfig or --in-cluster"},
 		{[]string{"serve", "--policies", "../../examples/policies", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 		{[]string{"scan", "--server", "127.0.0.1:1", "-f", "../../examples/resources", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 	}
