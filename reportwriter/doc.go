@@ -11,7 +11,7 @@
 // reportwriter/boltstore, the store of a cluster (PolicyReport objects) is
 // reportwriter/kubestore, the leader election of a shard's replicas is
 // reportwriter/leader, the Kubernetes Events of the results are
-// reportwriter/events, which Options.Events hands each applied evaluation
+// internal/kubeevents, which Options.Events hands each applied evaluation
 // to; the queue that feeds a writer is the package publish, on the other
 // side of the API).
 //

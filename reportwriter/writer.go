@@ -138,12 +138,12 @@ type Options struct {
 	// written (an admission request that was denied, a dry run or CONNECT
 	// too: they change no report but have events), never one that changed
 	// nothing (a duplicate, or older than the state held). It must not
-	// wait (reportwriter/events queues). Default: none.
+	// wait (internal/kubeevents queues). Default: none.
 	Events EventSink
 }
 
 // EventSink takes the evaluations a writer applied, for Kubernetes Events
-// (reportwriter/events.Emitter). Evaluation must not wait, nor modify
+// (internal/kubeevents.Emitter). Evaluation must not wait, nor modify
 // the evaluation.
 type EventSink interface {
 	Evaluation(*verdictv1.ResourceEvaluation)

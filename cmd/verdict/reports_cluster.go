@@ -18,11 +18,11 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/reportwriter"
 	"github.com/verdict-policy/verdict/reportwriter/boltstore"
-	"github.com/verdict-policy/verdict/reportwriter/events"
 	"github.com/verdict-policy/verdict/reportwriter/kubestore"
 	"github.com/verdict-policy/verdict/reportwriter/leader"
 )
@@ -59,10 +59,10 @@ type eventsFlags struct {
 }
 
 func (e *eventsFlags) register(fs *pflag.FlagSet) {
-	fs.StringSliceVar(&e.omit, "omit-events", events.DefaultOmit, "with --kubeconfig or --in-cluster, the reasons of the Kubernetes Events not emitted, as Kyverno's --omitEvents: PolicyViolation, PolicyApplied, PolicyError, PolicySkipped (\"\" emits every one; all four emit none)")
-	fs.IntVar(&e.maxQueued, "max-queued-events", events.DefaultMaxQueued, "with --kubeconfig or --in-cluster, the most Kubernetes Events waiting to be written; more are dropped (verdict_events_dropped_total)")
-	fs.IntVar(&e.objectBurst, "events-object-burst", events.DefaultBurst, "with --kubeconfig or --in-cluster, the Kubernetes Events one source may emit on one object at once (client-go's spam filter)")
-	fs.Float64Var(&e.objectQPS, "events-object-qps", events.DefaultQPS, "with --kubeconfig or --in-cluster, the Kubernetes Events per second one source may emit on one object after the burst (client-go's spam filter)")
+	fs.StringSliceVar(&e.omit, "omit-events", kubeevents.DefaultOmit, "with --kubeconfig or --in-cluster, the reasons of the Kubernetes Events not emitted, as Kyverno's --omitEvents: PolicyViolation, PolicyApplied, PolicyError, PolicySkipped (\"\" emits every one; all four emit none)")
+	fs.IntVar(&e.maxQueued, "max-queued-events", kubeevents.DefaultMaxQueued, "with --kubeconfig or --in-cluster, the most Kubernetes Events waiting to be written; more are dropped (verdict_events_dropped_total)")
+	fs.IntVar(&e.objectBurst, "events-object-burst", kubeevents.DefaultBurst, "with --kubeconfig or --in-cluster, the Kubernetes Events one source may emit on one object at once (client-go's spam filter)")
+	fs.Float64Var(&e.objectQPS, "events-object-qps", kubeevents.DefaultQPS, "with --kubeconfig or --in-cluster, the Kubernetes Events per second one source may emit on one object after the burst (client-go's spam filter)")
 	fs.Float64Var(&e.kubeQPS, "events-kube-qps", 1000, "with --kubeconfig or --in-cluster, the requests per second of the client that writes Kubernetes Events (its own, as Kyverno's --eventsRateLimitQPS)")
 	fs.IntVar(&e.kubeBurst, "events-kube-burst", 2000, "with --kubeconfig or --in-cluster, the burst of the client that writes Kubernetes Events (Kyverno's --eventsRateLimitBurst)")
 }
@@ -107,7 +107,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if err != nil || sh.Count == 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--shard %q: want i/n, such as 0/1 (%v)", c.shard, err)}
 	}
-	if _, err := events.ParseOmit(c.events.omit); err != nil {
+	if _, err := kubeevents.ParseOmit(c.events.omit); err != nil {
 		return &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
 	}
 	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
@@ -214,8 +214,8 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 // emitter is the Kubernetes Events emitter of the writer, on a client of
 // its own (--events-kube-qps, --events-kube-burst) so that events never
 // hold the reports' writes.
-func (e *eventsFlags) emitter(cfg *rest.Config, log *slog.Logger, reg *prometheus.Registry) (*events.Emitter, error) {
-	omit, err := events.ParseOmit(e.omit)
+func (e *eventsFlags) emitter(cfg *rest.Config, log *slog.Logger, reg *prometheus.Registry) (*kubeevents.Emitter, error) {
+	omit, err := kubeevents.ParseOmit(e.omit)
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
 	}
@@ -226,7 +226,7 @@ func (e *eventsFlags) emitter(cfg *rest.Config, log *slog.Logger, reg *prometheu
 	if err != nil {
 		return nil, &exitError{code: exitUsage, msg: err.Error()}
 	}
-	em, err := events.New(events.Options{
+	em, err := kubeevents.New(kubeevents.Options{
 		Client: cs, Omit: omit, MaxQueued: e.maxQueued,
 		Burst: e.objectBurst, QPS: e.objectQPS,
 		Logger: log, Registry: reg,
