@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -159,8 +160,8 @@ type Emitter struct {
 	corrMu     sync.Mutex
 	metrics    *metrics
 
-	startOnce sync.Once
-	wg        sync.WaitGroup
+	wg      sync.WaitGroup
+	pending atomic.Int64 // queued or being written
 }
 
 type metrics struct {
@@ -243,10 +244,12 @@ func (e *Emitter) Add(infos ...Info) {
 			e.metrics.omitted.WithLabelValues(in.Reason).Inc()
 			continue
 		}
+		e.pending.Add(1)
 		select {
 		case e.queue <- in:
 			e.metrics.queued.Inc()
 		default:
+			e.pending.Add(-1)
 			e.metrics.dropped.WithLabelValues("queue_full").Inc()
 		}
 	}
@@ -264,11 +267,28 @@ func (e *Emitter) Run(ctx context.Context) {
 				case in := <-e.queue:
 					e.metrics.queued.Dec()
 					e.write(ctx, in)
+					e.pending.Add(-1)
 				}
 			}
 		})
 	}
 	e.wg.Wait()
+}
+
+// Flush waits until the events queued so far are written (or dropped),
+// for a process that ends (a scan), or until ctx ends. Run must be
+// running.
+func (e *Emitter) Flush(ctx context.Context) error {
+	t := time.NewTicker(10 * time.Millisecond)
+	defer t.Stop()
+	for e.pending.Load() > 0 {
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%d events not written: %w", e.pending.Load(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	return nil
 }
 
 var (

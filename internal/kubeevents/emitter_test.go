@@ -37,21 +37,18 @@ func list(t *testing.T, cs *fake.Clientset) []emitted {
 	return out
 }
 
-// drain runs the emitter until its queue is empty and the writes done.
+// drain runs the emitter until its queue is empty and the writes done
+// (Flush).
 func drain(t *testing.T, e *Emitter) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.Run(ctx) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for len(e.queue) > 0 || testutil.ToFloat64(e.metrics.queued) != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("queue not drained")
-		}
-		time.Sleep(time.Millisecond)
+	fctx, fcancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer fcancel()
+	if err := e.Flush(fctx); err != nil {
+		t.Fatalf("Flush: %v", err)
 	}
-	// The last event taken may still be written.
-	time.Sleep(20 * time.Millisecond)
 	cancel()
 	<-done
 }

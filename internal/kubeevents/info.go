@@ -157,26 +157,21 @@ func ResourceViolation(source, reason, policyName string, resource corev1.Object
 	}
 }
 
-// Failed is Kyverno's event.NewFailedEvent: on the resource a generate
-// or mutate rule failed for.
-func Failed(err, policyName, rule, source string, resource corev1.ObjectReference) Info {
+// BackgroundFailed is Kyverno's event.NewBackgroundFailedEvent: on the
+// policy of a generate or mutateExisting rule that failed (apiVersion
+// kyverno.io/v1 whatever its kind, as Kyverno writes it), about the
+// trigger or target (its kind, namespace and name: Kyverno's
+// ResourceSpec).
+func BackgroundFailed(err, policyKind, policyNamespace, policyName, rule, source string, resource corev1.ObjectReference) Info {
 	msg := fmt.Sprintf("policy %s/%s error: %v", policyName, rule, err)
 	if rule == "" {
 		msg = fmt.Sprintf("policy %s error: %v", policyName, err)
 	}
-	return Info{Regarding: resource, Source: source, Reason: PolicyError, Message: msg, Action: None}
-}
-
-// BackgroundFailed is Kyverno's event.NewBackgroundFailedEvent: on the
-// policy of a generate or mutateExisting rule that failed, about the
-// trigger.
-func BackgroundFailed(err string, policy corev1.ObjectReference, rule, source string, resource corev1.ObjectReference) Info {
-	msg := fmt.Sprintf("policy %s/%s error: %v", policy.Name, rule, err)
-	if rule == "" {
-		msg = fmt.Sprintf("policy %s error: %v", policy.Name, err)
+	return Info{
+		Regarding: corev1.ObjectReference{APIVersion: "kyverno.io/v1", Kind: policyKind, Namespace: policyNamespace, Name: policyName},
+		Related:   &corev1.ObjectReference{Kind: resource.Kind, Namespace: resource.Namespace, Name: resource.Name},
+		Source:    source, Reason: PolicyError, Message: msg, Action: None,
 	}
-	related := resource
-	return Info{Regarding: policy, Related: &related, Source: source, Reason: PolicyError, Message: msg, Action: None}
 }
 
 // policyResponse is the results of one policy in an evaluation: Kyverno's

@@ -156,16 +156,16 @@ func TestFailedEvents(t *testing.T) {
 		want Info
 	}{
 		{
-			name: "generate failure on the trigger (NewFailedEvent)",
-			got:  Failed("namespaces \"x\" not found", "add-networkpolicy", "", GeneratePolicyController, podRef),
-			want: Info{Regarding: podRef, Source: "kyverno-generate", Reason: "PolicyError", Action: "None",
-				Message: `policy add-networkpolicy error: namespaces "x" not found`},
+			name: "mutateExisting failure on the policy (NewBackgroundFailedEvent)",
+			got:  BackgroundFailed("forbidden", "ClusterPolicy", "", "require-labels", "add-label", MutateExistingController, podRef),
+			want: Info{Regarding: cpolRef, Related: &corev1.ObjectReference{Kind: "Pod", Namespace: "team-a", Name: "web"}, Source: "kyverno-mutate", Reason: "PolicyError", Action: "None",
+				Message: "policy require-labels/add-label error: forbidden"},
 		},
 		{
-			name: "mutateExisting failure on the policy (NewBackgroundFailedEvent)",
-			got:  BackgroundFailed("forbidden", cpolRef, "add-label", MutateExistingController, podRef),
-			want: Info{Regarding: cpolRef, Related: ptr(podRef), Source: "kyverno-mutate", Reason: "PolicyError", Action: "None",
-				Message: "policy require-labels/add-label error: forbidden"},
+			name: "GeneratingPolicy failure without a rule: kyverno.io/v1 as Kyverno writes it",
+			got:  BackgroundFailed("quota exceeded", "GeneratingPolicy", "", "gen", "", GeneratePolicyController, nsRef),
+			want: Info{Regarding: corev1.ObjectReference{APIVersion: "kyverno.io/v1", Kind: "GeneratingPolicy", Name: "gen"}, Related: &corev1.ObjectReference{Kind: "Namespace", Name: "team-b"},
+				Source: "kyverno-generate", Reason: "PolicyError", Action: "None", Message: "policy gen error: quota exceeded"},
 		},
 	}
 	for _, tt := range tests {
