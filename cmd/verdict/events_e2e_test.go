@@ -36,6 +36,30 @@ spec:
               team: '?*'
 `
 
+// genConfigMapPolicy generates, for each Pod, a ConfigMap in a namespace
+// that does not exist: the webhook proxy cannot write it.
+const genConfigMapPolicy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: gen-cm
+spec:
+  rules:
+    - name: cm
+      match:
+        any:
+          - resources:
+              kinds:
+                - Pod
+      generate:
+        apiVersion: v1
+        kind: ConfigMap
+        name: '{{request.object.metadata.name}}-cm'
+        namespace: does-not-exist
+        data:
+          data:
+            a: b
+`
+
 // TestE2EEvents: on a real API server, with the decision server, the
 // webhook proxy and the report writers on the Kubernetes store, a Pod
 // that violates an Audit policy gets an Event naming the policy and the
@@ -44,7 +68,7 @@ spec:
 // (pkg/event) and its chainsaw tests (events/policy/policy-violation)
 // have them.
 func TestE2EEvents(t *testing.T) {
-	cr := startClusterReports(t, time.Second, secretsPolicy, requireTeamPolicy)
+	cr := startClusterReports(t, time.Second, secretsPolicy, requireTeamPolicy, genConfigMapPolicy)
 	ctx := t.Context()
 	if _, err := cr.cs.CoreV1().Pods("default").Create(ctx, pod("secret-pod", true), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("create Pod secret-pod: %v, want allowed (Audit)", err)
@@ -63,8 +87,11 @@ func TestE2EEvents(t *testing.T) {
 		"default ClusterPolicy/secrets-not-from-env-vars Warning PolicyViolation kyverno-admission [Resource Passed] Pod default/secret-pod: [secrets-not-from-env-vars] fail; " + violation + " related Pod/secret-pod",
 		// On the Enforce policy that blocked the request.
 		"default ClusterPolicy/require-labels Warning PolicyViolation kyverno-admission [Resource Blocked] ConfigMap default/no-team: [require-team] fail (blocked); " + blocked + " related ConfigMap/no-team",
+		// On the generate policy whose ConfigMap could not be written
+		// (NewBackgroundFailedEvent), after the proxy's attempts.
+		`default ClusterPolicy/gen-cm Warning PolicyError kyverno-generate [None] policy gen-cm/cm error: apply ConfigMap does-not-exist/secret-pod-cm: namespaces "does-not-exist" not found related Pod/secret-pod`,
 	}
-	poll(t, 30*time.Second, "the Events of the violation and of the blocked request", func() error {
+	poll(t, 30*time.Second, "the Events of the violation, of the blocked request and of the generate failure", func() error {
 		list, err := cr.cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{})
 		if err != nil {
 			return err
