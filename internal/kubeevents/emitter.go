@@ -228,6 +228,9 @@ func spamKey(ev *corev1.Event) string {
 // Evaluation queues the events of an evaluation the report writer
 // applied (FromEvaluation). It never waits.
 func (e *Emitter) Evaluation(ev *verdictv1.ResourceEvaluation) {
+	if e.omit[PolicyViolation] {
+		return // the only reason FromEvaluation gives: nothing to build
+	}
 	e.Add(FromEvaluation(ev)...)
 }
 
