@@ -196,7 +196,16 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	ectx, stopEvents := context.WithCancel(context.Background())
 	eventsDone := make(chan struct{})
 	go func() { defer close(eventsDone); emitter.Run(ectx) }()
-	defer func() { stopEvents(); <-eventsDone }()
+	defer func() {
+		// The events of the last batches, then stop.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := emitter.Flush(fctx); err != nil {
+			log.Warn("events", "error", err)
+		}
+		stopEvents()
+		<-eventsDone
+	}()
 	// A failed gRPC server stops the replica too.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -186,7 +186,7 @@ func New(opts Options) (*Emitter, error) {
 		queued:  b.Gauge("verdict_events_queued", "Kubernetes Events waiting to be written (at most the max queued events)."),
 		written: b.CounterVec("verdict_events_total", "Kubernetes Events written to the API server (created, or counted on an existing one), by reason.", "reason"),
 		omitted: b.CounterVec("verdict_events_omitted_total", "Kubernetes Events not emitted because their reason is omitted (--omit-events), by reason.", "reason"),
-		dropped: b.CounterVec("verdict_events_dropped_total", "Kubernetes Events dropped, by cause: queue_full (the queue held the max queued events), rate_limited (the spam filter), rejected (the API server refused the event), failed (the write failed after the retries).", "cause"),
+		dropped: b.CounterVec("verdict_events_dropped_total", "Kubernetes Events dropped, by cause: queue_full (the queue held the max queued events), rate_limited (the spam filter), rejected (the API server refused the event), failed (the write failed after the retries), stopped (still queued when the process stopped).", "cause"),
 	}
 	if err := b.Err(); err != nil {
 		return nil, err
@@ -212,7 +212,7 @@ func New(opts Options) (*Emitter, error) {
 	for _, r := range Reasons {
 		m.written.WithLabelValues(r)
 	}
-	for _, c := range []string{"queue_full", "rate_limited", "rejected", "failed"} {
+	for _, c := range []string{"queue_full", "rate_limited", "rejected", "failed", "stopped"} {
 		m.dropped.WithLabelValues(c)
 	}
 	return e, nil
@@ -259,7 +259,8 @@ func (e *Emitter) Add(infos ...Info) {
 }
 
 // Run writes the queued events until ctx ends; what is still queued then
-// is dropped (uncounted: the process stops).
+// is dropped and counted (verdict_events_dropped_total{cause="stopped"}):
+// call Flush first to write it.
 func (e *Emitter) Run(ctx context.Context) {
 	for range e.opts.Workers {
 		e.wg.Go(func() {
@@ -276,6 +277,16 @@ func (e *Emitter) Run(ctx context.Context) {
 		})
 	}
 	e.wg.Wait()
+	for {
+		select {
+		case <-e.queue:
+			e.metrics.queued.Dec()
+			e.pending.Add(-1)
+			e.metrics.dropped.WithLabelValues("stopped").Inc()
+		default:
+			return
+		}
+	}
 }
 
 // Flush waits until the events queued so far are written (or dropped),

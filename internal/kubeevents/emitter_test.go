@@ -118,7 +118,7 @@ func TestEmitter(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Events mismatch (-want +got):\n%s", diff)
 			}
-			for _, cause := range []string{"queue_full", "rate_limited", "rejected", "failed"} {
+			for _, cause := range []string{"queue_full", "rate_limited", "rejected", "failed", "stopped"} {
 				if got := testutil.ToFloat64(e.metrics.dropped.WithLabelValues(cause)); got != tt.dropped[cause] {
 					t.Errorf("verdict_events_dropped_total{cause=%q} = %v, want %v", cause, got, tt.dropped[cause])
 				}
@@ -172,6 +172,23 @@ func TestEmitterRetries(t *testing.T) {
 				t.Errorf("verdict_events_dropped_total{cause=%q} = %v, want 1", tt.cause, got)
 			}
 		})
+	}
+}
+
+// TestEmitterStopped: what is still queued when Run stops is counted.
+func TestEmitterStopped(t *testing.T) {
+	e, err := New(Options{Client: fake.NewClientset()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Add(violation("a"), violation("b"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	e.Run(ctx) // stopped before any write
+	written := testutil.ToFloat64(e.metrics.written.WithLabelValues(PolicyViolation))
+	stopped := testutil.ToFloat64(e.metrics.dropped.WithLabelValues("stopped"))
+	if written+stopped != 2 || testutil.ToFloat64(e.metrics.queued) != 0 {
+		t.Errorf("after Run stopped: written %v + stopped %v, queued %v; want 2 in all, none queued", written, stopped, testutil.ToFloat64(e.metrics.queued))
 	}
 }
 
