@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,6 +11,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/verdict-policy/verdict/deploy"
 )
 
 // requireTeamPolicy is the Enforce policy of Kyverno's chainsaw test
@@ -114,6 +117,35 @@ func TestE2EEvents(t *testing.T) {
 		}
 		return nil
 	})
+	// A background scan: the same violation from kyverno-scan.
+	for shard := range 2 {
+		args, err := deploy.Args(cr.overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(shard)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = deploy.LocalArgs(args, cr.kubeconfig, map[string]string{"server": cr.serverAddr, "report-writer": cr.writerAddr})
+		var out, errOut bytes.Buffer
+		if code := run(ctx, args, &out, &errOut); code != 0 {
+			t.Fatalf("verdict %s = exit %d, want 0\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+	}
+	scanned := "default Pod/secret-pod Warning PolicyViolation kyverno-scan [Resource Passed] policy secrets-not-from-env-vars/secrets-not-from-env-vars fail: " + violation
+	poll(t, 30*time.Second, "the Event of the background scan", func() error {
+		list, err := cr.cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=secret-pod,reason=PolicyViolation"})
+		if err != nil {
+			return err
+		}
+		var got []string
+		for _, e := range list.Items {
+			s := fmt.Sprintf("%s %s/%s %s %s %s [%s] %s", e.Namespace, e.InvolvedObject.Kind, e.InvolvedObject.Name, e.Type, e.Reason, e.ReportingController, e.Action, e.Message)
+			if s == scanned {
+				return nil
+			}
+			got = append(got, s)
+		}
+		return fmt.Errorf("no Event %q in %q", scanned, got)
+	})
+
 	// The same Events through events.k8s.io/v1, as Kyverno writes them.
 	evs, err := cr.cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
 	if err != nil {

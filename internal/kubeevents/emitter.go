@@ -77,8 +77,8 @@ type Options struct {
 	Retries    int
 	RetryDelay time.Duration
 	// Burst and QPS are the spam filter (client-go's record.EventCorrelator):
-	// per reporting controller, object and type, Burst events, then QPS
-	// per second. Defaults 25 and 1/300.
+	// per source (reporting controller and host), object and type, Burst
+	// events, then QPS per second. Defaults 25 and 1/300.
 	Burst int
 	QPS   float64
 	// AggregateMaxEvents and AggregateInterval: similar events (same
@@ -203,7 +203,6 @@ func New(opts Options) (*Emitter, error) {
 			MaxEvents:            o.AggregateMaxEvents,
 			MaxIntervalInSeconds: int(o.AggregateInterval / time.Second),
 			Clock:                o.Clock,
-			SpamKeyFunc:          spamKey,
 		}),
 	}
 	for _, r := range omit {
@@ -216,13 +215,6 @@ func New(opts Options) (*Emitter, error) {
 		m.dropped.WithLabelValues(c)
 	}
 	return e, nil
-}
-
-// spamKey is client-go's spam key with the reporting controller: each
-// of Kyverno's sources has its own budget per object.
-func spamKey(ev *corev1.Event) string {
-	o := ev.InvolvedObject
-	return strings.Join([]string{ev.ReportingController, ev.ReportingInstance, o.Kind, o.Namespace, o.Name, string(o.UID), o.APIVersion, ev.Type}, "\x00")
 }
 
 // Evaluation queues the events of an evaluation the report writer
@@ -348,12 +340,17 @@ func Event(in Info, host string, now time.Time) *corev1.Event {
 			Name:      fmt.Sprintf("%v.%x", sanitizeName(in.Regarding.Name), now.UnixNano()),
 			Namespace: ns,
 		},
-		InvolvedObject:      in.Regarding,
-		Related:             related,
-		Reason:              in.Reason,
-		Message:             msg,
-		Type:                in.Type(),
-		Action:              in.Action,
+		InvolvedObject: in.Regarding,
+		Related:        related,
+		Reason:         in.Reason,
+		Message:        msg,
+		Type:           in.Type(),
+		Action:         in.Action,
+		// The source too (deprecatedSource in events.k8s.io), as
+		// client-go's recorder sets it: the correlator tells sources
+		// apart by it, so that the same message from the scan and from
+		// admission are two Events, as with Kyverno.
+		Source:              corev1.EventSource{Component: in.Source, Host: host},
 		ReportingController: in.Source,
 		ReportingInstance:   in.Source + "-" + host,
 		FirstTimestamp:      t,

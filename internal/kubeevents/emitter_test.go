@@ -86,6 +86,15 @@ func TestEmitter(t *testing.T) {
 			want: []emitted{{"default", "ClusterPolicy/require-labels", "PolicyApplied", "Normal", "Resource Passed", "Pod team-a/web: pass", "kyverno-admission", 1}},
 		},
 		{
+			name: "the same message from two sources: two Events",
+			opts: Options{Workers: 1},
+			add:  []Info{violation("policy p/r fail: m"), {Regarding: podRef, Reason: PolicyViolation, Source: PolicyController, Action: ResourcePassed, Message: "policy p/r fail: m"}},
+			want: []emitted{
+				{"team-a", "Pod/web", "PolicyViolation", "Warning", "Resource Passed", "policy p/r fail: m", "kyverno-admission", 1},
+				{"team-a", "Pod/web", "PolicyViolation", "Warning", "Resource Passed", "policy p/r fail: m", "kyverno-scan", 1},
+			},
+		},
+		{
 			name:    "at the spam filter's burst, then over it",
 			opts:    Options{Workers: 1, Burst: 2, AggregateMaxEvents: 100},
 			add:     []Info{violation("a"), violation("b"), violation("c")},
@@ -133,7 +142,7 @@ func TestEmitter(t *testing.T) {
 func sortEmitted(es []emitted) {
 	for i := range es {
 		for j := i + 1; j < len(es); j++ {
-			if es[j].Message < es[i].Message {
+			if es[j].Message+es[j].Controller < es[i].Message+es[i].Controller {
 				es[i], es[j] = es[j], es[i]
 			}
 		}

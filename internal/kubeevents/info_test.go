@@ -212,6 +212,7 @@ func TestEvent(t *testing.T) {
 				e.InvolvedObject = podRef
 				e.Reason, e.Type, e.Action, e.Message = "PolicyViolation", "Warning", "Resource Passed", "policy p/r fail: m"
 				e.ReportingController, e.ReportingInstance = "kyverno-scan", "kyverno-scan-host-1"
+				e.Source = corev1.EventSource{Component: "kyverno-scan", Host: "host-1"}
 			},
 		},
 		{
@@ -222,6 +223,7 @@ func TestEvent(t *testing.T) {
 				e.InvolvedObject, e.Related = cpolRef, ptr(podRef)
 				e.Reason, e.Type, e.Action, e.Message = "PolicyViolation", "Warning", "Resource Blocked", strings.Repeat("x", 1021)+"..."
 				e.ReportingController, e.ReportingInstance = "kyverno-admission", "kyverno-admission-host-1"
+				e.Source = corev1.EventSource{Component: "kyverno-admission", Host: "host-1"}
 			},
 		},
 	}
