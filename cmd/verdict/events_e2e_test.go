@@ -146,6 +146,17 @@ func TestE2EEvents(t *testing.T) {
 		return fmt.Errorf("no Event %q in %q", scanned, got)
 	})
 
+	// Counted by the leader; the standby emits none.
+	if n := scrape(t, cr.writers[0], `verdict_events_total{reason="PolicyViolation"}`); n < 3 {
+		t.Errorf("leader's verdict_events_total{reason=PolicyViolation} = %v, want at least 3", n)
+	}
+	if n := scrape(t, cr.writers[1], `verdict_events_total{reason="PolicyViolation"}`); n != 0 {
+		t.Errorf("standby's verdict_events_total{reason=PolicyViolation} = %v, want 0", n)
+	}
+	if n := scrape(t, cr.writers[0], `verdict_events_dropped_total{cause="queue_full"}`); n != 0 {
+		t.Errorf("leader's verdict_events_dropped_total{cause=queue_full} = %v, want 0", n)
+	}
+
 	// The same Events through events.k8s.io/v1, as Kyverno writes them.
 	evs, err := cr.cs.EventsV1().Events("default").List(ctx, metav1.ListOptions{})
 	if err != nil {
