@@ -107,6 +107,7 @@ var rules = []rule{
 	{doc: "internal/kubemetrics/kubemetrics.go", pkg: "internal/kubemetrics", onlyModule: only("internal/promreg"), onlyModuleSet: true,
 		onlyImports: only("k8s.io/client-go/rest", "github.com/prometheus/client_golang/...", "internal/promreg"), onlyImportsSet: true},
 	{doc: "kyvernotest/doc.go", pkg: "kyvernotest", notDeps: only("cmd/verdict", "server/...", clientGo)},
+	{doc: "internal/kubeevents/doc.go", pkg: "internal/kubeevents", notDeps: only("server/...", "client", "scanner", "reportwriter/...", "webhookproxy")},
 	{doc: "internal/options/options.go", pkg: "internal/options", onlyImportsSet: true},
 	{doc: "internal/promreg/promreg.go", pkg: "internal/promreg", onlyModuleSet: true, onlyImports: only("github.com/prometheus/client_golang/..."), onlyImportsSet: true},
 	{doc: "internal/policyreport/policyreport.go", pkg: "internal/policyreport", onlyImportsSet: true},

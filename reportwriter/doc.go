@@ -9,9 +9,11 @@
 // of Kyverno's AdmissionReport / BackgroundScanReport), PolicyReport (a
 // final report) and Store (where state is kept; the embedded bbolt store is
 // reportwriter/boltstore, the store of a cluster (PolicyReport objects, or
-// openreports.io Report objects) is reportwriter/kubestore, the leader election of a shard's replicas is
-// reportwriter/leader; the queue that feeds a writer is the package
-// publish, on the other side of the API).
+// openreports.io Report objects) is reportwriter/kubestore, the leader
+// election of a shard's replicas is reportwriter/leader, the Kubernetes
+// Events of the results are internal/kubeevents, which Options.Events
+// hands each applied evaluation to; the queue that feeds a writer is the
+// package publish, on the other side of the API).
 //
 // # Model
 //

@@ -23,6 +23,8 @@ type evaluation struct {
 	results         []Entry
 	denied, dryRun  bool
 	complete        bool
+	// raw is the item as received, for Options.Events.
+	raw *verdictv1.ResourceEvaluation
 }
 
 // scanDone is a checked BackgroundScanDone.
@@ -173,6 +175,7 @@ func (c checker) checkEvaluation(i int, ev *verdictv1.ResourceEvaluation) (*eval
 		denied:          ev.GetDenied(),
 		dryRun:          ev.GetDryRun(),
 		complete:        ev.GetComplete(),
+		raw:             ev,
 	}
 	switch ev.GetSource() {
 	case verdictv1.ReportSource_REPORT_SOURCE_ADMISSION:

@@ -135,6 +135,20 @@ type Options struct {
 	// the first resource of an entry and would hide the others. Summaries
 	// count one per resource either way.
 	GroupResults bool
+
+	// Events receives each evaluation the writer applied once it is
+	// written (an admission request that was denied, a dry run or CONNECT
+	// too: they change no report but have events), never one that changed
+	// nothing (a duplicate, or older than the state held). It must not
+	// wait (internal/kubeevents queues). Default: none.
+	Events EventSink
+}
+
+// EventSink takes the evaluations a writer applied, for Kubernetes Events
+// (internal/kubeevents.Emitter). Evaluation must not wait, nor modify
+// the evaluation.
+type EventSink interface {
+	Evaluation(*verdictv1.ResourceEvaluation)
 }
 
 func (o Options) withDefaults() Options {
@@ -458,6 +472,7 @@ func (w *Writer) loop(m *model) {
 func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *model {
 	results := make([]Result, len(batch))
 	m.now = now
+	var events []*verdictv1.ResourceEvaluation
 	for i, r := range batch {
 		results[i].Rejected = r.rejected
 		for _, it := range r.items {
@@ -466,6 +481,10 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 				results[i].Duplicates++
 			case refused:
 				results[i].Rejected = append(results[i].Rejected, w.refusal(m, it))
+			case applied, ignored:
+				if it.eval != nil && w.opts.Events != nil {
+					events = append(events, it.eval.raw)
+				}
 			}
 		}
 		w.metrics.duplicates.Add(float64(results[i].Duplicates))
@@ -482,6 +501,9 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 			r.done <- Result{Err: fmt.Errorf("write reports: %w", err)}
 		}
 		return m
+	}
+	for _, ev := range events {
+		w.opts.Events.Evaluation(ev)
 	}
 	for i, r := range batch {
 		if w.deferred != nil {

@@ -54,5 +54,6 @@
 // (to decode resource files), publish (the report path: items and the queue to
 // the report writer) and client-go; it must not import server,
 // reportwriter or webhookproxy. It keeps no global state and writes to a cluster only
-// through a Generator.
+// through a Generator (whose failures go to GeneratorOptions.Failed, for
+// Kyverno's PolicyError events, which the command emits).
 package scanner

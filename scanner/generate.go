@@ -89,6 +89,7 @@ type Generator struct {
 	mapper       meta.RESTMapper
 	fieldManager string
 	log          *slog.Logger
+	failed       func(Failure)
 }
 
 // GeneratorOptions configure a Generator.
@@ -97,6 +98,52 @@ type GeneratorOptions struct {
 	FieldManager string
 	// Logger. Default: discard.
 	Logger *slog.Logger
+	// Failed is told of each generate or mutateExisting rule that failed
+	// for a trigger, for Kyverno's PolicyError events
+	// (internal/kubeevents). It must not wait. Optional.
+	Failed func(Failure)
+}
+
+// Failure is a generateExisting or mutateExisting rule that failed.
+type Failure struct {
+	// Mutate is true for a mutateExisting rule, false for a generate rule.
+	Mutate bool
+	// PolicyKind, PolicyNamespace, PolicyName and Rule name the rule.
+	PolicyKind, PolicyNamespace, PolicyName, Rule string
+	// APIVersion, Kind, Namespace and Name are the trigger (generate) or
+	// the target (mutateExisting): the object Kyverno's event is about.
+	APIVersion, Kind, Namespace, Name string
+	Err                               error
+}
+
+// fail tells GeneratorOptions.Failed of a failure of policy key's rule.
+func (g *Generator) fail(mutate bool, kinds map[string]string, ns, name, rule string, obj *unstructured.Unstructured, trigger *Resource, err error) {
+	if g.failed == nil {
+		return
+	}
+	kind := kinds[policyKey(ns, name)]
+	if kind == "" {
+		kind = "ClusterPolicy"
+		if ns != "" {
+			kind = "Policy"
+		}
+	}
+	f := Failure{Mutate: mutate, PolicyKind: kind, PolicyNamespace: ns, PolicyName: name, Rule: rule, Err: err}
+	if obj != nil {
+		f.APIVersion, f.Kind, f.Namespace, f.Name = obj.GetAPIVersion(), obj.GetKind(), obj.GetNamespace(), obj.GetName()
+	} else {
+		f.APIVersion, f.Kind, f.Namespace, f.Name = trigger.APIVersion, trigger.Kind, trigger.Namespace, trigger.Name
+	}
+	g.failed(f)
+}
+
+// policyKinds maps the policies of an answer to their kind.
+func policyKinds(resp *verdictv1.EvaluateResponse) map[string]string {
+	m := map[string]string{}
+	for _, v := range resp.GetPolicies() {
+		m[policyKey(v.GetNamespace(), v.GetName())] = v.GetKind()
+	}
+	return m
 }
 
 // NewGenerator returns a Generator that writes through c, mapping kinds to
@@ -111,7 +158,7 @@ func NewGenerator(c dynamic.Interface, mapper meta.RESTMapper, opts GeneratorOpt
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Generator{client: c, mapper: mapper, fieldManager: opts.FieldManager, log: opts.Logger}, nil
+	return &Generator{client: c, mapper: mapper, fieldManager: opts.FieldManager, log: opts.Logger, failed: opts.Failed}, nil
 }
 
 // Applied reports whether trigger r was replayed (what) for p's current
@@ -142,11 +189,13 @@ func (g *Generator) resourceClient(apiVersion, kind, namespace string) (dynamic.
 // number of resources created or updated.
 func (g *Generator) Apply(ctx context.Context, trigger *Resource, policies []*PolicyRef, resp *verdictv1.EvaluateResponse) (int, error) {
 	failed := map[string]bool{}
+	kinds := policyKinds(resp)
 	var errs []error
 	for _, f := range resp.GetGenerateFailures() {
 		key := policyKey(f.GetPolicyNamespace(), f.GetPolicy())
 		failed[key] = true
 		errs = append(errs, fmt.Errorf("policy %s rule %s: %s", key, f.GetRule(), f.GetMessage()))
+		g.fail(false, kinds, f.GetPolicyNamespace(), f.GetPolicy(), f.GetRule(), nil, trigger, errors.New(f.GetMessage()))
 	}
 	n := 0
 	for _, in := range resp.GetGenerates() {
@@ -155,6 +204,7 @@ func (g *Generator) Apply(ctx context.Context, trigger *Resource, policies []*Po
 		if err != nil {
 			failed[key] = true
 			errs = append(errs, fmt.Errorf("policy %s rule %s: %w", key, in.GetRule(), err))
+			g.fail(false, kinds, in.GetPolicyNamespace(), in.GetPolicy(), in.GetRule(), nil, trigger, err)
 			continue
 		}
 		if wrote {
@@ -250,12 +300,17 @@ func (g *Generator) write(ctx context.Context, in *verdictv1.GenerateIntent) (bo
 // patched. It returns the number of targets patched.
 func (g *Generator) ApplyTargets(ctx context.Context, trigger *Resource, policies []*PolicyRef, resp *verdictv1.EvaluateResponse) (int, error) {
 	failed := map[string]bool{}
+	kinds := policyKinds(resp)
 	var errs []error
 	for _, r := range resp.GetResults() {
 		if r.GetType() == verdictv1.RuleType_RULE_TYPE_MUTATION && r.GetResult() == verdictv1.Result_RESULT_ERROR {
 			key := policyKey(r.GetPolicyNamespace(), r.GetPolicy())
 			failed[key] = true
 			errs = append(errs, fmt.Errorf("policy %s rule %s: %s", key, r.GetRule(), r.GetMessage()))
+			// Kyverno's words; the target is not known, so the event is
+			// about the trigger.
+			g.fail(true, kinds, r.GetPolicyNamespace(), r.GetPolicy(), r.GetRule(), nil, trigger,
+				fmt.Errorf("failed to mutate existing resource, rule %s, response error: %s", r.GetRule(), r.GetMessage()))
 		}
 	}
 	n := 0
@@ -264,6 +319,13 @@ func (g *Generator) ApplyTargets(ctx context.Context, trigger *Resource, policie
 		if err := g.patchTarget(ctx, tp); err != nil {
 			failed[key] = true
 			errs = append(errs, fmt.Errorf("policy %s rule %s: %w", key, tp.GetRule(), err))
+			var target map[string]any
+			_ = json.Unmarshal(tp.GetTarget(), &target) // a target that does not decode: the trigger
+			var obj *unstructured.Unstructured
+			if target != nil {
+				obj = &unstructured.Unstructured{Object: target}
+			}
+			g.fail(true, kinds, tp.GetPolicyNamespace(), tp.GetPolicy(), tp.GetRule(), obj, trigger, err)
 			continue
 		}
 		n++

@@ -32,7 +32,9 @@
 // client.Client satisfies it), NamespaceLabels (labels for
 // namespaceSelector: NamespaceCache is the informer-backed one,
 // MapNamespaceLabels the static one), Generator and Applier (generate
-// intents written with server-side apply, after the answer), CertReloader
+// intents written with server-side apply, after the answer; the intents
+// that fail go to ApplierOptions.Failed with their Trigger, for Kyverno's
+// PolicyError events, which the command emits), CertReloader
 // and SelfSigned (TLS), and Serve.
 //
 // When no decision can be made (no server answers, the deadline passes,

@@ -24,7 +24,36 @@ import (
 // not block: the admission answer does not wait for generation, as
 // Kyverno generates asynchronously.
 type Generator interface {
-	Generate(uid string, intents []*verdictv1.GenerateIntent)
+	Generate(t Trigger, intents []*verdictv1.GenerateIntent)
+}
+
+// Trigger is the admitted request whose generate intents a Generator
+// applies: its UID, its object and the kinds of the policies of the
+// answer, for the events of the intents that fail.
+type Trigger struct {
+	// UID is the admission request's.
+	UID string
+	// APIVersion, Kind, Namespace and Name are the request's object.
+	APIVersion, Kind, Namespace, Name string
+	// PolicyKinds maps the policies of the answer, "namespace/name" (or
+	// "name"), to their kind.
+	PolicyKinds map[string]string
+}
+
+// PolicyKind is the kind of the intent's policy: as the answer listed it,
+// else ClusterPolicy or Policy by its namespace.
+func (t Trigger) PolicyKind(in *verdictv1.GenerateIntent) string {
+	key := in.GetPolicy()
+	if ns := in.GetPolicyNamespace(); ns != "" {
+		key = ns + "/" + key
+	}
+	if k := t.PolicyKinds[key]; k != "" {
+		return k
+	}
+	if in.GetPolicyNamespace() != "" {
+		return "Policy"
+	}
+	return "ClusterPolicy"
 }
 
 // Defaults of ApplierOptions.
@@ -63,6 +92,10 @@ type ApplierOptions struct {
 	// Registry receives verdict_webhook_generate_total. Default: a new
 	// registry.
 	Registry *prometheus.Registry
+	// Failed is told of each intent that failed after its attempts or
+	// was dropped (queue full), with the error, for Kyverno's PolicyError
+	// events (internal/kubeevents). It must not wait. Optional.
+	Failed func(t Trigger, in *verdictv1.GenerateIntent, err error)
 }
 
 // Applier is the Generator that writes generate intents to a cluster:
@@ -90,8 +123,8 @@ type Applier struct {
 }
 
 type job struct {
-	uid    string
-	intent *verdictv1.GenerateIntent
+	trigger Trigger
+	intent  *verdictv1.GenerateIntent
 }
 
 // NewApplier returns an Applier writing through dyn; mapper maps kinds to
@@ -154,13 +187,16 @@ func (a *Applier) Run(ctx context.Context) {
 }
 
 // Generate implements Generator: it queues intents without blocking.
-func (a *Applier) Generate(uid string, intents []*verdictv1.GenerateIntent) {
+func (a *Applier) Generate(t Trigger, intents []*verdictv1.GenerateIntent) {
 	for _, in := range intents {
 		select {
-		case a.queue <- job{uid: uid, intent: in}:
+		case a.queue <- job{trigger: t, intent: in}:
 		default:
 			a.total.WithLabelValues(actionName(in.GetAction()), "dropped").Inc()
-			a.opts.Logger.Error("generate intent dropped: queue full", "uid", uid, "policy", in.GetPolicy(), "rule", in.GetRule(), "queue", a.opts.QueueSize)
+			a.opts.Logger.Error("generate intent dropped: queue full", "uid", t.UID, "policy", in.GetPolicy(), "rule", in.GetRule(), "queue", a.opts.QueueSize)
+			if a.opts.Failed != nil {
+				a.opts.Failed(t, in, fmt.Errorf("generate queue full (%d intents)", a.opts.QueueSize))
+			}
 		}
 	}
 }
@@ -202,7 +238,10 @@ func (a *Applier) applyWithRetries(ctx context.Context, j job) {
 		break
 	}
 	a.total.WithLabelValues(actionName(in.GetAction()), "failed").Inc()
-	a.opts.Logger.Error("generate", "uid", j.uid, "policy", in.GetPolicy(), "rule", in.GetRule(), "action", actionName(in.GetAction()), "error", err)
+	a.opts.Logger.Error("generate", "uid", j.trigger.UID, "policy", in.GetPolicy(), "rule", in.GetRule(), "action", actionName(in.GetAction()), "error", err)
+	if a.opts.Failed != nil {
+		a.opts.Failed(j.trigger, in, err)
+	}
 }
 
 // permanentError is an intent that no retry can apply.

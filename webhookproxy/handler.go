@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc/status"
 	admissionv1 "k8s.io/api/admission/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/promreg"
@@ -185,7 +186,7 @@ func (h *Handler) review(w http.ResponseWriter, r *http.Request, rt route) {
 	}
 	if rt.ep == Validate && resp.Allowed && len(dec.GetGenerates()) > 0 && h.opts.Generator != nil &&
 		(ar.Request.DryRun == nil || !*ar.Request.DryRun) {
-		h.opts.Generator.Generate(string(ar.Request.UID), dec.GetGenerates())
+		h.opts.Generator.Generate(trigger(ar.Request, dec), dec.GetGenerates())
 	}
 	h.metrics.requests.WithLabelValues(label, outcome).Inc()
 	h.metrics.duration.WithLabelValues(label).Observe(time.Since(start).Seconds())
@@ -313,4 +314,22 @@ func newMetrics(reg *prometheus.Registry, maxSeries int, namespaces MetricsNames
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	return m, nil
+}
+
+// trigger is the Trigger of an admitted request's generate intents.
+func trigger(r *admissionv1.AdmissionRequest, dec *verdictv1.EvaluateResponse) Trigger {
+	t := Trigger{
+		UID:        string(r.UID),
+		APIVersion: schema.GroupVersion{Group: r.Kind.Group, Version: r.Kind.Version}.String(),
+		Kind:       r.Kind.Kind, Namespace: r.Namespace, Name: r.Name,
+		PolicyKinds: map[string]string{},
+	}
+	for _, p := range dec.GetPolicies() {
+		key := p.GetName()
+		if p.GetNamespace() != "" {
+			key = p.GetNamespace() + "/" + key
+		}
+		t.PolicyKinds[key] = p.GetKind()
+	}
+	return t
 }

@@ -254,11 +254,11 @@ type recordingGenerator struct {
 	uids []string
 }
 
-func (g *recordingGenerator) Generate(uid string, intents []*verdictv1.GenerateIntent) {
+func (g *recordingGenerator) Generate(t webhookproxy.Trigger, intents []*verdictv1.GenerateIntent) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, in := range intents {
-		g.uids = append(g.uids, uid+":"+in.GetAction().String()+":"+in.GetRule())
+		g.uids = append(g.uids, t.UID+":"+in.GetAction().String()+":"+in.GetRule())
 	}
 }
 

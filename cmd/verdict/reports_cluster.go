@@ -8,13 +8,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/internal/shard"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -43,7 +46,29 @@ type reportsClusterFlags struct {
 	applyConcurrency        int
 	openReports             bool
 	kube                    kubeRateFlags
+	events                  eventsFlags
 }
+
+// eventsFlags are the flags of the Kubernetes Events the leader emits.
+type eventsFlags struct {
+	omit        []string
+	maxQueued   int
+	objectBurst int
+	objectQPS   float64
+	kubeQPS     float64
+	kubeBurst   int
+}
+
+func (e *eventsFlags) register(fs *pflag.FlagSet) {
+	fs.StringSliceVar(&e.omit, "omit-events", kubeevents.DefaultOmit, "with --kubeconfig or --in-cluster, the reasons of the Kubernetes Events not emitted, as Kyverno's --omitEvents: PolicyViolation, PolicyApplied, PolicyError, PolicySkipped (\"\" emits every one; all four emit none)")
+	fs.IntVar(&e.maxQueued, "max-queued-events", kubeevents.DefaultMaxQueued, "with --kubeconfig or --in-cluster, the most Kubernetes Events waiting to be written; more are dropped (verdict_events_dropped_total)")
+	fs.IntVar(&e.objectBurst, "events-object-burst", kubeevents.DefaultBurst, "with --kubeconfig or --in-cluster, the Kubernetes Events one source may emit on one object at once (client-go's spam filter)")
+	fs.Float64Var(&e.objectQPS, "events-object-qps", kubeevents.DefaultQPS, "with --kubeconfig or --in-cluster, the Kubernetes Events per second one source may emit on one object after the burst (client-go's spam filter)")
+	fs.Float64Var(&e.kubeQPS, "events-kube-qps", 1000, "with --kubeconfig or --in-cluster, the requests per second of the client that writes Kubernetes Events (its own, as Kyverno's --eventsRateLimitQPS)")
+	fs.IntVar(&e.kubeBurst, "events-kube-burst", 2000, "with --kubeconfig or --in-cluster, the burst of the client that writes Kubernetes Events (Kyverno's --eventsRateLimitBurst)")
+}
+
+var eventsFlagNames = []string{"omit-events", "max-queued-events", "events-object-burst", "events-object-qps", "events-kube-qps", "events-kube-burst"}
 
 func (c *reportsClusterFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.kubeconfig, "kubeconfig", "", "write the final reports as PolicyReport objects to the cluster of this kubeconfig file (--store keeps the rest)")
@@ -63,13 +88,14 @@ func (c *reportsClusterFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.openReports, "openreportsEnabled", false, "Kyverno's name of --openreports-enabled")
 	_ = fs.MarkHidden("openreportsEnabled")
 	c.kube.register(fs)
+	c.events.register(fs)
 }
 
 func (c *reportsClusterFlags) enabled() bool { return c.kubeconfig != "" || c.inCluster }
 
 // checkUnused refuses the cluster flags without a cluster.
 func (c *reportsClusterFlags) checkUnused(cmd *cobra.Command) error {
-	for _, name := range []string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency", "openreports-enabled", "openreportsEnabled", "kube-qps", "kube-burst"} {
+	for _, name := range append([]string{"context", "shard", "lease-namespace", "lease-name", "identity", "lease-duration", "renew-deadline", "retry-period", "flush-interval", "max-report-bytes", "apply-concurrency", "openreports-enabled", "openreportsEnabled", "kube-qps", "kube-burst"}, eventsFlagNames...) {
 		if cmd.Flags().Changed(name) {
 			return &exitError{code: exitUsage, msg: fmt.Sprintf("--%s needs --kubeconfig or --in-cluster", name)}
 		}
@@ -84,6 +110,9 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	sh, err := shard.Parse(c.shard)
 	if err != nil || sh.Count == 0 {
 		return &exitError{code: exitUsage, msg: fmt.Sprintf("--shard %q: want i/n, such as 0/1 (%v)", c.shard, err)}
+	}
+	if _, err := kubeevents.ParseOmit(c.events.omit); err != nil {
+		return &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
 	}
 	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err == nil {
@@ -105,6 +134,10 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
+	}
+	emitter, err := c.events.emitter(cfg, log, reg)
+	if err != nil {
+		return err
 	}
 	srv, err := f.newServer(log, reg)
 	if err != nil {
@@ -144,7 +177,9 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 				local.Close()
 				return nil, nil, err
 			}
-			w, err := reportwriter.New(f.writerOptions(ks, log, reg))
+			wo := f.writerOptions(ks, log, reg)
+			wo.Events = emitter
+			w, err := reportwriter.New(wo)
 			if err != nil {
 				ks.Close()
 				return nil, nil, err
@@ -167,6 +202,19 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, shard %s, lease %s/%s (Ctrl-C to stop).\n", srv.lis.Addr(), sh, ns, name)
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
+	ectx, stopEvents := context.WithCancel(context.Background())
+	eventsDone := make(chan struct{})
+	go func() { defer close(eventsDone); emitter.Run(ectx) }()
+	defer func() {
+		// The events of the last batches, then stop.
+		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := emitter.Flush(fctx); err != nil {
+			log.Warn("events", "error", err)
+		}
+		stopEvents()
+		<-eventsDone
+	}()
 	// A failed gRPC server stops the replica too.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -179,4 +227,30 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 		err = serveErr
 	}
 	return err
+}
+
+// emitter is the Kubernetes Events emitter of the writer, on a client of
+// its own (--events-kube-qps, --events-kube-burst) so that events never
+// hold the reports' writes.
+func (e *eventsFlags) emitter(cfg *rest.Config, log *slog.Logger, reg *prometheus.Registry) (*kubeevents.Emitter, error) {
+	omit, err := kubeevents.ParseOmit(e.omit)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
+	}
+	ecfg := rest.CopyConfig(cfg)
+	ecfg.QPS, ecfg.Burst = float32(e.kubeQPS), e.kubeBurst
+	ecfg.RateLimiter = nil
+	cs, err := kubernetes.NewForConfig(ecfg)
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	em, err := kubeevents.New(kubeevents.Options{
+		Client: cs, Omit: omit, MaxQueued: e.maxQueued,
+		Burst: e.objectBurst, QPS: e.objectQPS,
+		Logger: log, Registry: reg,
+	})
+	if err != nil {
+		return nil, &exitError{code: exitUsage, msg: err.Error()}
+	}
+	return em, nil
 }

@@ -19,6 +19,9 @@ func TestReportShardFlags(t *testing.T) {
 		{[]string{"reports", "serve", "--shard", "0/2", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--shard needs --kubeconfig or --in-cluster"},
 		{[]string{"reports", "serve", "--openreports-enabled", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--openreports-enabled needs --kubeconfig or --in-cluster"},
 		{[]string{"reports", "serve", "--results-per-resource", "--group-results", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--results-per-resource=true contradicts --group-results=true"},
+		{[]string{"reports", "serve", "--kubeconfig", "/nonexistent", "--omit-events", "PolicyApplied,Violation", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, `--omit-events "Violation": want PolicyViolation, PolicyApplied, PolicyError, PolicySkipped`},
+		{[]string{"reports", "serve", "--omit-events", "PolicyApplied", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--omit-events needs --kubeconfig or --in-cluster"},
+		{[]string{"reports", "serve", "--max-queued-events", "10", "--listen", "127.0.0.1:0", "--metrics-listen", ""}, "--max-queued-events needs --kubeconfig or --in-cluster"},
 		{[]string{"serve", "--policies", "../../examples/policies", "--listen", "127.0.0.1:0", "--metrics-listen", "", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 		{[]string{"scan", "--server", "127.0.0.1:1", "-f", "../../examples/resources", "--report-writer", "writer:50052", "--report-shards", "2"}, "2 shards need {shard} in the address"},
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -22,6 +23,7 @@ import (
 	"github.com/verdict-policy/verdict/client"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/publish"
 	"github.com/verdict-policy/verdict/scanner"
@@ -56,6 +58,7 @@ type scanFlags struct {
 	watchBatch      int
 	metricsListen   string
 	kube            kubeRateFlags
+	events          eventsFlags
 }
 
 func newScanCmd() *cobra.Command {
@@ -132,6 +135,7 @@ when a rule failed.`,
 	f.DurationVar(&fl.watchDelay, "watch-delay", scanner.DefaultWatchDelay, "with --watch, the longest a change waits before it is evaluated")
 	f.IntVar(&fl.watchBatch, "watch-batch", scanner.DefaultWatchBatch, "with --watch, the most changes evaluated in one round")
 	fl.kube.register(f)
+	fl.events.register(f)
 	f.StringVar(&fl.metricsListen, "metrics-listen", "", "Prometheus /metrics listen address, HOST:PORT (empty: no metrics endpoint)")
 	return cmd
 }
@@ -261,7 +265,33 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		}
 		if fl.generate {
 			mapper := restmapper.NewDeferredDiscoveryRESTMapper(cached)
-			if opts.Generator, err = scanner.NewGenerator(dyn, mapper, scanner.GeneratorOptions{Logger: log}); err != nil {
+			// The generate and mutateExisting rules that fail give
+			// Kyverno's PolicyError events on their policy.
+			em, err := fl.events.emitter(cfg, log, reg)
+			if err != nil {
+				return err
+			}
+			ectx, stopEvents := context.WithCancel(context.Background())
+			eventsDone := make(chan struct{})
+			go func() { defer close(eventsDone); em.Run(ectx) }()
+			defer func() {
+				fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := em.Flush(fctx); err != nil {
+					log.Warn("events", "error", err)
+				}
+				stopEvents()
+				<-eventsDone
+			}()
+			gopts := scanner.GeneratorOptions{Logger: log, Failed: func(f scanner.Failure) {
+				source := kubeevents.GeneratePolicyController
+				if f.Mutate {
+					source = kubeevents.MutateExistingController
+				}
+				em.Add(kubeevents.BackgroundFailed(f.Err.Error(), f.PolicyKind, f.PolicyNamespace, f.PolicyName, f.Rule, source,
+					corev1.ObjectReference{Kind: f.Kind, Namespace: f.Namespace, Name: f.Name}))
+			}}
+			if opts.Generator, err = scanner.NewGenerator(dyn, mapper, gopts); err != nil {
 				return usageError("%v", err)
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
@@ -13,7 +14,9 @@ import (
 	"k8s.io/client-go/restmapper"
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
+	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/kubemetrics"
+	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
 
@@ -26,6 +29,7 @@ type webhookKubeFlags struct {
 	syncWait    time.Duration
 	noGenerate  bool
 	applier     webhookproxy.ApplierOptions
+	events      eventsFlags
 }
 
 func (k *webhookKubeFlags) register(f *pflag.FlagSet) {
@@ -37,6 +41,7 @@ func (k *webhookKubeFlags) register(f *pflag.FlagSet) {
 	f.IntVar(&k.applier.Workers, "generate-workers", webhookproxy.DefaultGenerateWorkers, "generated resources applied concurrently")
 	f.IntVar(&k.applier.QueueSize, "generate-queue", webhookproxy.DefaultGenerateQueue, "generate intents waiting to be applied; more are dropped and counted")
 	f.IntVar(&k.applier.Attempts, "generate-attempts", webhookproxy.DefaultGenerateAttempts, "tries per generated resource")
+	k.events.register(f)
 }
 
 // setup adds the namespace cache and the generate applier to opts when a
@@ -87,6 +92,17 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 	}
 	ao := k.applier
 	ao.Logger, ao.Registry = opts.Logger, opts.Registry
+	// The generate intents that fail give Kyverno's PolicyError events on
+	// their policy, about the trigger.
+	em, err := k.events.emitter(cfg, opts.Logger, opts.Registry)
+	if err != nil {
+		return err
+	}
+	go em.Run(ctx)
+	ao.Failed = func(t webhookproxy.Trigger, in *verdictv1.GenerateIntent, err error) {
+		em.Add(kubeevents.BackgroundFailed(err.Error(), t.PolicyKind(in), in.GetPolicyNamespace(), in.GetPolicy(), in.GetRule(),
+			kubeevents.GeneratePolicyController, corev1.ObjectReference{Kind: t.Kind, Namespace: t.Namespace, Name: t.Name}))
+	}
 	a, err := webhookproxy.NewApplier(dyn, restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(dc)), ao)
 	if err != nil {
 		return err
