@@ -214,10 +214,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 	}
 	lk := newLookup(nil, nil)
-	if lk.objects, err = l.resources(opts.TargetPaths); err != nil {
+	targets, err := l.resources(opts.TargetPaths)
+	if err != nil {
 		return nil, err
 	}
-	lk.objects = append(lk.objects, whole...)
+	lk.objects = append(targets, whole...)
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
@@ -228,6 +229,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	cel.addTargets(targets)
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 
 	if err := out.start(res); err != nil {

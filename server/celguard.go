@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -88,6 +89,14 @@ func (s guardedResources) ListResources(ctx context.Context, apiVersion, resourc
 		return nil, err
 	}
 	return s.r.ListResources(ctx, apiVersion, resource, namespace, labels)
+}
+
+// ListAllNamespaces implements eval.AllNamespacesLister.
+func (s guardedResources) ListAllNamespaces(ctx context.Context, apiVersion, resource string) ([]map[string]any, error) {
+	if err := s.g.count(ctx, fmt.Sprintf("list %s %s in every namespace", apiVersion, resource)); err != nil {
+		return nil, err
+	}
+	return eval.ListAllNamespaces(ctx, s.r, apiVersion, resource)
 }
 
 func (s guardedResources) PostResource(ctx context.Context, apiVersion, resource, namespace string, data map[string]any) (map[string]any, error) {
