@@ -67,6 +67,25 @@
 // object only when all of them applied. Otherwise it passes ("success"),
 // with its audit annotations as properties.
 //
+// # Mutate existing
+//
+// A policy with spec.evaluation.mutateExisting enabled also compiles its
+// targets (target.go), after the variables of the policy as written:
+// spec.targetMatchConstraints.expression (an expression of type
+// map(string, any): one object, or a list object whose items are the
+// targets), spec.targetMatchConditions (bool), and otherwise the target
+// constraints a host lists targets for (TargetConstraints: the resource
+// rules of targetMatchConstraints, or matchConstraints without them, with
+// every operation). TriggerMatches is Kyverno's MatchesMutateExisting
+// (matchConstraints, then the match conditions with the variables bound;
+// a replayed trigger matches whatever its operation), ResolveTargets
+// evaluates the expression for a trigger, and EvaluateTarget is Kyverno's
+// EvaluateTarget: object is the target, oldObject and namespaceObject
+// null, request the trigger's; targetMatchConditions replace the match
+// conditions; a pass returns the patched target. A trigger has at most
+// MaxTargets (1000) targets, past which it is an error (ErrTooManyTargets)
+// and nothing is mutated.
+//
 // # MutatingAdmissionPolicy
 //
 // admission.go and admission_eval.go read Kubernetes'
