@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -14,7 +15,11 @@ import (
 // data source calls made so far.
 type evalState struct {
 	inline bool
-	calls  atomic.Int32
+	// noImages refuses ImageVerifier calls: the inline policies hold an
+	// ImageValidatingPolicy and Options.ImageVerifyInlinePolicies is
+	// false.
+	noImages bool
+	calls    atomic.Int32
 }
 
 type evalStateKey struct{}
@@ -143,4 +148,31 @@ func (s guardedImageData) ImageData(ctx context.Context, image string) (map[stri
 		return nil, err
 	}
 	return s.d.ImageData(ctx, image)
+}
+
+// guardedVerifier refuses the registry calls of an evaluation whose
+// inline policies hold an ImageValidatingPolicy, unless
+// Options.ImageVerifyInlinePolicies (evalState.noImages).
+type guardedVerifier struct{ v eval.ImageVerifier }
+
+// errInlineImages is the error of a refused registry call.
+var errInlineImages = errors.New("refused: registry calls are not allowed in inline ImageValidatingPolicies (--verify-images-inline-policies)")
+
+func imagesRefused(ctx context.Context) bool {
+	st, _ := ctx.Value(evalStateKey{}).(*evalState)
+	return st != nil && st.noImages
+}
+
+func (g guardedVerifier) VerifyImage(ctx context.Context, check eval.ImageCheck) (*eval.ImageVerified, error) {
+	if imagesRefused(ctx) {
+		return nil, fmt.Errorf("verify %s: %w", check.Image, errInlineImages)
+	}
+	return g.v.VerifyImage(ctx, check)
+}
+
+func (g guardedVerifier) ImageDigest(ctx context.Context, image string) (string, error) {
+	if imagesRefused(ctx) {
+		return "", fmt.Errorf("digest of %s: %w", image, errInlineImages)
+	}
+	return g.v.ImageDigest(ctx, image)
 }
