@@ -73,7 +73,12 @@
 // for: with Options.KyvernoCLI the object in the call's namespace, as
 // Kyverno's CLI shows it; otherwise as Kyverno's controllers create it
 // (server fields dropped, cluster-scoped kinds without a namespace,
-// Kyverno's ownership labels). DeletingPolicies and
+// Kyverno's ownership labels). A GeneratingPolicy with synchronize, on an
+// admission UPDATE or DELETE of a trigger (gpolsync.go), is also
+// evaluated on the old object: what it generated then, and no longer
+// generates (everything, when the trigger is deleted or no longer
+// matches), is a Generated with action delete when the Lookup finds it
+// with the policy's labels for that trigger. DeletingPolicies and
 // NamespacedDeletingPolicies (Deleting set) give a result of type
 // Deletion with Options.KyvernoCLI only (dpol.go), as Kyverno's CLI
 // reports them: pass "resource matched" for a resource the policy would
