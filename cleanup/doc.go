@@ -25,7 +25,7 @@
 // Limits: one run of one policy deletes at most Options.MaxDeletions
 // (DefaultMaxDeletions, 1000) resources, then stops with ErrMaxDeletions;
 // resource rules with wildcards or subresources are not listed (the
-// runner has no discovery): they are logged.
+// runner does not resolve them for DeletingPolicies): they are logged.
 //
 // RBAC: the runner reads the policies (DeletingPolicies and
 // GeneratingPolicies), exceptions and Namespaces; it can
