@@ -51,7 +51,10 @@
 //     server merges a mutating admission policy's (smd.go:
 //     structured-merge-diff, with the schema of the object's kind; lists
 //     merged by their keys, atomic fields refused unless
-//     evaluation.useServerSideApply). The schemas are those of the
+//     evaluation.useServerSideApply; the whole object is validated, and
+//     only the part of it the Object reaches goes through the merge, the
+//     rest put back after, which gives the merge of the whole object at
+//     a fraction of its cost). The schemas are those of the
 //     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
 //     (builtins.yaml, made by gen_builtins.go); a kind without a schema
 //     is an error, as in Kyverno's CLI ("type converter must not be
