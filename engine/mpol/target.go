@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	"github.com/google/cel-go/cel"
 	"google.golang.org/protobuf/types/known/structpb"
@@ -204,6 +205,10 @@ func (p *Policy) ResolveTargets(ctx context.Context, in *vpol.Input) ([]map[stri
 // hold) and the patched target (nil unless every mutation applied; the
 // target is not modified).
 func (p *Policy) EvaluateTarget(ctx context.Context, in *vpol.Input, target map[string]any, exceptions []*vpol.Exception) (r Result, patched map[string]any) {
+	if p.targets == nil || len(p.variants) == 0 {
+		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + "the policy does not mutate existing resources"}
+		return Result{Result: r, Path: "spec.evaluation.mutateExisting"}, nil
+	}
 	v := p.variants[0]
 	var excs []*vpol.Exception
 	for _, e := range exceptions {
@@ -259,7 +264,7 @@ func ResourceRules(mc *admissionregistrationv1.MatchResources) [][3]string {
 		for _, g := range r.APIGroups {
 			for _, ver := range r.APIVersions {
 				for _, res := range r.Resources {
-					if g == "*" || ver == "*" || res == "*" || slices.Contains([]byte(res), '/') {
+					if g == "*" || ver == "*" || strings.Contains(res, "*") || strings.Contains(res, "/") {
 						continue
 					}
 					k := [3]string{g, ver, res}
