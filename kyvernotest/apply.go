@@ -247,6 +247,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			// failures, --audit-warn or not.
 			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
+				if rr.Target {
+					continue // Kyverno's CLI does not count the targets of a MutatingPolicy
+				}
 				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.VAP != nil {
 					countVAP(&res.Counts, rr)
 					continue

@@ -148,3 +148,31 @@ func TestRunMutateExistingTargets(t *testing.T) {
 		t.Errorf("Run(testdata/mpol/existing) mismatch (-want +got):\n%s", diff)
 	}
 }
+
+// TestApplyMutateExistingCounts applies testdata/mpol/existing with its
+// target: the patched target is printed, and only the trigger's result is
+// counted (twice, as Kyverno's CLI counts a MutatingPolicy's), not the
+// target's, which Kyverno's CLI leaves out of its counts.
+func TestApplyMutateExistingCounts(t *testing.T) {
+	res, err := Apply(context.Background(), ApplyOptions{
+		PolicyPaths:   []string{"testdata/mpol/existing/policy.yaml"},
+		ResourcePaths: []string{"testdata/mpol/existing/trigger.yaml"},
+		TargetPaths:   []string{"testdata/mpol/existing/target.yaml"},
+	})
+	if err != nil {
+		t.Fatalf("Apply(testdata/mpol/existing) error = %v", err)
+	}
+	var out bytes.Buffer
+	if err := WriteMutated(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteApplyText(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"patched targets:", "mutated: \"true\"", "pass: 2, fail: 0, warn: 0, error: 0, skip: 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Apply(testdata/mpol/existing) output lacks %q:\n%s", want, text)
+		}
+	}
+}

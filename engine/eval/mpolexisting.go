@@ -88,7 +88,9 @@ func (ev *evaluation) mutateExistingPolicies(policies []*policy.Policy, resp *Re
 				return
 			}
 			r, patched := mp.EvaluateTarget(ev.ctx, in, t, ev.req.CELExceptions)
-			resp.Results = append(resp.Results, ev.mutationResult(p, r))
+			res := ev.mutationResult(p, r)
+			res.Target = true
+			resp.Results = append(resp.Results, res)
 			if patched == nil || mutate.Equal(t, patched) {
 				continue
 			}
