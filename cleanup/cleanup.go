@@ -68,6 +68,16 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives what the runs do. Default: discard.
 	Logger *slog.Logger
+	// Discovery finds the resources the downstream of a deleted
+	// GeneratingPolicy may be in (SyncGenerating). Default: none (that
+	// downstream is not deleted, ErrNoDiscovery).
+	Discovery Discovery
+}
+
+// Discovery lists the resources a cluster serves, at their preferred
+// versions (a client-go discovery client).
+type Discovery interface {
+	ServerPreferredResources() ([]*metav1.APIResourceList, error)
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +106,9 @@ type Runner struct {
 	next map[string]time.Time
 	// loaded is the time of the last Load that succeeded (unix nanos).
 	loaded atomic.Int64
+	// generating are the GeneratingPolicies the last SyncGenerating saw,
+	// by kind/namespace/name (nil before the first).
+	generating map[string]generating
 }
 
 // New returns a Runner.
@@ -180,6 +193,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		policies, excs, err := r.Load(ctx)
 		if err != nil {
 			r.opts.Logger.Error("reading deleting policies", "error", err)
+		}
+		if _, err := r.SyncGenerating(ctx); err != nil { // downstream.go
+			r.opts.Logger.Error("deleting the downstream of deleted generating policies", "error", err)
 		}
 		now := r.opts.Now()
 		wake := now.Add(r.opts.Resync)

@@ -14,12 +14,21 @@
 // are deleted with its deletionPropagationPolicy and their UID as
 // precondition.
 //
+// SyncGenerating (downstream.go) follows the GeneratingPolicies: when
+// one with synchronize and without orphanDownstreamOnPolicyDelete is gone
+// between two reads, what it generated is deleted (the objects labelled
+// generate.kyverno.io/policy-name: <policy> without the rule-name label,
+// in every resource Options.Discovery lists that can be listed and
+// deleted), as Kyverno's policy controller deletes the downstream of a
+// deleted policy.
+//
 // Limits: one run of one policy deletes at most Options.MaxDeletions
 // (DefaultMaxDeletions, 1000) resources, then stops with ErrMaxDeletions;
 // resource rules with wildcards or subresources are not listed (the
-// runner has no discovery): they are logged.
+// runner does not resolve them for DeletingPolicies): they are logged.
 //
-// RBAC: the runner reads the policies, exceptions and Namespaces; it can
+// RBAC: the runner reads the policies (DeletingPolicies and
+// GeneratingPolicies), exceptions and Namespaces; it can
 // list and delete only what an operator grants it, through ClusterRoles
 // labelled verdict.io/aggregate-to-cleanup: "true" (as Kyverno's cleanup
 // controller aggregates cleanup.kyverno.io roles). A resource it may not

@@ -230,10 +230,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 	}
 	lk := newLookup(nil, nil)
-	if lk.objects, err = l.resources(opts.TargetPaths); err != nil {
+	targets, err := l.resources(opts.TargetPaths)
+	if err != nil {
 		return nil, err
 	}
-	lk.objects = append(lk.objects, whole...)
+	lk.objects = append(targets, whole...)
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
@@ -244,6 +245,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	cel.addTargets(targets)
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 
 	if err := out.start(res); err != nil {
@@ -261,6 +263,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			// failures, --audit-warn or not.
 			auditWarn := opts.AuditWarn && (resp.Policy == nil || !resp.Policy.ruleless)
 			for _, rr := range resp.Results {
+				if rr.Target {
+					continue // Kyverno's CLI does not count the targets of a MutatingPolicy
+				}
 				if resp.Policy != nil && resp.Policy.Compiled != nil && resp.Policy.Compiled.VAP != nil {
 					countVAP(&res.Counts, rr)
 					continue

@@ -126,11 +126,12 @@ func TestApplyMutatingPolicies(t *testing.T) {
 	}
 }
 
-// TestRunTargetNotPatched checks that an expected result that names a
-// target resource no policy patched fails as Kyverno's CLI fails it ("Not
-// found"), instead of vanishing: here the targetMatchConstraints of a
-// MutatingPolicy, which Verdict does not evaluate yet.
-func TestRunTargetNotPatched(t *testing.T) {
+// TestRunMutateExistingTargets checks the targets of a MutatingPolicy
+// with mutateExisting as kyverno test checks them: the ConfigMap its
+// targetMatchConstraints select is patched and compared with
+// patchedResources; an expected result that names a target no policy
+// patched (the Secret) fails as Kyverno's CLI fails it ("Not found").
+func TestRunMutateExistingTargets(t *testing.T) {
 	rep, err := Run(context.Background(), []string{"testdata/mpol/existing"}, Options{FileName: "existing-test.yaml"})
 	if err != nil {
 		t.Fatalf("Run(testdata/mpol/existing) error = %v", err)
@@ -139,8 +140,39 @@ func TestRunTargetNotPatched(t *testing.T) {
 	for _, r := range rep.Results() {
 		got = append(got, r.Policy+" "+summarize(r))
 	}
-	want := []string{"label-configmaps shop/settings : pass ->  FAIL Not found"}
+	want := []string{
+		"label-configmaps v1/ConfigMap/shop/settings : pass -> pass ok Ok",
+		"label-configmaps shop/creds : pass ->  FAIL Not found",
+	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Run(testdata/mpol/existing) mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestApplyMutateExistingCounts applies testdata/mpol/existing with its
+// target: the patched target is printed, and only the trigger's result is
+// counted (twice, as Kyverno's CLI counts a MutatingPolicy's), not the
+// target's, which Kyverno's CLI leaves out of its counts.
+func TestApplyMutateExistingCounts(t *testing.T) {
+	res, err := Apply(context.Background(), ApplyOptions{
+		PolicyPaths:   []string{"testdata/mpol/existing/policy.yaml"},
+		ResourcePaths: []string{"testdata/mpol/existing/trigger.yaml"},
+		TargetPaths:   []string{"testdata/mpol/existing/target.yaml"},
+	})
+	if err != nil {
+		t.Fatalf("Apply(testdata/mpol/existing) error = %v", err)
+	}
+	var out bytes.Buffer
+	if err := WriteMutated(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteApplyText(&out, res); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"patched targets:", "mutated: \"true\"", "pass: 2, fail: 0, warn: 0, error: 0, skip: 0"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("Apply(testdata/mpol/existing) output lacks %q:\n%s", want, text)
+		}
 	}
 }

@@ -366,6 +366,7 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if err != nil {
 		return s, err
 	}
+	cel.addTargets(s.targets)
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 	return s, nil
 }

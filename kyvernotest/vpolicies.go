@@ -272,6 +272,9 @@ func (l *loader) cliContext(path string) (*CLIContext, error) {
 // global context entries by name.
 type celData struct {
 	objects map[string]map[string]map[string]map[string]any
+	// targets are the test's targetResources by group/version/resource
+	// (addTargets).
+	targets map[string][]map[string]any
 	images  map[string]map[string]any
 	http    map[string]any
 	globals map[string]any
@@ -527,4 +530,44 @@ func admissionPolicies(pols []*Policy) []*Policy {
 		}
 	}
 	return out
+}
+
+// addTargets adds a test's targetResources, as Kyverno's CLI registers
+// them with its fake context: resource.Get and resource.List find them,
+// and ListAllNamespaces lists them as the targets of MutatingPolicies.
+func (d *celData) addTargets(ts []*Resource) {
+	for _, t := range ts {
+		gv, err := schema.ParseGroupVersion(t.APIVersion)
+		if err != nil {
+			continue // the loader checked it
+		}
+		gvr, _ := meta.UnsafeGuessKindToResource(gv.WithKind(t.Kind))
+		obj := vpol.Normalize(t.Object).(map[string]any)
+		byNS := d.objects[gvr.String()]
+		if byNS == nil {
+			byNS = map[string]map[string]map[string]any{}
+			d.objects[gvr.String()] = byNS
+		}
+		md, _ := obj["metadata"].(map[string]any)
+		ns, _ := md["namespace"].(string)
+		if byNS[ns] == nil {
+			byNS[ns] = map[string]map[string]any{}
+		}
+		byNS[ns][t.Name] = obj
+		if d.targets == nil {
+			d.targets = map[string][]map[string]any{}
+		}
+		d.targets[gvr.String()] = append(d.targets[gvr.String()], obj)
+	}
+}
+
+// ListAllNamespaces implements eval.AllNamespacesLister as Kyverno's CLI
+// finds the targets of a MutatingPolicy: the test's targetResources of
+// the resource.
+func (d *celData) ListAllNamespaces(_ context.Context, apiVersion, resource string) ([]map[string]any, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, err
+	}
+	return d.targets[gv.WithResource(resource).String()], nil
 }

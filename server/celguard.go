@@ -2,9 +2,11 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync/atomic"
 
+	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -13,7 +15,11 @@ import (
 // data source calls made so far.
 type evalState struct {
 	inline bool
-	calls  atomic.Int32
+	// noImages refuses ImageVerifier calls: the inline policies hold an
+	// ImageValidatingPolicy and Options.ImageVerifyInlinePolicies is
+	// false.
+	noImages bool
+	calls    atomic.Int32
 }
 
 type evalStateKey struct{}
@@ -90,6 +96,14 @@ func (s guardedResources) ListResources(ctx context.Context, apiVersion, resourc
 	return s.r.ListResources(ctx, apiVersion, resource, namespace, labels)
 }
 
+// ListAllNamespaces implements eval.AllNamespacesLister.
+func (s guardedResources) ListAllNamespaces(ctx context.Context, apiVersion, resource string) ([]map[string]any, error) {
+	if err := s.g.count(ctx, fmt.Sprintf("list %s %s in every namespace", apiVersion, resource)); err != nil {
+		return nil, err
+	}
+	return eval.ListAllNamespaces(ctx, s.r, apiVersion, resource)
+}
+
 func (s guardedResources) PostResource(ctx context.Context, apiVersion, resource, namespace string, data map[string]any) (map[string]any, error) {
 	if err := s.g.count(ctx, fmt.Sprintf("resource.Post(%q, %q, %q)", apiVersion, resource, namespace)); err != nil {
 		return nil, err
@@ -134,4 +148,31 @@ func (s guardedImageData) ImageData(ctx context.Context, image string) (map[stri
 		return nil, err
 	}
 	return s.d.ImageData(ctx, image)
+}
+
+// guardedVerifier refuses the registry calls of an evaluation whose
+// inline policies hold an ImageValidatingPolicy, unless
+// Options.ImageVerifyInlinePolicies (evalState.noImages).
+type guardedVerifier struct{ v eval.ImageVerifier }
+
+// errInlineImages is the error of a refused registry call.
+var errInlineImages = errors.New("refused: registry calls are not allowed in inline ImageValidatingPolicies (--verify-images-inline-policies)")
+
+func imagesRefused(ctx context.Context) bool {
+	st, _ := ctx.Value(evalStateKey{}).(*evalState)
+	return st != nil && st.noImages
+}
+
+func (g guardedVerifier) VerifyImage(ctx context.Context, check eval.ImageCheck) (*eval.ImageVerified, error) {
+	if imagesRefused(ctx) {
+		return nil, fmt.Errorf("verify %s: %w", check.Image, errInlineImages)
+	}
+	return g.v.VerifyImage(ctx, check)
+}
+
+func (g guardedVerifier) ImageDigest(ctx context.Context, image string) (string, error) {
+	if imagesRefused(ctx) {
+		return "", fmt.Errorf("digest of %s: %w", image, errInlineImages)
+	}
+	return g.v.ImageDigest(ctx, image)
 }

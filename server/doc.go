@@ -57,8 +57,10 @@
 // What a client sends is bounded before it costs memory (Options):
 // MaxRequestPolicyBytes and MaxRequestPolicyRules limit the inline
 // policies or ValidatePolicies documents one request has compiled,
-// checked before compiling (a ValidatingPolicy's validations, a
-// MutatingPolicy's mutations are its rules); the inline cache keeps at most InlineCacheBytes of compiled
+// checked before compiling (a ValidatingPolicy's or an
+// ImageValidatingPolicy's validations, a MutatingPolicy's mutations, a
+// GeneratingPolicy's generations, a DeletingPolicy's conditions are its
+// rules); the inline cache keeps at most InlineCacheBytes of compiled
 // policies, measured by memSize without the CEL environments the engine
 // shares between policies (sharedMemory, size.go);
 // compiling for a request happens within one of the MaxEvaluations slots
@@ -71,8 +73,9 @@
 // share the cap (kyverno_metrics.go); the calls
 // of one evaluation to the CEL libraries' data sources are at most
 // MaxCELDataCalls, and http.* is refused to inline and namespaced
-// policies unless CELHTTPInlinePolicies / CELHTTPNamespacedPolicies
-// (celguard.go).
+// policies unless CELHTTPInlinePolicies / CELHTTPNamespacedPolicies,
+// and the registry calls of an evaluation whose inline policies hold an
+// ImageValidatingPolicy unless ImageVerifyInlinePolicies (celguard.go).
 //
 // The decision follows Kyverno's webhook: a failed rule whose action is
 // Enforce denies the request with Kyverno's "resource ... was blocked due

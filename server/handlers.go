@@ -60,6 +60,11 @@ func (s *Server) evaluate(ctx context.Context, req *verdictv1.EvaluateRequest) (
 	if err != nil {
 		return nil, err
 	}
+	if req.GetInlinePolicies() != nil && !s.opts.ImageVerifyInlinePolicies && slices.ContainsFunc(policies, func(p *policy.Policy) bool { return p.ImageValidating != nil }) {
+		if st, ok := ctx.Value(evalStateKey{}).(*evalState); ok {
+			st.noImages = true
+		}
+	}
 	if er.Mode == eval.Admission {
 		policies = admissionPolicies(policies)
 	}

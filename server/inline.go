@@ -10,6 +10,9 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/dpol"
+	"github.com/verdict-policy/verdict/engine/gpol"
+	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -29,11 +32,13 @@ type inlinePolicies struct {
 // the inline cache under the identity "inline" and the hash of its bytes.
 // A document may hold kyverno.io ClusterPolicies, Policies and
 // PolicyExceptions, and policies.kyverno.io ValidatingPolicies,
-// NamespacedValidatingPolicies, MutatingPolicies,
-// NamespacedMutatingPolicies and PolicyExceptions, in any mix. Before
-// anything is compiled, the documents' bytes and rules (the validations
-// of a ValidatingPolicy, the mutations of a MutatingPolicy) are checked against the request limits
-// (s.limits).
+// MutatingPolicies, GeneratingPolicies, DeletingPolicies,
+// ImageValidatingPolicies (each kind and its namespaced kind) and
+// PolicyExceptions, in any mix. Before anything is compiled, the
+// documents' bytes and rules (the validations of a ValidatingPolicy or an
+// ImageValidatingPolicy, the mutations of a MutatingPolicy, the
+// generations of a GeneratingPolicy, the conditions of a DeletingPolicy)
+// are checked against the request limits (s.limits).
 func (s *Store) inline(ctx context.Context, docs [][]byte) (*inlinePolicies, error) {
 	const field = "inline_policies.documents"
 	size := 0
@@ -101,7 +106,8 @@ func (s *Store) inline(ctx context.Context, docs [][]byte) (*inlinePolicies, err
 
 // inlineDocument is an inline document decoded: its objects in order,
 // each one kind, and the rules of its policies as written (a
-// ValidatingPolicy's validations, a MutatingPolicy's mutations).
+// ValidatingPolicy's validations, a MutatingPolicy's mutations, and so
+// on: see inline).
 type inlineDocument struct {
 	objects []inlineObject
 	rules   int
@@ -114,6 +120,9 @@ type inlineObject struct {
 	policy       *kyverno.Document
 	validating   *vpol.Document
 	mutating     *mpol.Document
+	generating   *gpol.Document
+	deleting     *dpol.Document
+	imageValid   *ivpol.Document
 	exception    *kyverno.PolicyException
 	celException *vpol.ExceptionDocument
 }
@@ -147,6 +156,21 @@ func decodeInline(source string, data []byte) *inlineDocument {
 			obj.mutating, err = mpol.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.mutating.Spec.Mutations)
+			}
+		case gpol.IsPolicy(apiVersion, kind):
+			obj.generating, err = gpol.DecodePolicy(o.Value)
+			if err == nil {
+				d.rules += len(obj.generating.Spec.Generation)
+			}
+		case dpol.IsPolicy(apiVersion, kind):
+			obj.deleting, err = dpol.DecodePolicy(o.Value)
+			if err == nil {
+				d.rules += len(obj.deleting.Spec.Conditions)
+			}
+		case ivpol.IsPolicy(apiVersion, kind):
+			obj.imageValid, err = ivpol.DecodePolicy(o.Value)
+			if err == nil {
+				d.rules += len(obj.imageValid.Spec.Validations)
 			}
 		case vpol.IsException(apiVersion, kind):
 			obj.celException, err = vpol.DecodeException(o.Value)
@@ -212,6 +236,22 @@ func (d *inlineDocument) compile() *compiled {
 			c.policies = append(c.policies, p)
 		case o.mutating != nil:
 			p, err := policy.CompileMutating(o.mutating)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.policies = append(c.policies, p)
+		case o.generating != nil || o.deleting != nil || o.imageValid != nil:
+			var p *policy.Policy
+			var err error
+			switch {
+			case o.generating != nil:
+				p, err = policy.CompileGenerating(o.generating)
+			case o.deleting != nil:
+				p, err = policy.CompileDeleting(o.deleting)
+			default:
+				p, err = policy.CompileImageValidating(o.imageValid)
+			}
 			if err != nil {
 				errs = append(errs, err)
 				continue

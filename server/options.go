@@ -185,6 +185,12 @@ type Options struct {
 	// ImageVerifier checks image signatures and attestations for
 	// verifyImages rules. Default: none; such rules report an error.
 	ImageVerifier eval.ImageVerifier
+	// ImageVerifyInlinePolicies lets an evaluation whose inline policies
+	// hold an ImageValidatingPolicy reach registries. Default false: its
+	// ImageVerifier calls are refused (the image functions fail), so that
+	// a caller of Evaluate cannot make the server contact registries of
+	// its choosing.
+	ImageVerifyInlinePolicies bool
 
 	// Reports receives the item of every evaluation (publish.Item) for
 	// the report writer, offered without waiting: the sink's queue is the

@@ -100,6 +100,9 @@ func New(opts Options) (*Server, error) {
 	}
 	// The guards refuse before a call waits (and gives up its slot).
 	engineOpts.CELData = guard.sources(engineOpts.CELData)
+	if engineOpts.ImageVerifier != nil && !opts.ImageVerifyInlinePolicies {
+		engineOpts.ImageVerifier = guardedVerifier{engineOpts.ImageVerifier}
+	}
 	s := &Server{
 		opts:     opts,
 		log:      opts.Logger,

@@ -202,6 +202,12 @@ func (s slotResources) ListResources(ctx context.Context, apiVersion, resource, 
 	return s.r.ListResources(ctx, apiVersion, resource, namespace, labels)
 }
 
+// ListAllNamespaces implements eval.AllNamespacesLister.
+func (s slotResources) ListAllNamespaces(ctx context.Context, apiVersion, resource string) ([]map[string]any, error) {
+	defer pause(ctx)()
+	return eval.ListAllNamespaces(ctx, s.r, apiVersion, resource)
+}
+
 func (s slotResources) PostResource(ctx context.Context, apiVersion, resource, namespace string, data map[string]any) (map[string]any, error) {
 	defer pause(ctx)()
 	return s.r.PostResource(ctx, apiVersion, resource, namespace, data)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/cleanup"
@@ -93,8 +94,12 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 	if err != nil {
 		return usageError("kubernetes client: %v", err)
 	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return usageError("kubernetes discovery client: %v", err)
+	}
 	r, err := cleanup.New(cleanup.Options{
-		Client: dc, Namespace: fl.namespace, DisableExceptions: fl.noExceptions,
+		Client: dc, Discovery: disc, Namespace: fl.namespace, DisableExceptions: fl.noExceptions,
 		MaxDeletions: fl.maxDeletions, PageSize: fl.pageSize, Resync: fl.resync,
 		DryRun: fl.dryRun, Logger: log,
 	})

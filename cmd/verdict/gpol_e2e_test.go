@@ -217,3 +217,112 @@ func TestE2EDeletingPolicy(t *testing.T) {
 		return nil
 	})
 }
+
+// syncNetpolPolicy generates the NetworkPolicy sync-deny in every new
+// Namespace and keeps it synchronized; orphanConfigPolicy the ConfigMap
+// orphan-cm, synchronized too but left in place when the policy goes.
+const (
+	syncNetpolPolicy = `apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: sync-netpol
+spec:
+  evaluation:
+    synchronize:
+      enabled: true
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+  generate:
+  - expression: >-
+      generator.Apply(object.metadata.name, [{"kind": dyn("NetworkPolicy"), "apiVersion": dyn("networking.k8s.io/v1"),
+        "metadata": dyn({"name": "sync-deny"}), "spec": dyn({"podSelector": dyn({}), "policyTypes": dyn(["Ingress"])})}])
+`
+	orphanConfigPolicy = `apiVersion: policies.kyverno.io/v1
+kind: GeneratingPolicy
+metadata:
+  name: orphan-config
+spec:
+  evaluation:
+    synchronize:
+      enabled: true
+    orphanDownstreamOnPolicyDelete:
+      enabled: true
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [namespaces]
+  generate:
+  - expression: >-
+      generator.Apply(object.metadata.name, [{"kind": dyn("ConfigMap"), "apiVersion": dyn("v1"),
+        "metadata": dyn({"name": "orphan-cm"}), "data": dyn({"k": "v"})}])
+`
+)
+
+// TestE2EGeneratingPolicySynchronize deploys overlays/dev and runs
+// verdict cleanup as overlays/cleanup does, against a real API server:
+// with synchronize, deleting a trigger Namespace deletes what was
+// generated in it (the webhook proxy applies the delete intents), and
+// deleting the policy deletes what it generated (the cleanup runner),
+// unless orphanDownstreamOnPolicyDelete.
+func TestE2EGeneratingPolicySynchronize(t *testing.T) {
+	d := deployDev(t, nsPurposePolicy, syncNetpolPolicy, orphanConfigPolicy)
+	ctx := t.Context()
+	newNamespace := func(name string) {
+		t.Helper()
+		if _, err := d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"purpose": "production"}}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create Namespace %s: %v", name, err)
+		}
+	}
+	generated := func(ns string, wantNetpol, wantConfigMap bool) func() error {
+		return func() error {
+			_, err := d.cs.NetworkingV1().NetworkPolicies(ns).Get(ctx, "sync-deny", metav1.GetOptions{})
+			if gotNetpol := err == nil; gotNetpol != wantNetpol {
+				return errf("NetworkPolicy %s/sync-deny present = %v (%v), want %v", ns, gotNetpol, err, wantNetpol)
+			}
+			_, err = d.cs.CoreV1().ConfigMaps(ns).Get(ctx, "orphan-cm", metav1.GetOptions{})
+			if gotCM := err == nil; gotCM != wantConfigMap {
+				return errf("ConfigMap %s/orphan-cm present = %v (%v), want %v", ns, gotCM, err, wantConfigMap)
+			}
+			return nil
+		}
+	}
+
+	t.Run("trigger deleted", func(t *testing.T) {
+		newNamespace("gsync-a")
+		poll(t, 30*time.Second, "the resources generated", generated("gsync-a", true, true))
+		// Without a namespace controller the Namespace stays Terminating;
+		// its DELETE went through the webhooks.
+		if err := d.cs.CoreV1().Namespaces().Delete(ctx, "gsync-a", metav1.DeleteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		poll(t, 30*time.Second, "the generated resources deleted", generated("gsync-a", false, false))
+	})
+
+	t.Run("policy deleted", func(t *testing.T) {
+		newNamespace("gsync-b")
+		poll(t, 30*time.Second, "the resources generated", generated("gsync-b", true, true))
+		objs, err := deploy.Render("overlays/cleanup")
+		if err != nil {
+			t.Fatal(err)
+		}
+		args, err := deploy.ComponentArgs(objs, "cleanup", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		startProcess(t, "cleanup", deploy.LocalArgs(args, d.kubeconfig, map[string]string{"health-listen": freeAddr(t), "resync": "1s"}))
+		time.Sleep(3 * time.Second) // the runner has read the policies
+		gvr := schema.GroupVersionResource{Group: "policies.kyverno.io", Version: "v1", Resource: "generatingpolicies"}
+		for _, name := range []string{"sync-netpol", "orphan-config"} {
+			if err := d.dyn.Resource(gvr).Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
+				t.Fatalf("delete GeneratingPolicy %s: %v", name, err)
+			}
+		}
+		poll(t, 30*time.Second, "the synchronized policy's resources deleted, the orphaned kept", generated("gsync-b", false, true))
+	})
+}

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -13,6 +15,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/deploy"
 )
 
 // addTeamMutatingPolicy adds the label team: platform to Pods.
@@ -152,6 +156,98 @@ func registerMutatingWebhooks(t *testing.T, d *devDeployment) {
 		mwc.ResourceVersion = ""
 		if _, err := d.cs.AdmissionregistrationV1().MutatingWebhookConfigurations().Create(t.Context(), &mwc, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// refreshConfigMapsPolicy labels, when the ConfigMap trigger changes, the
+// ConfigMaps of the cluster labelled refresh: "true" with the trigger's
+// namespace and name (mutate-existing only: admission disabled).
+const refreshConfigMapsPolicy = `apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata:
+  name: refresh-configmaps
+spec:
+  evaluation:
+    admission:
+      enabled: false
+    mutateExisting:
+      enabled: true
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+      resourceNames: [trigger]
+  targetMatchConstraints:
+    objectSelector:
+      matchLabels:
+        refresh: "true"
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: [v1]
+      operations: [CREATE, UPDATE]
+      resources: [configmaps]
+  variables:
+  - name: trigger
+    expression: request.object.metadata.namespace + "." + request.object.metadata.name
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"refreshed-by": variables.trigger}}}'
+`
+
+// TestE2EMutateExisting deploys overlays/dev and checks, against a real
+// API server, a MutatingPolicy with mutateExisting: after a scan (the
+// scanner replays the policy's triggers and applies the target patches
+// the decision server computes from the cluster), the ConfigMaps its
+// targetMatchConstraints select carry the label its mutation adds, with
+// the trigger's name, and the others do not; the trigger itself is not
+// patched.
+func TestE2EMutateExisting(t *testing.T) {
+	d := deployDev(t, nsPurposePolicy)
+	ctx := t.Context()
+	for _, ns := range []string{"mpolx-a", "mpolx-b"} {
+		if _, err := d.cs.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{
+			Name: ns, Labels: map[string]string{"purpose": "production"},
+		}}, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create Namespace %s: %v", ns, err)
+		}
+	}
+	for _, cm := range []struct{ ns, name, refresh string }{
+		{"mpolx-a", "trigger", ""}, {"mpolx-a", "one", "true"}, {"mpolx-b", "two", "true"}, {"mpolx-b", "other", "false"},
+	} {
+		obj := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: cm.name, Namespace: cm.ns}, Data: map[string]string{"k": "v"}}
+		if cm.refresh != "" {
+			obj.Labels = map[string]string{"refresh": cm.refresh}
+		}
+		if _, err := d.cs.CoreV1().ConfigMaps(cm.ns).Create(ctx, obj, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("create ConfigMap %s/%s: %v", cm.ns, cm.name, err)
+		}
+	}
+	d.applyPolicies(t, refreshConfigMapsPolicy)
+	waitServed(t, d, "refresh-configmaps")
+	for shard := 0; shard < 2; shard++ {
+		args, err := deploy.Args(d.overlay, "scanner", map[string]string{"JOB_COMPLETION_INDEX": fmt.Sprint(shard)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = deploy.LocalArgs(args, d.kubeconfig, map[string]string{"server": d.serverAddr, "report-writer": d.writerAddr})
+		var out, errOut bytes.Buffer
+		if code := run(ctx, args, &out, &errOut); code != 0 {
+			t.Fatalf("verdict %s = exit %d, want 0\n%s%s", strings.Join(args, " "), code, out.String(), errOut.String())
+		}
+	}
+	want := map[string]string{"mpolx-a/trigger": "", "mpolx-a/one": "mpolx-a.trigger", "mpolx-b/two": "mpolx-a.trigger", "mpolx-b/other": ""}
+	for key, label := range want {
+		ns, name, _ := strings.Cut(key, "/")
+		cm, err := d.cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatalf("get ConfigMap %s: %v", key, err)
+		}
+		if got := cm.Labels["refreshed-by"]; got != label {
+			t.Errorf("ConfigMap %s label refreshed-by = %q, want %q", key, got, label)
 		}
 	}
 }

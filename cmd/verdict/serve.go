@@ -54,6 +54,7 @@ type serveFlags struct {
 	gcPercent int
 
 	verifyImages bool
+	verifyInline bool
 	celData      celDataFlags
 	trace        traceFlags
 
@@ -90,6 +91,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	registerGCFlag(fs, &f.gcPercent)
 	f.trace.register(fs)
 	fs.BoolVar(&f.verifyImages, "verify-images", true, "check image signatures of verifyImages rules against their registries (Docker config credentials); false: those rules report an error")
+	fs.BoolVar(&f.verifyInline, "verify-images-inline-policies", false, "let inline ImageValidatingPolicies of Evaluate calls reach registries (any caller of the server could then make it contact the registries of its images)")
 	f.celData.register(fs)
 }
 
@@ -132,6 +134,7 @@ func (f *serveFlags) options(stderr io.Writer) (server.Options, error) {
 	if f.verifyImages {
 		opts.ImageVerifier = newImageVerifier()
 	}
+	opts.ImageVerifyInlinePolicies = f.verifyInline
 	if f.policies != "" {
 		opts.Sources = append(opts.Sources, &server.FolderSource{Dir: f.policies, Interval: f.pollInterval})
 	}

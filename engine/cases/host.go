@@ -463,3 +463,18 @@ func (c celGlobals) GlobalReference(_ context.Context, name, projection string) 
 	}
 	return v, nil
 }
+
+// ListAllNamespaces implements eval.AllNamespacesLister: the objects of
+// the resource in every namespace, as the cluster lists them.
+func (r celResources) ListAllNamespaces(_ context.Context, apiVersion, resource string) ([]map[string]any, error) {
+	var out []map[string]any
+	for _, o := range r {
+		av, _ := o["apiVersion"].(string)
+		kind, _ := o["kind"].(string)
+		gv, _ := schema.ParseGroupVersion(av)
+		if gvr, _ := meta.UnsafeGuessKindToResource(gv.WithKind(kind)); av == apiVersion && gvr.Resource == resource {
+			out = append(out, o)
+		}
+	}
+	return out, nil
+}

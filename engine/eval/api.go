@@ -166,6 +166,11 @@ type RuleResult struct {
 	// whose evaluation failed ("spec.mutations[1].jsonPatch.expression"),
 	// which Kyverno's message does not name.
 	Path string
+	// Target is true for the result of one target of a MutatingPolicy's
+	// mutate-existing (mpolexisting.go): about that target, reported with
+	// the trigger (the request's resource), as Kyverno's CLI reports it,
+	// which leaves it out of its counts.
+	Target bool
 }
 
 // Response is the outcome of evaluating policies against one request.

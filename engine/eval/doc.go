@@ -52,6 +52,18 @@
 // would still change it is a fail "mutation is not applied"
 // (MessageNotApplied), as in Kyverno's background scans.
 //
+// A MutatingPolicy with mutateExisting mutates existing targets
+// (mpolexisting.go) in a Request.MutateExisting replay, and at admission
+// with Options.KyvernoCLI (Kyverno's CLI mutates a test's targetResources
+// in the same run; a cluster host replays the trigger off the answer path
+// instead): when the trigger matches its matchConstraints and match
+// conditions, its targets are what targetMatchConstraints.expression
+// returns, or the objects of its target resource rules that its target
+// constraints match, listed through Options.CELData (every namespace:
+// AllNamespacesLister when the source has it, ListResources with
+// namespace "" otherwise); each target evaluated gives a result of type
+// Mutation, and each one its mutations change a TargetPatch.
+//
 // GeneratingPolicies and NamespacedGeneratingPolicies (Generating set)
 // run after the generate rules (gpol.go): admission requests run those
 // whose admission is enabled, a Request.GenerateExisting replay those
@@ -61,7 +73,12 @@
 // for: with Options.KyvernoCLI the object in the call's namespace, as
 // Kyverno's CLI shows it; otherwise as Kyverno's controllers create it
 // (server fields dropped, cluster-scoped kinds without a namespace,
-// Kyverno's ownership labels). DeletingPolicies and
+// Kyverno's ownership labels). A GeneratingPolicy with synchronize, on an
+// admission UPDATE or DELETE of a trigger (gpolsync.go), is also
+// evaluated on the old object: what it generated then, and no longer
+// generates (everything, when the trigger is deleted or no longer
+// matches), is a Generated with action delete when the Lookup finds it
+// with the policy's labels for that trigger. DeletingPolicies and
 // NamespacedDeletingPolicies (Deleting set) give a result of type
 // Deletion with Options.KyvernoCLI only (dpol.go), as Kyverno's CLI
 // reports them: pass "resource matched" for a resource the policy would
@@ -78,7 +95,8 @@
 // controls instead.
 //
 // Besides results, the Response carries the mutated object and its RFC
-// 6902 JSON Patch, the patched targets of mutate existing rules, and what
+// 6902 JSON Patch, the patched targets of mutate existing rules and
+// MutatingPolicies, and what
 // generate rules ask the host to create, update or delete. Mutate targets,
 // clone sources and existing generated resources are read through Lookup;
 // the engine writes nothing.

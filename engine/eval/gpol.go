@@ -43,6 +43,9 @@ func (ev *evaluation) generatingPolicies(policies []*policy.Policy, resp *Respon
 			in = ev.vpolInput()
 		}
 		r := gp.Evaluate(ev.ctx, in, ev.req.CELExceptions)
+		if gp.Synchronize && ev.synchronizes() {
+			resp.Generated = append(resp.Generated, ev.staleDownstream(p, gp, r)...) // gpolsync.go
+		}
 		if r == nil {
 			continue
 		}

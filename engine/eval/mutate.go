@@ -115,6 +115,13 @@ func (ev *evaluation) mutatePhase(policies []*policy.Policy, resp *Response) {
 			ev.setObject(obj)
 		}
 	}
+	// The targets of the MutatingPolicies with mutateExisting: in a
+	// replay, or in Kyverno's CLI, which mutates a test's targetResources
+	// in the same run (mpolexisting.go). At admission the host replays
+	// the trigger off the answer path instead.
+	if ev.req.MutateExisting || ev.e.kyvernoCLI && ev.req.Mode == Admission {
+		ev.mutateExistingPolicies(policies, resp)
+	}
 	if !mutate.Equal(orig, obj) {
 		resp.Patched = obj
 		patch, err := mutate.MarshalPatch(mutate.Diff(orig, obj))

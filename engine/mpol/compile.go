@@ -45,6 +45,7 @@ type Policy struct {
 	Reinvocation string
 
 	variants []*Variant
+	targets  *targets // of a policy with mutateExisting (target.go)
 }
 
 // Variant is one of the policies Kyverno makes of a MutatingPolicy: the
@@ -137,6 +138,9 @@ func (c *compiler) policy(doc *Document) *Policy {
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))
+	if p.MutateExisting {
+		c.compileTargets(env, p) // with the variables of the policy as written
+	}
 	if len(c.errs) > 0 {
 		return p // the variants would repeat the policy's problems
 	}

@@ -51,7 +51,10 @@
 //     server merges a mutating admission policy's (smd.go:
 //     structured-merge-diff, with the schema of the object's kind; lists
 //     merged by their keys, atomic fields refused unless
-//     evaluation.useServerSideApply). The schemas are those of the
+//     evaluation.useServerSideApply; the whole object is validated, and
+//     only the part of it the Object reaches goes through the merge, the
+//     rest put back after, which gives the merge of the whole object at
+//     a fraction of its cost). The schemas are those of the
 //     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
 //     (builtins.yaml, made by gen_builtins.go); a kind without a schema
 //     is an error, as in Kyverno's CLI ("type converter must not be
@@ -66,6 +69,25 @@
 // failed (Result.Path), and changes nothing: its mutations apply to the
 // object only when all of them applied. Otherwise it passes ("success"),
 // with its audit annotations as properties.
+//
+// # Mutate existing
+//
+// A policy with spec.evaluation.mutateExisting enabled also compiles its
+// targets (target.go), after the variables of the policy as written:
+// spec.targetMatchConstraints.expression (an expression of type
+// map(string, any): one object, or a list object whose items are the
+// targets), spec.targetMatchConditions (bool), and otherwise the target
+// constraints a host lists targets for (TargetConstraints: the resource
+// rules of targetMatchConstraints, or matchConstraints without them, with
+// every operation). TriggerMatches is Kyverno's MatchesMutateExisting
+// (matchConstraints, then the match conditions with the variables bound;
+// a replayed trigger matches whatever its operation), ResolveTargets
+// evaluates the expression for a trigger, and EvaluateTarget is Kyverno's
+// EvaluateTarget: object is the target, oldObject and namespaceObject
+// null, request the trigger's; targetMatchConditions replace the match
+// conditions; a pass returns the patched target. A trigger has at most
+// MaxTargets (1000) targets, past which it is an error (ErrTooManyTargets)
+// and nothing is mutated.
 //
 // # MutatingAdmissionPolicy
 //

@@ -87,7 +87,13 @@ func mergeTyped(t typed.ParseableType, obj, patch map[string]any, allowAtomic bo
 	if err != nil {
 		return nil, fmt.Errorf("failed to convert original object to typed object: %w", err)
 	}
-	merged, err := liveTyped.Merge(patchTyped)
+	// The merge copies every field of the object; those the patch does
+	// not reach are left out of it and put back after (prune, graft).
+	// The pruned object is part of the object just validated.
+	pruned := prune(liveTyped.Schema(), liveTyped.TypeRef(), obj, patch)
+	//nolint:staticcheck // validated as part of liveTyped
+	prunedTyped := typed.AsTypedUnvalidated(value.NewValueInterface(pruned), liveTyped.Schema(), liveTyped.TypeRef())
+	merged, err := prunedTyped.Merge(patchTyped)
 	if err != nil {
 		return nil, fmt.Errorf("failed to merge patch: %w", err)
 	}
@@ -96,7 +102,65 @@ func mergeTyped(t typed.ParseableType, obj, patch map[string]any, allowAtomic bo
 	if !ok {
 		return nil, fmt.Errorf("failed to convert typed object to object: failed to convert value to unstructured for type %T", u)
 	}
-	return out, nil
+	return graft(liveTyped.Schema(), liveTyped.TypeRef(), out, obj, patch), nil
+}
+
+// prune returns the part of live that a merge of patch reads: at each
+// struct or granular map (whose fields merge one by one), the fields
+// patch sets, descending where both are objects; an atomic map, and
+// every other value, whole. A merge of patch into the pruned object gives
+// the fields patch sets; graft puts the others back.
+func prune(s *smdschema.Schema, tr smdschema.TypeRef, live, patch map[string]any) map[string]any {
+	a, ok := s.Resolve(tr)
+	if !ok || a.Map == nil || a.Map.ElementRelationship == smdschema.Atomic {
+		return live
+	}
+	out := make(map[string]any, len(patch))
+	for k, pv := range patch {
+		lv, ok := live[k]
+		if !ok {
+			continue
+		}
+		lm, lok := lv.(map[string]any)
+		pm, pok := pv.(map[string]any)
+		if !lok || !pok {
+			out[k] = lv
+			continue
+		}
+		out[k] = prune(s, fieldType(a.Map, k), lm, pm)
+	}
+	return out
+}
+
+// graft puts back into merged (the merge of patch into prune(live,
+// patch)) the fields of live that prune left out. merged is modified.
+func graft(s *smdschema.Schema, tr smdschema.TypeRef, merged, live, patch map[string]any) map[string]any {
+	a, ok := s.Resolve(tr)
+	if !ok || a.Map == nil || a.Map.ElementRelationship == smdschema.Atomic {
+		return merged
+	}
+	for k, lv := range live {
+		pv, inPatch := patch[k]
+		if !inPatch {
+			merged[k] = lv
+			continue
+		}
+		lm, lok := lv.(map[string]any)
+		pm, pok := pv.(map[string]any)
+		mm, mok := merged[k].(map[string]any)
+		if lok && pok && mok {
+			merged[k] = graft(s, fieldType(a.Map, k), mm, lm, pm)
+		}
+	}
+	return merged
+}
+
+// fieldType is the type of a struct's field or a map's values.
+func fieldType(m *smdschema.Map, key string) smdschema.TypeRef {
+	if sf, ok := m.FindField(key); ok {
+		return sf.Type
+	}
+	return m.ElementType
 }
 
 // findAtomics is Kubernetes' findAtomics: the paths of the atomic lists,

@@ -42,7 +42,9 @@ type Scopes struct {
 	// for existing triggers.
 	GenerateExisting Scope
 	// MutateExisting is the mutate rules with targets and
-	// mutateExistingOnPolicyUpdate, replayed for existing triggers.
+	// mutateExistingOnPolicyUpdate, or a MutatingPolicy with
+	// mutateExisting (its rule the policy's name, its kinds the resources
+	// of its matchConstraints), replayed for existing triggers.
 	MutateExisting Scope
 }
 
@@ -65,6 +67,12 @@ func (p *Policy) Scopes() Scopes {
 			for _, v := range p.Mutating.Variants() {
 				s.Background.addResourceRules(v.MatchConstraints())
 			}
+		}
+		// The triggers of mutateExisting: the resources of its
+		// matchConstraints, under a rule named after the policy.
+		if p.Mutating.MutateExisting {
+			s.MutateExisting.Rules = append(s.MutateExisting.Rules, p.Mutating.Name)
+			s.MutateExisting.addResourceRules(p.Mutating.Document().Spec.MatchConstraints)
 		}
 		return s
 	}

@@ -190,6 +190,51 @@ spec:
 	}
 }
 
+// TestScopesMutateExisting: a MutatingPolicy with mutateExisting replays
+// the resources of its matchConstraints (its triggers), not those of its
+// targetMatchConstraints, under a rule named after it.
+func TestScopesMutateExisting(t *testing.T) {
+	const doc = `
+apiVersion: policies.kyverno.io/v1
+kind: MutatingPolicy
+metadata: {name: mp}
+spec:
+  evaluation:
+    background: {enabled: false}
+    mutateExisting: {enabled: %s}
+  matchConstraints:
+    resourceRules:
+    - {apiGroups: [apps], apiVersions: [v1], operations: [CREATE], resources: [deployments, deployments/scale]}
+  targetMatchConstraints:
+    resourceRules:
+    - {apiGroups: [""], apiVersions: [v1], operations: [CREATE], resources: [configmaps]}
+  mutations:
+  - patchType: ApplyConfiguration
+    applyConfiguration:
+      expression: 'Object{metadata: Object.metadata{labels: {"team": "x"}}}'
+`
+	tests := []struct {
+		enabled string
+		want    policy.Scopes
+	}{
+		{"true", policy.Scopes{MutateExisting: policy.Scope{Rules: []string{"mp"}, Kinds: []match.Kind{{Group: "apps", Version: "v1", Resource: "deployments"}}}}},
+		{"false", policy.Scopes{}},
+	}
+	for _, tt := range tests {
+		docs, err := mpol.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := policy.CompileMutating(docs[0])
+		if err != nil {
+			t.Fatalf("CompileMutating(mutateExisting %s): %v", tt.enabled, err)
+		}
+		if diff := cmp.Diff(tt.want, p.Scopes(), cmpopts.EquateEmpty()); diff != "" {
+			t.Errorf("Scopes(mutateExisting %s) mismatch (-want +got):\n%s", tt.enabled, diff)
+		}
+	}
+}
+
 // TestScopesVAP: a ValidatingAdmissionPolicy's matchConstraints, only when
 // it is labelled reports.kyverno.io/enabled: "true" (as Kyverno's reports
 // controller selects them).
