@@ -43,8 +43,12 @@ CHART       ?= deploy/helm/verdict
 
 all: build
 
+# The version verdict version and the image carry: git describe of the
+# checkout (Go records no VCS information under -buildvcs=false).
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+
 build:
-	$(GO) build -o $(BIN) ./cmd/verdict
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o $(BIN) ./cmd/verdict
 
 # The decision server with the example policies, on loopback, until Ctrl-C.
 run: build
@@ -148,7 +152,6 @@ fuzz-hostile:
 # gcr.io/distroless/static:nonroot. Skipped, with a message, when no docker
 # daemon answers.
 IMAGE   ?= ghcr.io/verdict-policy/verdict
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 
 image:
 	@if docker info >/dev/null 2>&1; then \
