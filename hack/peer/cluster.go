@@ -102,6 +102,7 @@ var (
 	crdGVR  = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	cpolGVR = schema.GroupVersionResource{Group: "kyverno.io", Version: "v1", Resource: "clusterpolicies"}
 	nsGVR   = schema.GroupVersionResource{Version: "v1", Resource: "namespaces"}
+	saGVR   = schema.GroupVersionResource{Version: "v1", Resource: "serviceaccounts"}
 )
 
 // readObjects decodes every YAML document of the files (a folder is
@@ -177,6 +178,12 @@ func install(ctx context.Context, cfg *rest.Config, crdDir, policyFile string, n
 		o := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": ns}}}
 		if _, err := dc.Resource(nsGVR).Create(ctx, o, metav1.CreateOptions{}); err != nil {
 			return 0, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		// No controller-manager runs: the service account admission
+		// plugin needs the namespace's default ServiceAccount.
+		sa := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": map[string]any{"name": "default", "namespace": ns}}}
+		if _, err := dc.Resource(saGVR).Namespace(ns).Create(ctx, sa, metav1.CreateOptions{}); err != nil {
+			return 0, fmt.Errorf("service account %s/default: %w", ns, err)
 		}
 	}
 	pols, err := readObjects(policyFile)

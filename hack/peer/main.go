@@ -116,8 +116,11 @@ func run(r *runner, o options) {
 			r.Fatalf("pinning the load generator to CPUs %s: %v", o.loadCPUs, err)
 		}
 	}
-	for _, p := range []string{o.verdict, o.kyverno} {
-		if _, err := os.Stat(p); err != nil {
+	for _, p := range []struct{ who, path string }{{"verdict", o.verdict}, {"kyverno", o.kyverno}} {
+		if o.only != "both" && o.only != p.who {
+			continue
+		}
+		if _, err := os.Stat(p.path); err != nil {
 			r.Fatalf("%v", err)
 		}
 	}
