@@ -61,7 +61,7 @@ func main() {
 	flag.StringVar(&o.loadCPUs, "load-cpus", "0", "CPUs of the load generator, etcd and the apiserver (taskset -c list; empty: no pinning)")
 	flag.DurationVar(&o.warmup, "warmup", 2*time.Second, "warm-up of each scenario, not counted")
 	flag.DurationVar(&o.duration, "duration", 10*time.Second, "measured time of each scenario")
-	flag.StringVar(&rates, "rates", "100,300,1000", "open-loop rates, reviews a second")
+	flag.StringVar(&rates, "rates", "50,200,1000", "open-loop rates, reviews a second")
 	flag.StringVar(&conc, "concurrency", "16,100,500", "closed-loop reviews in flight")
 	flag.IntVar(&o.maxInFlight, "max-in-flight", 2000, "open loop: most reviews outstanding; later arrivals are counted as dropped")
 	flag.IntVar(&o.apiConcurrency, "api-concurrency", 16, "Pod creates (dry run) in flight through the API server; 0: skip")
@@ -265,7 +265,10 @@ func startVerdict(r *runner, o options, kubeconfig string) *system {
 
 func startKyverno(r *runner, o options, kubeconfig string) *system {
 	port := freePort()
-	env := []string{"KYVERNO_NAMESPACE=kyverno", "KYVERNO_POD_NAME=kyverno-peer", "KYVERNO_DEPLOYMENT=kyverno-admission-controller"}
+	// The variables a Kyverno pod gets from its Helm chart (cmd/internal/check.go
+	// requires them).
+	env := []string{"KYVERNO_NAMESPACE=kyverno", "KYVERNO_POD_NAME=kyverno-peer", "KYVERNO_DEPLOYMENT=kyverno-admission-controller",
+		"KYVERNO_SERVICEACCOUNT_NAME=kyverno-admission-controller", "INIT_CONFIG=kyverno", "METRICS_CONFIG=kyverno-metrics", "KYVERNO_SVC=kyverno-svc"}
 	p, err := start(r, r.dir, "kyverno", o.cpus, o.gomaxprocs, env, o.kyverno,
 		"--kubeconfig", kubeconfig,
 		"--serverIP", fmt.Sprintf("127.0.0.1:%d", port),
