@@ -107,13 +107,16 @@ func apiServerScenario(ctx context.Context, r *runner, o options, cl *e2e.Cluste
 						return
 					}
 					_, err := kc.CoreV1().Pods(benchNamespace).Create(ctx, pods[i], metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-					allowed := err == nil
+					allowed, msg := err == nil, ""
+					if err != nil {
+						msg = err.Error()
+					}
 					if err != nil && (apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
 						err = nil
 					}
 					if t0.After(startAt) {
 						// kinds[0] is the passing Pod, kinds[1] the failing one.
-						rec.add(time.Since(t0), i, allowed, err)
+						rec.add(time.Since(t0), i, allowed, msg, err)
 					}
 				}
 			})

@@ -115,33 +115,43 @@ type admissionResponse struct {
 	Response struct {
 		UID     string `json:"uid"`
 		Allowed bool   `json:"allowed"`
+		Status  struct {
+			Message string `json:"message"`
+		} `json:"status"`
 	} `json:"response"`
 }
 
 // post sends one review and returns whether it was allowed.
 func (c *client) post(ctx context.Context, base string, body []byte) (bool, error) {
+	allowed, _, err := c.postMessage(ctx, base, body)
+	return allowed, err
+}
+
+// postMessage sends one review and returns whether it was allowed and
+// the message of the answer's status.
+func (c *client) postMessage(ctx context.Context, base string, body []byte) (bool, string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+c.path, bytes.NewReader(body))
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if resp.StatusCode != http.StatusOK {
-		return false, fmt.Errorf("%s: %s", resp.Status, truncate(b, 200))
+		return false, "", fmt.Errorf("%s: %s", resp.Status, truncate(b, 200))
 	}
 	var r admissionResponse
 	if err := json.Unmarshal(b, &r); err != nil {
-		return false, fmt.Errorf("response: %w: %s", err, truncate(b, 200))
+		return false, "", fmt.Errorf("response: %w: %s", err, truncate(b, 200))
 	}
-	return r.Response.Allowed, nil
+	return r.Response.Allowed, r.Response.Status.Message, nil
 }
 
 func truncate(b []byte, n int) string {
@@ -156,6 +166,7 @@ type result struct {
 	system, scenario string
 	latencies        []time.Duration
 	wrong            int // decisions that differ from Kyverno's expected one
+	firstWrong       string
 	errors           int
 	firstErr         error
 	dropped          int // open loop: arrivals not sent because maxInFlight were in flight
@@ -170,7 +181,7 @@ type recorder struct {
 	res *result
 }
 
-func (r *recorder) add(d time.Duration, kind int, allowed bool, err error) {
+func (r *recorder) add(d time.Duration, kind int, allowed bool, msg string, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -183,6 +194,9 @@ func (r *recorder) add(d time.Duration, kind int, allowed bool, err error) {
 	r.res.latencies = append(r.res.latencies, d)
 	if allowed != kinds[kind].allowed {
 		r.res.wrong++
+		if r.res.firstWrong == "" {
+			r.res.firstWrong = fmt.Sprintf("%s allowed=%t: %s", kinds[kind].name, allowed, truncate([]byte(msg), 300))
+		}
 	}
 }
 
@@ -200,9 +214,9 @@ func closedLoop(ctx context.Context, c *client, base string, set *reviewSet, n i
 				if t0.After(stopAt) || ctx.Err() != nil {
 					return
 				}
-				allowed, err := c.post(ctx, base, set.bodies[i])
+				allowed, msg, err := c.postMessage(ctx, base, set.bodies[i])
 				if t0.After(startAt) {
-					rec.add(time.Since(t0), set.kind[i], allowed, err)
+					rec.add(time.Since(t0), set.kind[i], allowed, msg, err)
 				}
 			}
 		})
@@ -243,9 +257,9 @@ func openLoop(ctx context.Context, c *client, base string, set *reviewSet, rate 
 		k := i % len(set.bodies)
 		wg.Go(func() {
 			defer func() { <-sem }()
-			allowed, err := c.post(ctx, base, set.bodies[k])
+			allowed, msg, err := c.postMessage(ctx, base, set.bodies[k])
 			if at.After(startAt) {
-				rec.add(time.Since(at), set.kind[k], allowed, err)
+				rec.add(time.Since(at), set.kind[k], allowed, msg, err)
 			}
 		})
 	}

@@ -36,5 +36,8 @@ func printTable(w io.Writer, o options, results []*result) {
 		if r.firstErr != nil {
 			fmt.Fprintf(w, "\n%s, %s: first error: %v\n", r.system, r.scenario, r.firstErr)
 		}
+		if r.firstWrong != "" {
+			fmt.Fprintf(w, "\n%s, %s: first wrong decision: %s\n", r.system, r.scenario, r.firstWrong)
+		}
 	}
 }
