@@ -22,6 +22,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,19 +151,17 @@ func run(r *runner, o options) {
 	if o.only == "both" || o.only == "verdict" {
 		s := startVerdict(r, o, kubeconfig)
 		waitReady(r, c, s, set)
-		results = append(results, scenarios(ctx, r, o, c, s, set)...)
-		if o.apiConcurrency > 0 {
-			results = append(results, apiServerScenario(ctx, r, o, cl, s, verdictWebhook(s))...)
-		}
+		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
+			return apiServerScenario(ctx, r, o, cl, s, verdictWebhook(s))
+		})...)
 		s.stop()
 	}
 	if o.only == "both" || o.only == "kyverno" {
 		s := startKyverno(r, o, kubeconfig)
 		waitReady(r, c, s, set)
-		results = append(results, scenarios(ctx, r, o, c, s, set)...)
-		if o.apiConcurrency > 0 {
-			results = append(results, apiServerScenario(ctx, r, o, cl, s, nil)...)
-		}
+		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
+			return apiServerScenario(ctx, r, o, cl, s, nil)
+		})...)
 		s.stop()
 	}
 	printTable(os.Stdout, o, results)
@@ -348,16 +347,58 @@ func measure(r *runner, s *system, scenario string, f func(rec *recorder) time.D
 	return res
 }
 
-func scenarios(ctx context.Context, r *runner, o options, c *client, s *system, set *reviewSet) []*result {
-	var out []*result
-	for _, rate := range o.rates {
-		out = append(out, measure(r, s, fmt.Sprintf("open loop %g/s", rate), func(rec *recorder) time.Duration {
-			return openLoop(ctx, c, s.url, set, rate, o.maxInFlight, o.warmup, o.duration, rec)
-		}))
+// Idle detection before each scenario: the previous one may have left a
+// backlog (an open loop above capacity), which would be charged to the
+// next.
+const (
+	idleCPU     = 0.05 // CPU seconds per second under which a system is idle
+	idleTimeout = 2 * time.Minute
+)
+
+// drain waits until the system uses less than idleCPU for a second, at
+// most idleTimeout; it reports whether it became idle.
+func drain(r *runner, s *system) bool {
+	deadline := time.Now().Add(idleTimeout)
+	for time.Now().Before(deadline) {
+		c0, err := s.cpuSeconds()
+		if err != nil {
+			r.Fatalf("%s: %v", s.name, err)
+		}
+		time.Sleep(time.Second)
+		c1, err := s.cpuSeconds()
+		if err != nil {
+			r.Fatalf("%s: %v", s.name, err)
+		}
+		if c1-c0 < idleCPU {
+			return true
+		}
 	}
+	r.Logf("%s still busy after %v", s.name, idleTimeout)
+	return false
+}
+
+// scenarios runs the closed loops, the creates through the API server
+// (api, when o.apiConcurrency > 0), then the open loops from the lowest
+// rate up (the last ones may overload the system), each after the system
+// is idle again.
+func scenarios(ctx context.Context, r *runner, o options, c *client, s *system, set *reviewSet, api func() []*result) []*result {
+	var out []*result
 	for _, n := range o.concurrency {
+		drain(r, s)
 		out = append(out, measure(r, s, fmt.Sprintf("closed loop %d in flight", n), func(rec *recorder) time.Duration {
 			return closedLoop(ctx, c, s.url, set, n, o.warmup, o.duration, rec)
+		}))
+	}
+	if o.apiConcurrency > 0 {
+		drain(r, s)
+		out = append(out, api()...)
+	}
+	rates := slices.Clone(o.rates)
+	slices.Sort(rates)
+	for _, rate := range rates {
+		drain(r, s)
+		out = append(out, measure(r, s, fmt.Sprintf("open loop %g/s", rate), func(rec *recorder) time.Duration {
+			return openLoop(ctx, c, s.url, set, rate, o.maxInFlight, o.warmup, o.duration, rec)
 		}))
 	}
 	return out
