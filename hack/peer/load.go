@@ -167,6 +167,7 @@ type result struct {
 	latencies        []time.Duration
 	wrong            int // decisions that differ from Kyverno's expected one
 	firstWrong       string
+	exited           string // the process of the system that exited during the scenario
 	errors           int
 	firstErr         error
 	dropped          int // open loop: arrivals not sent because maxInFlight were in flight

@@ -322,6 +322,7 @@ func waitReady(r *runner, c *client, s *system, set *reviewSet) {
 }
 
 // measure runs f with the system's CPU time and peak RSS taken around it.
+// A system whose process exited during f gets a result marked exited.
 func measure(r *runner, s *system, scenario string, f func(rec *recorder) time.Duration) *result {
 	res := &result{system: s.name, scenario: scenario}
 	rec := &recorder{res: res}
@@ -333,16 +334,18 @@ func measure(r *runner, s *system, scenario string, f func(rec *recorder) time.D
 		r.Fatalf("%s: %v", s.name, err)
 	}
 	res.elapsed = f(rec)
-	cpu1, err := s.cpuSeconds()
-	if err != nil {
-		r.Fatalf("%s: %v", s.name, err)
-	}
-	res.cpu = cpu1 - cpu0
-	if res.peakRSS, err = s.peakRSS(); err != nil {
-		r.Fatalf("%s: %v", s.name, err)
-	}
 	res.load1 = strings.Fields(loadAvg())[0]
 	res.sortLatencies()
+	cpu1, err := s.cpuSeconds()
+	if err == nil {
+		res.peakRSS, err = s.peakRSS()
+	}
+	if err != nil || s.exited() {
+		res.exited = s.exitedName()
+		r.Logf("%s %s: %s exited during the scenario", s.name, scenario, res.exited)
+		return res
+	}
+	res.cpu = cpu1 - cpu0
 	r.Logf("%s %s: %d reviews, p99 %v, %d errors, %d wrong", s.name, scenario, len(res.latencies), percentile(res.latencies, 0.99), res.errors, res.wrong)
 	return res
 }
@@ -359,15 +362,15 @@ const (
 // most idleTimeout; it reports whether it became idle.
 func drain(r *runner, s *system) bool {
 	deadline := time.Now().Add(idleTimeout)
-	for time.Now().Before(deadline) {
+	for time.Now().Before(deadline) && !s.exited() {
 		c0, err := s.cpuSeconds()
 		if err != nil {
-			r.Fatalf("%s: %v", s.name, err)
+			return false
 		}
 		time.Sleep(time.Second)
 		c1, err := s.cpuSeconds()
 		if err != nil {
-			r.Fatalf("%s: %v", s.name, err)
+			return false
 		}
 		if c1-c0 < idleCPU {
 			return true
@@ -384,18 +387,24 @@ func drain(r *runner, s *system) bool {
 func scenarios(ctx context.Context, r *runner, o options, c *client, s *system, set *reviewSet, api func() []*result) []*result {
 	var out []*result
 	for _, n := range o.concurrency {
+		if s.exited() {
+			return out
+		}
 		drain(r, s)
 		out = append(out, measure(r, s, fmt.Sprintf("closed loop %d in flight", n), func(rec *recorder) time.Duration {
 			return closedLoop(ctx, c, s.url, set, n, o.warmup, o.duration, rec)
 		}))
 	}
-	if o.apiConcurrency > 0 {
+	if o.apiConcurrency > 0 && !s.exited() {
 		drain(r, s)
 		out = append(out, api()...)
 	}
 	rates := slices.Clone(o.rates)
 	slices.Sort(rates)
 	for _, rate := range rates {
+		if s.exited() {
+			return out
+		}
 		drain(r, s)
 		out = append(out, measure(r, s, fmt.Sprintf("open loop %g/s", rate), func(rec *recorder) time.Duration {
 			return openLoop(ctx, c, s.url, set, rate, o.maxInFlight, o.warmup, o.duration, rec)

@@ -159,6 +159,19 @@ func (s *system) resetPeak() error {
 	return nil
 }
 
+// exited reports whether a process of the system has exited.
+func (s *system) exited() bool { return s.exitedName() != "" }
+
+// exitedName is the name of the first process that exited, or "".
+func (s *system) exitedName() string {
+	for _, p := range s.procs {
+		if p.exited() {
+			return p.name
+		}
+	}
+	return ""
+}
+
 func (s *system) stop() {
 	for _, p := range s.procs {
 		p.stop()

@@ -23,6 +23,11 @@ func printTable(w io.Writer, o options, results []*result) {
 	for _, sc := range order {
 		for _, r := range by[sc] {
 			n := len(r.latencies)
+			if r.exited != "" {
+				fmt.Fprintf(w, "| %s | %s | %d answered, then %s exited | | | | | | | %d | %d | %d | %s |\n",
+					sc, r.system, n, r.exited, r.errors, r.wrong, r.dropped, r.load1)
+				continue
+			}
 			perK := "-"
 			if n > 0 {
 				perK = fmt.Sprintf("%.3f", r.cpu/float64(n)*1000)
