@@ -115,9 +115,9 @@ func apiServerScenario(ctx context.Context, r *runner, o options, cl *e2e.Cluste
 					if err != nil && (apierrors.IsForbidden(err) || apierrors.IsInvalid(err) || apierrors.IsBadRequest(err)) {
 						err = nil
 					}
-					if t0.After(startAt) {
+					if t1 := time.Now(); t1.After(startAt) && !t1.After(stopAt) {
 						// kinds[0] is the passing Pod, kinds[1] the failing one.
-						rec.add(time.Since(t0), i, allowed, msg, err)
+						rec.add(t1.Sub(t0), i, allowed, msg, err)
 					}
 				}
 			})

@@ -201,7 +201,8 @@ func (r *recorder) add(d time.Duration, kind int, allowed bool, msg string, err 
 	}
 }
 
-// closedLoop keeps n reviews in flight for d (after warmup, not counted).
+// closedLoop keeps n reviews in flight for warmup + d and counts the
+// reviews that complete during d.
 func closedLoop(ctx context.Context, c *client, base string, set *reviewSet, n int, warmup, d time.Duration, rec *recorder) time.Duration {
 	var next atomic.Int64
 	startAt := time.Now().Add(warmup)
@@ -216,8 +217,11 @@ func closedLoop(ctx context.Context, c *client, base string, set *reviewSet, n i
 					return
 				}
 				allowed, msg, err := c.postMessage(ctx, base, set.bodies[i])
-				if t0.After(startAt) {
-					rec.add(time.Since(t0), set.kind[i], allowed, msg, err)
+				// Counted when it completes inside the window, whenever
+				// it started: with latencies longer than the warm-up,
+				// counting by start would see only a few.
+				if t1 := time.Now(); t1.After(startAt) && !t1.After(stopAt) {
+					rec.add(t1.Sub(t0), set.kind[i], allowed, msg, err)
 				}
 			}
 		})
