@@ -326,12 +326,18 @@ func waitReady(r *runner, c *client, s *system, set *reviewSet) {
 func measure(r *runner, s *system, scenario string, f func(rec *recorder) time.Duration) *result {
 	res := &result{system: s.name, scenario: scenario}
 	rec := &recorder{res: res}
-	if err := s.resetPeak(); err != nil {
-		r.Fatalf("%s: %v", s.name, err)
+	err := s.resetPeak()
+	var cpu0 float64
+	if err == nil {
+		cpu0, err = s.cpuSeconds()
 	}
-	cpu0, err := s.cpuSeconds()
 	if err != nil {
-		r.Fatalf("%s: %v", s.name, err)
+		res.exited = s.exitedName()
+		if res.exited == "" {
+			r.Fatalf("%s: %v", s.name, err)
+		}
+		r.Logf("%s %s: %s exited before the scenario", s.name, scenario, res.exited)
+		return res
 	}
 	res.elapsed = f(rec)
 	res.load1 = strings.Fields(loadAvg())[0]
@@ -342,6 +348,9 @@ func measure(r *runner, s *system, scenario string, f func(rec *recorder) time.D
 	}
 	if err != nil || s.exited() {
 		res.exited = s.exitedName()
+		if res.exited == "" {
+			r.Fatalf("%s: %v", s.name, err)
+		}
 		r.Logf("%s %s: %s exited during the scenario", s.name, scenario, res.exited)
 		return res
 	}
