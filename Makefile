@@ -130,6 +130,7 @@ PEER_FLAGS      ?=
 
 $(PEER_KYVERNO):
 	$(GO) mod download github.com/kyverno/kyverno@$(KYVERNO_VERSION)
+	mkdir -p $(dir $@)
 	cd $$($(GO) env GOMODCACHE)/github.com/kyverno/kyverno@$(KYVERNO_VERSION) && \
 	  nice -n 10 $(GO) build -trimpath -o $(abspath $@) ./cmd/kyverno
 
