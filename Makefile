@@ -123,7 +123,8 @@ e2e: e2e-bins $(HELM)
 # Verdict (serve + webhook) and Kyverno v1.19.0's admission controller
 # side by side on the e2e apiserver (hack/peer, its own module: Verdict
 # never depends on Kyverno). Kyverno is built from the module cache into
-# PEER_KYVERNO, niced (about 10 minutes cold on 2 cores).
+# PEER_KYVERNO, niced (32 minutes cold on the 2 shared cores at load
+# average 16; cached afterwards).
 KYVERNO_VERSION ?= v1.19.0
 PEER_KYVERNO    ?= bin/peer/kyverno-$(KYVERNO_VERSION)
 PEER_FLAGS      ?=
