@@ -33,6 +33,7 @@ type runner struct {
 	mu         sync.Mutex
 	cleanups   []func()
 	failed     bool
+	exit       sync.Once
 }
 
 func newRunner() (*runner, error) {
@@ -61,8 +62,14 @@ func (r *runner) Fatalf(f string, a ...any) {
 	r.failed = true
 	r.mu.Unlock()
 	fmt.Fprintf(os.Stderr, "bench-peer: "+f+"\n", a...)
-	r.close()
-	os.Exit(1)
+	// The first caller stops everything and exits; a concurrent one (a
+	// signal during a failure) waits in Do instead of exiting while
+	// etcd or the apiserver are still being stopped.
+	r.exit.Do(func() {
+		r.close()
+		os.Exit(1)
+	})
+	select {}
 }
 func (r *runner) Skipf(f string, a ...any) { r.Fatalf("cannot run: "+f, a...) }
 
