@@ -4,6 +4,7 @@
 #   make test         unit, corpus and CLI tests
 #   make conformance  the kyverno/policies corpus against the committed baseline
 #   make e2e          end-to-end tests with a real kube-apiserver and etcd (docs/e2e.md)
+#   make bench-peer   Verdict and Kyverno's admission controller side by side (hack/peer)
 #   make image        the container image (Dockerfile), when a docker daemon answers
 #   make crds         deploy/crds from Kyverno's published CRDs (hack/crdgen)
 #   make chart        the Helm chart's templates derived from deploy/base (hack/chartgen)
@@ -39,7 +40,7 @@ HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/hel
 	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
 CHART       ?= deploy/helm/verdict
 
-.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins clean
+.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins bench-peer clean
 
 all: build
 
@@ -122,6 +123,24 @@ E2E_PKGS = $(shell grep -rl --include='*_test.go' '^//go:build e2e' --exclude-di
 
 e2e: e2e-bins $(HELM)
 	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) VERDICT_HELM=$(abspath $(HELM)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
+
+# Verdict (serve + webhook) and Kyverno v1.19.0's admission controller
+# side by side on the e2e apiserver (hack/peer, its own module: Verdict
+# never depends on Kyverno). Kyverno is built from the module cache into
+# PEER_KYVERNO, niced (32 minutes cold on the 2 shared cores at load
+# average 16; cached afterwards).
+KYVERNO_VERSION ?= v1.19.0
+PEER_KYVERNO    ?= bin/peer/kyverno-$(KYVERNO_VERSION)
+PEER_FLAGS      ?=
+
+$(PEER_KYVERNO):
+	$(GO) mod download github.com/kyverno/kyverno@$(KYVERNO_VERSION)
+	mkdir -p $(dir $@)
+	cd $$($(GO) env GOMODCACHE)/github.com/kyverno/kyverno@$(KYVERNO_VERSION) && \
+	  nice -n 10 $(GO) build -trimpath -o $(abspath $@) ./cmd/kyverno
+
+bench-peer: build e2e-bins $(PEER_KYVERNO)
+	cd hack/peer && $(GO) run . -kyverno $(abspath $(PEER_KYVERNO)) -verdict $(abspath $(BIN)) -e2e-bin $(abspath $(E2E_BIN)) $(PEER_FLAGS)
 
 # Every fuzz target of the module (hack/fuzz.sh finds them by their func
 # Fuzz lines, so a new one needs no listing here), each for FUZZTIME.

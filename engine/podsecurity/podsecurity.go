@@ -269,12 +269,14 @@ func (c *Checker) Exempt(failed []Result, excludes []Exclude, pod *corev1.Pod) [
 			continue
 		}
 		if len(ex.Images) == 0 {
-			// Pod-level: the pod without its containers.
-			spec := pod.DeepCopy()
-			spec.Spec.Containers = []corev1.Container{{Name: "fake"}}
-			spec.Spec.InitContainers = nil
-			spec.Spec.EphemeralContainers = nil
-			failed = exempt(failed, c.runOnly(&spec.ObjectMeta, &spec.Spec, ids), ex, pod, nil, false)
+			// Pod-level: the pod without its containers. The checks only
+			// read the pod, so a shallow copy with its own container
+			// lists stands for Kyverno's DeepCopy.
+			podSpec := pod.Spec
+			podSpec.Containers = []corev1.Container{{Name: "fake"}}
+			podSpec.InitContainers = nil
+			podSpec.EphemeralContainers = nil
+			failed = exempt(failed, c.runOnly(&pod.ObjectMeta, &podSpec, ids), ex, pod, nil, false)
 			continue
 		}
 		matching := matchingContainers(ex.Images, pod)

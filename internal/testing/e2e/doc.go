@@ -18,8 +18,9 @@
 // when the test ends; their logs are printed when the test failed.
 //
 // Used by the e2e tests of cmd/verdict, deploy, reportwriter/kubestore,
-// scanner, host/kubelookup and webhookproxy. Depends on client-go's rest
-// package and the standard
+// scanner, host/kubelookup and webhookproxy, and by the benchmark harness
+// hack/peer (its own module, through a replace; it passes a testing.TB
+// stand-in). Depends on client-go's rest package and the standard
 // library only; never on Verdict's service packages, and never imported by
-// non-test code.
+// the module's non-test code.
 package e2e
