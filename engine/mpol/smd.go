@@ -91,7 +91,7 @@ func mergeTyped(t typed.ParseableType, obj, patch map[string]any, allowAtomic bo
 	// not reach are left out of it and put back after (prune, graft).
 	// The pruned object is part of the object just validated.
 	pruned := prune(liveTyped.Schema(), liveTyped.TypeRef(), obj, patch)
-	//nolint:staticcheck // validated as part of liveTyped
+	//lint:ignore SA1019 validated as part of liveTyped, as the whole object; validating again is the cost this avoids
 	prunedTyped := typed.AsTypedUnvalidated(value.NewValueInterface(pruned), liveTyped.Schema(), liveTyped.TypeRef())
 	merged, err := prunedTyped.Merge(patchTyped)
 	if err != nil {
