@@ -3,6 +3,7 @@ package yamlenc
 import (
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
@@ -140,11 +141,72 @@ func (e *encoder) value(v any, ind int, item bool, depth int) bool {
 		e.buf = append(e.buf, '\n')
 		return e.sequence(v, next(ind), false, depth)
 	}
+	if s, ok := v.(string); ok && strings.IndexByte(s, '\n') >= 0 {
+		cind := next(ind)
+		if item {
+			cind = ind + 2
+		}
+		return e.multiline(s, cind)
+	}
 	e.buf = append(e.buf, ' ')
 	if !e.scalar(v) {
 		return false
 	}
 	e.buf = append(e.buf, '\n')
+	return true
+}
+
+// multiline writes a value with line feeds as yaml.v3 does: a literal
+// block scalar, its lines at column ind, when libyaml allows one (no
+// trailing space, no space before a line feed, no character it must
+// escape), else double-quoted. It returns false for other line breaks
+// (carriage return, NEL, LS, PS), invalid UTF-8 and a leading byte order
+// mark.
+func (e *encoder) multiline(s string, ind int) bool {
+	if !utf8.ValidString(s) || strings.HasPrefix(s, "\ufeff") {
+		return false
+	}
+	special := false
+	for i := 0; i < len(s); i += width(s[i]) {
+		c := s[i]
+		switch {
+		case c == '\r' || c == 0xc2 && s[i+1] == 0x85 || c == 0xe2 && s[i+1] == 0x80 && (s[i+2] == 0xa8 || s[i+2] == 0xa9):
+			return false
+		case c == '\n' || c == '\t':
+		case !printable(s, i):
+			special = true
+		}
+	}
+	if special || s[len(s)-1] == ' ' || strings.Contains(s, " \n") {
+		e.buf = append(e.buf, ' ')
+		e.doubleQuoted(s)
+		e.buf = append(e.buf, '\n')
+		return true
+	}
+	e.buf = append(e.buf, " |"...)
+	if s[0] == ' ' || s[0] == '\n' {
+		e.buf = append(e.buf, '0'+indent)
+	}
+	// libyaml's chomping indicator: strip without a final line feed,
+	// keep with two (or a lone one), clip (none) with one.
+	switch {
+	case s[len(s)-1] != '\n':
+		e.buf = append(e.buf, '-')
+	case len(s) == 1 || s[len(s)-2] == '\n':
+		e.buf = append(e.buf, '+')
+	}
+	e.buf = append(e.buf, '\n')
+	for line := range strings.SplitSeq(s, "\n") {
+		if line != "" {
+			e.spaces(ind)
+			e.buf = append(e.buf, line...)
+		}
+		e.buf = append(e.buf, '\n')
+	}
+	// The loop ends every piece, the one after a final line feed too.
+	if s[len(s)-1] == '\n' {
+		e.buf = e.buf[:len(e.buf)-1]
+	}
 	return true
 }
 

@@ -22,6 +22,7 @@ var texts = []string{
 	"", "tab\there", "\ttab", "héllo", "日本語", "\x7f", "\x00", "\x1b", "\u00a0", "\u0085x", "\ufeffbom", "x\ufeff", "\ufffe", "😀", "a\u00a0b", "a  b", "a ' b", "''", "' '", "\\", "a\\b", "\"", "a\"b",
 	"9223372036854775807", "9223372036854775808", "18446744073709551616", "1e400", "0x", "_1", "1_", "+_1", "-.5e-3", "5e", "5.e5",
 	strings.Repeat("k", 128), strings.Repeat("k", 129),
+	"a\nb", "a\nb\n", "a\nb\n\n", "\n", "\n\n", "\na", " a\nb", "a\n\nb", "a \nb", "a\n b", "a\nb ", "a\n\tb", "a\x00\nb", "a\rb\nc", "#x\ny", "- x\n", "a\n  \nb", "héllo\nwörld\n", "😀\n",
 }
 
 func yamlV3(t *testing.T, v any) string {
@@ -95,7 +96,7 @@ func TestAppendFallback(t *testing.T) {
 		give any
 	}{
 		{name: "not a map", give: []any{"x"}},
-		{name: "line break", give: map[string]any{"a": "x\ny"}},
+		{name: "line break in a key", give: map[string]any{"x\ny": "a"}},
 		{name: "carriage return", give: map[string]any{"a": "x\ry"}},
 		{name: "line separator", give: map[string]any{"a": "x\u2028y"}},
 		{name: "invalid UTF-8", give: map[string]any{"a": "\xff"}},
@@ -149,7 +150,7 @@ func TestPlainIsString(t *testing.T) {
 			continue // not valid plain YAML at all: no claim to check
 		}
 		_, isString := back.(map[string]any)["x"].(string)
-		if s == "" || strings.ContainsAny(s, "#:'\"[]{}&*!|>%@`,?\t\x00\x1b\x7f") || strings.HasPrefix(s, "-") || strings.HasPrefix(s, " ") {
+		if s == "" || strings.ContainsAny(s, "\n\r#:'\"[]{}&*!|>%@`,?\t\x00\x1b\x7f") || strings.HasPrefix(s, "-") || strings.HasPrefix(s, " ") {
 			continue // indicators: read back differs for other reasons
 		}
 		if got := plainIsString(s) && !isBase60Float(s); got != isString && !isOldBool(s) {
