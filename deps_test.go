@@ -115,6 +115,7 @@ var rules = []rule{
 	{doc: "internal/testing/servertest/doc.go", pkg: "internal/testing/servertest", importedBySet: true},
 	{doc: "internal/shard/shard.go", pkg: "internal/shard", onlyImportsSet: true},
 	{doc: "internal/spool/spool.go", pkg: "internal/spool", onlyImportsSet: true},
+	{doc: "internal/yamlenc/doc.go", pkg: "internal/yamlenc", onlyModuleSet: true, onlyImports: only("go.yaml.in/yaml/v3"), onlyImportsSet: true},
 	{doc: "internal/testing/testcorpus/doc.go", pkg: "internal/testing/testcorpus", onlyModuleSet: true, importedBySet: true},
 	{doc: "proto/verdict/v1/doc.go", pkg: "proto/...", onlyModule: only("proto/..."), onlyModuleSet: true,
 		onlyImports: only(grpc, "google.golang.org/protobuf/...", "github.com/planetscale/vtprotobuf/..."), onlyImportsSet: true},

@@ -45,6 +45,22 @@ func writeSkipped(bw *errWriter, skipped []Skipped) {
 // failed rules, and the other errored rules, of the responses of one
 // resource.
 func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
+	b := bw.scratch[:0]
+	line := func(i int, rule, msg string) {
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, " - "...)
+		b = append(b, rule...)
+		b = append(b, ' ')
+		b = append(b, msg...)
+		b = append(b, '\n')
+	}
+	head := func(pre, name, path, post string) {
+		b = append(b, pre...)
+		b = append(b, name...)
+		b = append(b, " -> resource "...)
+		b = append(b, path...)
+		b = append(b, post...)
+	}
 	for _, resp := range resps {
 		res := resp.Resource
 		path := res.Namespace + "/" + res.Kind + "/" + res.Name
@@ -58,19 +74,21 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 			}
 			switch {
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusSkip:
-				bw.printf("\nskipped mutate policy %s -> resource %s\n", resp.Policy.Name, path)
+				head("\nskipped mutate policy ", resp.Policy.Name, path, "\n")
 			case rr.Type == eval.RuleMutation && rr.Status == eval.StatusError:
 				// Kyverno's fmt.Fprintln puts a space between its operands,
 				// hence " \nerror:  " (resource path, then "\nerror: ").
-				bw.printf("\nerror while applying mutate policy %s -> resource %s \nerror:  %s\n", resp.Policy.Name, path, rr.Message)
+				head("\nerror while applying mutate policy ", resp.Policy.Name, path, " \nerror:  ")
+				b = append(append(b, rr.Message...), '\n')
 			case rr.Type == eval.RuleGeneration && rr.Status == eval.StatusError:
-				bw.printf("\nerror while applying generate policy %s -> resource %s \nerror: %s\n", resp.Policy.Name, path, rr.Message)
+				head("\nerror while applying generate policy ", resp.Policy.Name, path, " \nerror: ")
+				b = append(append(b, rr.Message...), '\n')
 			}
 		}
 		if len(errored) > 0 {
-			bw.printf("policy %s -> resource %s errored:\n", resp.Policy.Name, path)
+			head("policy ", resp.Policy.Name, path, " errored:\n")
 			for i, rr := range errored {
-				bw.printf("%d - %s %s\n", i+1, rr.Rule, rr.Message)
+				line(i+1, rr.Rule, rr.Message)
 			}
 		}
 		if len(failed) == 0 {
@@ -80,18 +98,22 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 		// audit warnings under --audit-warn (they have no failure action),
 		// though it counts them as failures.
 		if auditWarning(auditWarn, failed[0]) || (auditWarn && resp.Policy != nil && resp.Policy.ruleless) {
-			bw.printf("policy %s -> resource %s failed as audit warning:\n", resp.Policy.Name, path)
+			head("policy ", resp.Policy.Name, path, " failed as audit warning:\n")
 		} else {
-			bw.printf("policy %s -> resource %s failed:\n", resp.Policy.Name, path)
+			head("policy ", resp.Policy.Name, path, " failed:\n")
 		}
 		for i, rr := range failed {
 			msg := rr.Message
 			if msg == "" {
 				msg = "validation failed"
 			}
-			bw.printf("%d - %s %s\n", i+1, rr.Rule, msg)
+			line(i+1, rr.Rule, msg)
 		}
 	}
+	if len(b) > 0 {
+		bw.write(b)
+	}
+	bw.scratch = b
 }
 
 // writeCounts writes the last line of kyverno apply.

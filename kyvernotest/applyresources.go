@@ -14,6 +14,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/yamlenc"
 )
 
 // PolicyOutput is what one policy's mutate and generate rules produced for
@@ -150,26 +151,45 @@ func WriteMutated(w io.Writer, r *ApplyResult) error {
 func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput, bare bool) {
 	for _, o := range outs {
 		path := o.Resource.Namespace + "/" + o.Resource.Kind + "/" + o.Resource.Name
+		b := bw.scratch[:0]
 		if o.Mutates {
 			if !bare {
-				bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+				b = append(b, "\npolicy "...)
+				b = append(b, o.Policy.Name...)
+				b = append(b, " applied to "...)
+				b = append(b, path...)
+				b = append(b, ':')
 			}
-			bw.printf("\n%s\n---\n", encodeYAML(o.Patched))
+			b = append(b, '\n')
+			b = appendYAML(b, o.Patched)
+			b = append(b, "\n---\n"...)
 			if len(o.Targets) > 0 {
-				bw.printf("patched targets: \n")
+				b = append(b, "patched targets: \n"...)
 				for _, t := range o.Targets {
-					bw.printf("\n%s\n---\n\n", encodeYAML(t))
+					b = append(b, '\n')
+					b = appendYAML(b, t)
+					b = append(b, "\n---\n\n"...)
 				}
 			}
-			bw.printf("\n\nMutation:\nMutation has been applied successfully.")
+			b = append(b, "\n\nMutation:\nMutation has been applied successfully."...)
 		}
 		for _, g := range o.Generated {
 			if !bare {
-				bw.printf("\npolicy %s applied to %s:", o.Policy.Name, path)
+				b = append(b, "\npolicy "...)
+				b = append(b, o.Policy.Name...)
+				b = append(b, " applied to "...)
+				b = append(b, path...)
+				b = append(b, ':')
 			}
-			bw.printf("\n%s\n---\n", encodeYAML(g.Object))
-			bw.printf("\n\nGenerate:\nGeneration completed successfully.")
+			b = append(b, '\n')
+			b = appendYAML(b, g.Object)
+			b = append(b, "\n---\n"...)
+			b = append(b, "\n\nGenerate:\nGeneration completed successfully."...)
 		}
+		if len(b) > 0 {
+			bw.write(b)
+		}
+		bw.scratch = b
 	}
 }
 
@@ -241,7 +261,7 @@ func (m *mutatedFiles) add(name string, obj map[string]any) error {
 	}
 	f, err := m.file(file)
 	if err == nil {
-		_, err = io.WriteString(f, encodeYAML(obj)+"\n---\n\n")
+		_, err = f.Write(append(appendYAML(nil, obj), "\n---\n\n"...))
 	}
 	if err != nil {
 		return fmt.Errorf("write mutated resources: %w", err)
@@ -296,14 +316,18 @@ func (m *mutatedFiles) finish(*ApplyResult, int) error {
 	return nil
 }
 
-// encodeYAML writes an object as Kyverno's CLI does (go-yaml v3, four
-// spaces).
-func encodeYAML(obj map[string]any) string {
+// appendYAML appends an object as Kyverno's CLI writes it (go-yaml v3,
+// four spaces): yamlenc's copy of that output, or yaml.v3 itself for what
+// yamlenc leaves to it.
+func appendYAML(dst []byte, obj map[string]any) []byte {
+	if out, ok := yamlenc.Append(dst, obj); ok {
+		return out
+	}
 	data, err := yaml.Marshal(obj)
 	if err != nil {
-		return fmt.Sprintf("# %v\n", err)
+		return fmt.Appendf(dst, "# %v\n", err)
 	}
-	return string(data)
+	return append(dst, data...)
 }
 
 // Close closes the files left open when a run stopped before finish.

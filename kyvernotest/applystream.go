@@ -152,6 +152,7 @@ type textOut struct {
 	mutated      *spool.Spool
 	body         *spool.Spool
 	auditWarn    bool
+	scratch      []byte // errWriter.scratch, kept between resources
 }
 
 func (t *textOut) start(r *ApplyResult) error {
@@ -162,14 +163,16 @@ func (t *textOut) start(r *ApplyResult) error {
 
 func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
-		bw := &errWriter{w: t.mutated}
+		bw := &errWriter{w: t.mutated, scratch: t.scratch}
 		writeMutatedOutputs(bw, outs, t.bare)
+		t.scratch = bw.scratch
 		if bw.err != nil {
 			return bw.err
 		}
 	}
-	bw := &errWriter{w: t.body}
+	bw := &errWriter{w: t.body, scratch: t.scratch}
 	writeFailures(bw, resps, t.auditWarn)
+	t.scratch = bw.scratch
 	return bw.err
 }
 
@@ -215,6 +218,7 @@ type tableOut struct {
 	table        *table
 	n            int // rows
 	enc          []byte
+	scratch      []byte // errWriter.scratch, kept between resources
 }
 
 func (t *tableOut) header() []string {
@@ -234,8 +238,9 @@ func (t *tableOut) start(r *ApplyResult) error {
 
 func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
-		bw := &errWriter{w: t.mutated}
+		bw := &errWriter{w: t.mutated, scratch: t.scratch}
 		writeMutatedOutputs(bw, outs, t.bare)
+		t.scratch = bw.scratch
 		if bw.err != nil {
 			return bw.err
 		}

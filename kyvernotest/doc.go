@@ -83,6 +83,10 @@
 // (cli.kyverno.io ClusterResource files) serve resource.Get and
 // resource.List with its context file's resources.
 //
+// The mutated and generated resources apply prints are written by
+// internal/yamlenc, which writes yaml.v3's exact output without yaml.v3's
+// node tree (yaml.v3 itself for what it does not take).
+//
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,
 // the server or client-go.

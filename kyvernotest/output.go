@@ -173,6 +173,15 @@ func WriteJSON(w io.Writer, rep *Report, o OutputOptions) error {
 type errWriter struct {
 	w   io.Writer
 	err error
+	// scratch is a buffer its callers reuse to build what they write.
+	scratch []byte
+}
+
+func (e *errWriter) write(b []byte) {
+	if e.err != nil {
+		return
+	}
+	_, e.err = e.w.Write(b)
 }
 
 func (e *errWriter) printf(format string, args ...any) {
