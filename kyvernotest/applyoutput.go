@@ -94,9 +94,10 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 	}
 }
 
-// writeCounts writes the last line of kyverno apply.
+// writeCounts writes the last line of kyverno apply, with its trailing
+// space ("...skip: 0 ").
 func writeCounts(bw *errWriter, c Counts) {
-	bw.printf("\n%s\n", c)
+	bw.printf("\n%s \n", c)
 }
 
 // Reports builds the policy reports of an Apply result, as kyverno apply

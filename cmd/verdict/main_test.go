@@ -72,7 +72,7 @@ func TestRun(t *testing.T) {
 			name:         "apply: violations give exit code 1",
 			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -81,7 +81,7 @@ func TestRun(t *testing.T) {
 			give: []string{"apply", testdata + "/values/allowed-image.yaml", "-r", testdata + "/values/.kyverno-test/pods.yaml",
 				"-f", testdata + "/values/.kyverno-test/values.yaml", "-u", testdata + "/values/.kyverno-test/userinfo.yaml", "--audit-warn", "--warn-exit-code", "3"},
 			wantCode:     3,
-			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1",
+			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1 ",
 		},
 		{
 			name:     "apply: table",
@@ -94,7 +94,7 @@ func TestRun(t *testing.T) {
 			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", "-"},
 			stdin:        testdata + "/validate/.kyverno-test/resources.yaml",
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -110,7 +110,7 @@ func TestRun(t *testing.T) {
 			give:         []string{"apply", "-", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
 			stdin:        testdata + "/validate/require-team-label.yaml",
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -241,7 +241,7 @@ func TestRunPolicyReport(t *testing.T) {
 // with Stdin), the rest unchanged.
 func TestApplyStdinFlag(t *testing.T) {
 	const resource = "\napiVersion: v1\ndata:\n    key: value\nkind: ConfigMap\nmetadata:\n    labels:\n        owner: platform\n    name: settings\n    namespace: default\n\n---\n" +
-		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0\n"
+		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0 \n"
 	tests := []struct {
 		name string
 		give []string
@@ -302,7 +302,7 @@ spec:
 	want := "\nApplying 1 policy rule(s) to 1 resource(s)...\n" +
 		"policy typo -> resource default/ConfigMap/settings errored:\n" +
 		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve request.object.metadata.nosuch at path : JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
-		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0 \n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
@@ -341,7 +341,7 @@ spec:
 	}
 	want := "\nerror while applying mutate policy typo-mutate -> resource default/ConfigMap/settings \n" +
 		`error:  variable substitution failed: failed to resolve request.object.metadata.nosuch at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
-		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0 \n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
 	}
@@ -467,7 +467,7 @@ func TestApplyUpdateOperation(t *testing.T) {
 	want := "\nApplying 9 policy rule(s) to 1 resource(s)...\n" +
 		"policy no-update -> resource default/Pod/bad failed:\n" +
 		"1 - no-update updates are not allowed\n" +
-		"\npass: 0, fail: 1, warn: 0, error: 0, skip: 2\n"
+		"\npass: 0, fail: 1, warn: 0, error: 0, skip: 2 \n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
