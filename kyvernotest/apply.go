@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/autogen"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -91,7 +92,9 @@ type Skipped struct {
 
 // ApplyResult is the outcome of Apply.
 type ApplyResult struct {
-	// RuleCount is the number of rules, autogen rules included.
+	// RuleCount is the number of rules, autogen rules included, of the
+	// policies that compiled and, as Kyverno counts them, of the
+	// ClusterPolicies and Policies that decoded but do not compile.
 	RuleCount int
 	Resources []*Resource
 	// Responses are in resource order, then policy order. Policies that
@@ -198,6 +201,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		case p.Err != nil:
 			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Err.Error()})
 			res.Counts.Error++
+			res.RuleCount += skippedRules(p)
 		default:
 			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Unsupported})
 			res.Counts.Error++
@@ -445,4 +449,20 @@ func policyKinds(pols []*Policy) []match.Kind {
 		}
 	}
 	return out
+}
+
+// skippedRules is the number of rules Kyverno's CLI counts in "Applying N
+// policy rule(s)" for a ClusterPolicy or Policy that decoded but does not
+// compile: it counts the rules of every policy it loaded, autogen rules
+// included (autogen.Default.ComputeRules), before it skips the invalid
+// ones.
+func skippedRules(p *Policy) int {
+	if p.Doc == nil {
+		return 0
+	}
+	rules, err := autogen.Rules(p.Doc)
+	if err != nil {
+		return len(p.Doc.Spec.Rules)
+	}
+	return len(rules)
 }

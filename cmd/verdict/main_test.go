@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -482,21 +483,28 @@ func TestApplyPolicyMistakes(t *testing.T) {
 		wantCode int
 		wantOut  string // the line of "Policies Skipped:", "" for none
 		wantErr  string
+		// wantRules is the N of kyverno apply's "Applying N policy
+		// rule(s)": the rules of a policy it skips count, autogen ones
+		// included (kyverno apply v1.19.0 on the same files).
+		wantRules int
 	}{
 		{
-			file:     "badvar.yaml",
-			wantCode: 1,
-			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badvar.yaml:15: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]" or patterns []`,
+			file:      "badvar.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badvar.yaml:15: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]" or patterns []`,
 		},
 		{
-			file:     "badjp.yaml",
-			wantCode: 1,
-			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badjp.yaml:19: spec.rules[0].validate.deny.conditions.any[0].key: variable {{ request.object.metadata.name | to_upper(@ }}: incorrect query request.object.metadata.name | to_upper(@: SyntaxError: Incomplete expression`,
+			file:      "badjp.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badjp.yaml:19: spec.rules[0].validate.deny.conditions.any[0].key: variable {{ request.object.metadata.name | to_upper(@ }}: incorrect query request.object.metadata.name | to_upper(@: SyntaxError: Incomplete expression`,
 		},
 		{
-			file:     "element.yaml",
-			wantCode: 1,
-			wantOut:  `1. element-outside: compile ClusterPolicy "element-outside": testdata/mistakes/element.yaml:13: spec.rules[0].validate.message: variable "element.name" is only defined inside a foreach`,
+			file:      "element.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. element-outside: compile ClusterPolicy "element-outside": testdata/mistakes/element.yaml:13: spec.rules[0].validate.message: variable "element.name" is only defined inside a foreach`,
 		},
 		{
 			file:     "unknownfield.yaml",
@@ -530,6 +538,9 @@ func TestApplyPolicyMistakes(t *testing.T) {
 			}
 			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
 				t.Errorf("run(%q) stderr = %q, want it to contain %q", args, errOut, tt.wantErr)
+			}
+			if want := fmt.Sprintf("\nApplying %d policy rule(s) to 1 resource(s)...\n", tt.wantRules); !strings.Contains(got, want) {
+				t.Errorf("run(%q) stdout = %q, want it to contain %q", args, got, want)
 			}
 		})
 	}
