@@ -96,7 +96,11 @@ type ApplyResult struct {
 	// policies that compiled and, as Kyverno counts them, of the
 	// ClusterPolicies and Policies that decoded but do not compile.
 	RuleCount int
-	Resources []*Resource
+	// ExceptionCount is the number of PolicyExceptions loaded (kyverno.io
+	// and policies.kyverno.io), which "Applying N policy rule(s) to N
+	// resource(s) with N exception(s)..." names when there are any.
+	ExceptionCount int
+	Resources      []*Resource
 	// Responses are in resource order, then policy order. Policies that
 	// returned no result for a resource have no response.
 	Responses []ApplyResponse
@@ -250,6 +254,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		return nil, err
 	}
 	cel.addTargets(targets)
+	res.ExceptionCount = len(s.exceptions) + len(s.celExceptions)
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 
 	if err := out.start(res); err != nil {

@@ -179,7 +179,7 @@ func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutp
 func (t *textOut) finish(r *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
 	if !t.bare {
-		bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
+		writeApplying(bw, r, n)
 	}
 	if t.printMutated && bw.err == nil {
 		bw.err = t.mutated.CopyTo(t.w)
@@ -261,7 +261,7 @@ func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOut
 func (t *tableOut) finish(res *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
 	if !t.bare {
-		bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", res.RuleCount, n)
+		writeApplying(bw, res, n)
 	}
 	if t.printMutated && bw.err == nil {
 		bw.err = t.mutated.CopyTo(t.w)
@@ -436,4 +436,14 @@ func (o *reportOut) Close() error {
 		errs = append(errs, r.results.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// writeApplying writes kyverno apply's first line, with the number of
+// exceptions when there are any.
+func writeApplying(bw *errWriter, r *ApplyResult, n int) {
+	if r.ExceptionCount > 0 {
+		bw.printf("\nApplying %d policy rule(s) to %d resource(s) with %d exception(s)...\n", r.RuleCount, n, r.ExceptionCount)
+		return
+	}
+	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
 }

@@ -85,6 +85,13 @@ func TestRun(t *testing.T) {
 			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1 ",
 		},
 		{
+			// kyverno apply v1.19.0 on the same files prints the same line.
+			name:     "apply: the exceptions are counted in the Applying line",
+			give:     []string{"apply", testdata + "/vpol/policies.yaml", "-r", testdata + "/vpol/resources.yaml", "-e", testdata + "/vpol/exceptions.yaml"},
+			wantCode: 1,
+			wantOut:  []string{"\nApplying 3 policy rule(s) to 6 resource(s) with 2 exception(s)...\n"},
+		},
+		{
 			name:     "apply: table",
 			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--table"},
 			wantCode: 1,
