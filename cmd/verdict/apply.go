@@ -57,6 +57,10 @@ targets, which see every resource). A document larger than
 files that are not regular files (named pipes, devices, sockets) are
 skipped with a warning.
 
+-t/--table prints every result in kyverno apply's table (MESSAGE added by
+--detailed-results), coloured as Kyverno colours it when standard output is
+a terminal (not with --remove-color or NO_COLOR).
+
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.
 
