@@ -441,7 +441,7 @@ func tableRows(resps []ApplyResponse, auditWarn, detailed bool, first int, row f
 			}
 			cells := []string{strconv.Itoa(id), policy, rr.Rule, resource, title(status), ""}
 			if detailed {
-				cells = append(cells, oneLine(rr.Message))
+				cells = append(cells, tableCell(rr.Message))
 			}
 			if err := row(cells); err != nil {
 				return err

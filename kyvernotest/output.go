@@ -37,9 +37,9 @@ func WriteText(w io.Writer, rep *Report, o OutputOptions) error {
 			if rule == "" {
 				rule = r.Rule
 			}
-			row := []string{strconv.Itoa(i + 1), r.Policy, rule, r.Resource, resultWord(r), oneLine(r.Reason)}
+			row := []string{strconv.Itoa(i + 1), r.Policy, rule, r.Resource, resultWord(r), tableCell(r.Reason)}
 			if o.Detailed {
-				row = append(row, oneLine(r.Message))
+				row = append(row, tableCell(r.Message))
 			}
 			rows = append(rows, row)
 		}
@@ -123,10 +123,58 @@ func newTable(header []string) *table {
 // fit widens the columns to a row.
 func (t *table) fit(row []string) {
 	for i, c := range row {
-		if n := utf8.RuneCountInString(c); n > t.widths[i] {
-			t.widths[i] = n
+		for line := range strings.SplitSeq(c, "\n") {
+			if n := utf8.RuneCountInString(line); n > t.widths[i] {
+				t.widths[i] = n
+			}
 		}
 	}
+}
+
+// cellCharLimit is the RowCharLimit of Kyverno's table printer: a cell
+// longer than this, in bytes, is wrapped (tableCell).
+const cellCharLimit = 300
+
+// tableCell is a cell as Kyverno's table printer (lensesio/tableprinter's
+// rowText and cellText) makes it: as written, line breaks included (each
+// line of a cell is a line of the table), and a single-line cell longer
+// than cellCharLimit wrapped at spaces, with that printer's count of the
+// room left (each word after the first costs two more than its length).
+// A multi-line cell ending with a line break loses its last two bytes.
+func tableCell(s string) string {
+	if len(s) <= cellCharLimit {
+		return s
+	}
+	return wrapCell(s, cellCharLimit)
+}
+
+func wrapCell(cell string, limit int) string {
+	if strings.Contains(cell, "\n") {
+		if strings.HasSuffix(cell, "\n") {
+			cell = cell[:len(cell)-2]
+			if len(cell) > limit {
+				return wrapCell(cell, limit)
+			}
+		}
+		return cell
+	}
+	words := strings.Fields(strings.TrimSpace(cell))
+	if len(words) == 0 {
+		return cell
+	}
+	var b strings.Builder
+	b.WriteString(words[0])
+	rem := limit - len(words[0])
+	for _, w := range words[1:] {
+		if c := len(w) + 1; c <= rem {
+			b.WriteString(" " + w)
+			rem -= c + 1
+			continue
+		}
+		b.WriteString("\n" + w)
+		rem = limit - len(w)
+	}
+	return b.String()
 }
 
 func (t *table) separator() string {
@@ -157,13 +205,48 @@ func (t *table) writeHead(w *errWriter) {
 	w.printf("%s\n", t.separator())
 }
 
+// writeRow writes a row: as many lines as its cell of most lines, the
+// other cells blank below their last line.
 func (t *table) writeRow(w *errWriter, cells []string) {
+	height := 1
+	for _, c := range cells {
+		height = max(height, strings.Count(c, "\n")+1)
+	}
+	if height == 1 {
+		t.writeLine(w, cells, t.paint)
+		return
+	}
+	lines := make([][]string, len(cells))
+	for i, c := range cells {
+		lines[i] = strings.Split(c, "\n")
+	}
+	line := make([]string, len(cells))
+	for j := range height {
+		for i := range cells {
+			line[i] = ""
+			if j < len(lines[i]) {
+				line[i] = lines[i][j]
+			}
+		}
+		// Colour only the cells of one line (policy, rule, resource,
+		// result), on the first line: below them the cells are blank.
+		first := j == 0
+		t.writeLine(w, line, func(col int, c string) string {
+			if t.paint == nil || !first || len(lines[col]) > 1 {
+				return c
+			}
+			return t.paint(col, c)
+		})
+	}
+}
+
+func (t *table) writeLine(w *errWriter, cells []string, paint painter) {
 	var b strings.Builder
 	b.WriteString("│")
 	for i, c := range cells {
 		pad := strings.Repeat(" ", t.widths[i]-utf8.RuneCountInString(c))
-		if t.paint != nil {
-			c = t.paint(i, c)
+		if paint != nil {
+			c = paint(i, c)
 		}
 		b.WriteString(" " + c + pad + " │")
 	}
