@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine/autogen"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -91,9 +92,15 @@ type Skipped struct {
 
 // ApplyResult is the outcome of Apply.
 type ApplyResult struct {
-	// RuleCount is the number of rules, autogen rules included.
+	// RuleCount is the number of rules, autogen rules included, of the
+	// policies that compiled and, as Kyverno counts them, of the
+	// ClusterPolicies and Policies that decoded but do not compile.
 	RuleCount int
-	Resources []*Resource
+	// ExceptionCount is the number of PolicyExceptions loaded (kyverno.io
+	// and policies.kyverno.io), which "Applying N policy rule(s) to N
+	// resource(s) with N exception(s)..." names when there are any.
+	ExceptionCount int
+	Resources      []*Resource
 	// Responses are in resource order, then policy order. Policies that
 	// returned no result for a resource have no response.
 	Responses []ApplyResponse
@@ -198,6 +205,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		case p.Err != nil:
 			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Err.Error()})
 			res.Counts.Error++
+			res.RuleCount += skippedRules(p)
 		default:
 			res.Skipped = append(res.Skipped, Skipped{Name: p.Name, Reason: p.Unsupported})
 			res.Counts.Error++
@@ -246,6 +254,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		return nil, err
 	}
 	cel.addTargets(targets)
+	res.ExceptionCount = len(s.exceptions) + len(s.celExceptions)
 	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
 
 	if err := out.start(res); err != nil {
@@ -445,4 +454,20 @@ func policyKinds(pols []*Policy) []match.Kind {
 		}
 	}
 	return out
+}
+
+// skippedRules is the number of rules Kyverno's CLI counts in "Applying N
+// policy rule(s)" for a ClusterPolicy or Policy that decoded but does not
+// compile: it counts the rules of every policy it loaded, autogen rules
+// included (autogen.Default.ComputeRules), before it skips the invalid
+// ones.
+func skippedRules(p *Policy) int {
+	if p.Doc == nil {
+		return 0
+	}
+	rules, err := autogen.Rules(p.Doc)
+	if err != nil {
+		return len(p.Doc.Spec.Rules)
+	}
+	return len(rules)
 }

@@ -91,7 +91,7 @@ func TestApply(t *testing.T) {
 			c := tt.wantCounts
 			last := strings.TrimRight(text, "\n")
 			last = last[strings.LastIndex(last, "\n")+1:]
-			if want := "pass: " + itoa(c.Pass) + ", fail: " + itoa(c.Fail) + ", warn: " + itoa(c.Warn) + ", error: " + itoa(c.Error) + ", skip: " + itoa(c.Skip); last != want {
+			if want := "pass: " + itoa(c.Pass) + ", fail: " + itoa(c.Fail) + ", warn: " + itoa(c.Warn) + ", error: " + itoa(c.Error) + ", skip: " + itoa(c.Skip) + " "; last != want {
 				t.Errorf("WriteApplyText() last line = %q, want %q", last, want)
 			}
 		})

@@ -116,9 +116,10 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 	bw.scratch = b
 }
 
-// writeCounts writes the last line of kyverno apply.
+// writeCounts writes the last line of kyverno apply, with its trailing
+// space ("...skip: 0 ").
 func writeCounts(bw *errWriter, c Counts) {
-	bw.printf("\n%s\n", c)
+	bw.printf("\n%s \n", c)
 }
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
@@ -431,10 +432,13 @@ func plainSafe(s string) bool {
 }
 
 // WriteApplyTable writes every result of an Apply in a table (kyverno
-// apply --table): ID, POLICY, RULE, RESOURCE, RESULT, and MESSAGE when
-// detailed.
+// apply --table): "Applying N policy rule(s)...", the mutated resources
+// when r.PrintMutated (as WriteMutated), the skipped policies, then a table
+// of ID, POLICY, RULE, RESOURCE, RESULT, REASON (empty, as Kyverno's), and
+// MESSAGE when detailed. The title of the ID column is "ID (N) " for more
+// than 10 rows, as Kyverno's.
 func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
-	return replay(r, &tableOut{w: w, detailed: detailed})
+	return replay(r, &tableOut{w: w, detailed: detailed, printMutated: r.PrintMutated})
 }
 
 // tableRows are the rows of the results of one resource's responses;
@@ -457,9 +461,9 @@ func tableRows(resps []ApplyResponse, auditWarn, detailed bool, first int, row f
 			if rr.Status == eval.StatusFail && auditWarning(auditWarn, rr) {
 				status = string(eval.StatusWarn)
 			}
-			cells := []string{strconv.Itoa(id), policy, rr.Rule, resource, title(status)}
+			cells := []string{strconv.Itoa(id), policy, rr.Rule, resource, title(status), ""}
 			if detailed {
-				cells = append(cells, oneLine(rr.Message))
+				cells = append(cells, tableCell(rr.Message))
 			}
 			if err := row(cells); err != nil {
 				return err

@@ -43,6 +43,9 @@ type ApplyOutput struct {
 	Format ApplyFormat
 	// Detailed adds the MESSAGE column to ApplyTable.
 	Detailed bool
+	// Color colours ApplyTable as kyverno apply --table does on a
+	// terminal: the header, policy, rule, resource and result.
+	Color bool
 	// PrintMutated prints the mutated and generated resources before the
 	// rest (ApplyText and ApplyTable), as WriteMutated does.
 	PrintMutated bool
@@ -70,7 +73,7 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 	var main applyEmitter
 	switch out.Format {
 	case ApplyTable:
-		main = &tableOut{w: w, detailed: out.Detailed, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
+		main = &tableOut{w: w, detailed: out.Detailed, color: out.Color, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
 	case ApplyReportYAML, ApplyReportJSON:
 		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
 	default:
@@ -179,7 +182,7 @@ func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutp
 func (t *textOut) finish(r *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
 	if !t.bare {
-		bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
+		writeApplying(bw, r, n)
 	}
 	if t.printMutated && bw.err == nil {
 		bw.err = t.mutated.CopyTo(t.w)
@@ -203,12 +206,13 @@ func closeSpool(s *spool.Spool) error {
 	return s.Close()
 }
 
-// tableOut is kyverno apply --table (WriteApplyTable, after WriteMutated
-// with printMutated). Its rows are spooled, each cell a length and its
-// bytes, while the table learns their widths.
+// tableOut is kyverno apply --table (WriteApplyTable). Its rows are
+// spooled, each cell a length and its bytes, while the table learns their
+// widths.
 type tableOut struct {
 	w            io.Writer
 	detailed     bool
+	color        bool
 	printMutated bool
 	bare         bool // ApplyOutput.Stdin
 	tempDir      string
@@ -222,7 +226,8 @@ type tableOut struct {
 }
 
 func (t *tableOut) header() []string {
-	h := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT"}
+	// REASON is Kyverno's column, empty in apply's table.
+	h := []string{"ID", "POLICY", "RULE", "RESOURCE", "RESULT", "REASON"}
 	if t.detailed {
 		h = append(h, "MESSAGE")
 	}
@@ -258,11 +263,22 @@ func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOut
 	})
 }
 
-func (t *tableOut) finish(*ApplyResult, int) error {
+func (t *tableOut) finish(res *ApplyResult, n int) error {
 	bw := &errWriter{w: t.w}
-	if t.printMutated {
+	if !t.bare {
+		writeApplying(bw, res, n)
+	}
+	if t.printMutated && bw.err == nil {
 		bw.err = t.mutated.CopyTo(t.w)
 	}
+	writeSkipped(bw, res.Skipped)
+	if bw.err != nil {
+		return bw.err
+	}
+	if t.color {
+		t.table.paint = applyPainter
+	}
+	t.table.countRows(t.n)
 	r, err := t.rows.Reader()
 	if err != nil {
 		return err
@@ -282,7 +298,7 @@ func (t *tableOut) finish(*ApplyResult, int) error {
 			}
 			cells[i] = string(b)
 		}
-		t.table.writeRow(bw, cells, false)
+		t.table.writeRow(bw, cells)
 	}
 	t.table.writeEnd(bw)
 	return bw.err
@@ -425,4 +441,14 @@ func (o *reportOut) Close() error {
 		errs = append(errs, r.results.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// writeApplying writes kyverno apply's first line, with the number of
+// exceptions when there are any.
+func writeApplying(bw *errWriter, r *ApplyResult, n int) {
+	if r.ExceptionCount > 0 {
+		bw.printf("\nApplying %d policy rule(s) to %d resource(s) with %d exception(s)...\n", r.RuleCount, n, r.ExceptionCount)
+		return
+	}
+	bw.printf("\nApplying %d policy rule(s) to %d resource(s)...\n", r.RuleCount, n)
 }

@@ -51,7 +51,7 @@ func (s *suiteRun) check(testPath string, e ExpectedResult) []Result {
 	if len(out) == 0 && len(resolved) == 0 && s.namesTargets(e) {
 		// A target no policy patched: Kyverno's CLI has no response for
 		// it.
-		out = append(out, Result{Test: testPath, Policy: e.Policy, Rule: e.Rule, Resource: strings.Join(e.Resources, ","), Expected: e.Result, Reason: ReasonNotFound})
+		out = append(out, Result{Test: testPath, Policy: e.Policy, Rule: e.Rule, Resource: strings.Join(e.Resources, ","), Expected: e.Result, Reason: ReasonNotFound, Message: ReasonNotFound})
 	}
 	for _, rr := range resolved {
 		rows, skipped := s.rows(e, rr)
@@ -161,7 +161,7 @@ func (s *suiteRun) rows(e ExpectedResult, rr *resourceRun) (rows []row, skipped 
 			rows = append(rows, rs...)
 		}
 		if len(rows) == 0 && !skipped {
-			rows = append(rows, row{rule: e.Rule, ok: true, reason: ReasonExcluded, message: "the rule did not match the resource"})
+			rows = append(rows, row{rule: e.Rule, ok: true, reason: ReasonExcluded, message: ReasonExcluded})
 		}
 	}
 	return rows, skipped
@@ -203,7 +203,7 @@ func (s *suiteRun) missing(e ExpectedResult) row {
 			return row{rule: e.Rule, reason: ReasonInvalidPolicy + ": " + p.Err.Error()}
 		}
 	}
-	return row{rule: e.Rule, reason: ReasonNotFound}
+	return row{rule: e.Rule, reason: ReasonNotFound, message: ReasonNotFound}
 }
 
 // skippable reports whether a compile error makes Kyverno's CLI skip the

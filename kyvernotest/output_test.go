@@ -64,7 +64,7 @@ func TestWriteTextOptions(t *testing.T) {
 		wantAbsent  []string
 	}{
 		{name: "fail only", give: OutputOptions{FailOnly: true}, wantContain: []string{"Want pass, got fail", "no such file"}, wantAbsent: []string{"Excluded", "│ Pass"}},
-		{name: "detailed", give: OutputOptions{Detailed: true}, wantContain: []string{"MESSAGE", "bad label"}},
+		{name: "detailed", give: OutputOptions{Detailed: true}, wantContain: []string{"MESSAGE", "│ bad     │\n│    │        │           │                              │        │                     │ label   │\n"}},
 		{name: "color", give: OutputOptions{Color: true}, wantContain: []string{ansiGreen + "Pass" + ansiReset, ansiRed + "Fail" + ansiReset}},
 		{name: "no color by default", give: OutputOptions{}, wantAbsent: []string{"\x1b["}},
 	}

@@ -41,7 +41,7 @@ func TestRunValidatingAdmissionPolicies(t *testing.T) {
 	want := []string{
 		"replicas-limit apps/v1/Deployment/prod/web-small replicas-limit: pass -> pass ok Ok | ",
 		"replicas-limit apps/v1/Deployment/prod/web-big replicas-limit: fail -> fail ok Ok | at most 5,3 replicas",
-		"replicas-limit apps/v1/Deployment/dev/batch : skip ->  ok Excluded | the rule did not match the resource",
+		"replicas-limit apps/v1/Deployment/dev/batch : skip ->  ok Excluded | Excluded",
 		"namespace-team apps/v1/Deployment/prod/web-small namespace-team: pass -> pass ok Ok | ",
 		"namespace-team apps/v1/Deployment/dev/batch namespace-team: fail -> fail ok Ok | the namespace must belong to team a",
 		"deploy-replicas apps/v1/Deployment/prod/web-big deploy-replicas: fail -> fail ok Ok | failed expression: object.spec.replicas <= 3",

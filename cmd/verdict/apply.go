@@ -21,6 +21,7 @@ func newApplyCmd() *cobra.Command {
 		table        bool
 		detailed     bool
 		removeColor  bool
+		forceColor   bool
 		stdin        bool
 		output       string
 		cl           *applyClusterFlags
@@ -56,6 +57,10 @@ targets, which see every resource). A document larger than
 files that are not regular files (named pipes, devices, sockets) are
 skipped with a warning.
 
+-t/--table prints every result in kyverno apply's table (MESSAGE added by
+--detailed-results), coloured as Kyverno colours it when standard output is
+a terminal (not with --remove-color or NO_COLOR).
+
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.
 
@@ -89,7 +94,10 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			opts.PolicyPaths = args
 			opts.Stdin = cmd.InOrStdin()
 			opts.Warnings = cmd.ErrOrStderr()
-			out := kyvernotest.ApplyOutput{MutatedPath: output, Detailed: detailed, Stdin: stdin}
+			out := kyvernotest.ApplyOutput{
+				MutatedPath: output, Detailed: detailed, Stdin: stdin,
+				Color: useColor(cmd.OutOrStdout(), removeColor, forceColor),
+			}
 			switch {
 			case policyReport && format == "json":
 				out.Format = kyvernotest.ApplyReportJSON
@@ -130,7 +138,8 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 	f.BoolVarP(&table, "table", "t", false, "print every result in a table")
 	f.BoolVar(&detailed, "detailed-results", false, "with --table, show each result's message")
 	f.BoolVarP(&stdin, "stdin", "i", false, `print only the resources (no "Applying..." and "policy ... applied to" lines), to pipe the mutated resources to kubectl`)
-	f.BoolVar(&removeColor, "remove-color", false, "never color the output (apply prints no color)")
+	f.BoolVar(&removeColor, "remove-color", false, "never color the --table output (colored only on a terminal, without NO_COLOR)")
+	registerForceColor(f, &forceColor)
 	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")
 	_ = f.MarkHidden("target-resources")

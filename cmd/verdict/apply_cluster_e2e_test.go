@@ -56,10 +56,10 @@ func TestE2EApplyCluster(t *testing.T) {
 		wantFailed []string // resources of "policy ... -> resource X failed"
 		wantLast   string
 	}{
-		{name: "every namespace", give: nil, wantFailed: []string{"other/Pod/x", "shop/Pod/cart", "shop/Pod/debug"}, wantLast: "pass: 1, fail: 3, warn: 0, error: 0, skip: 0"},
-		{name: "one namespace, pages of one", give: []string{"-n", "shop", "--batch-size", "1"}, wantFailed: []string{"shop/Pod/cart", "shop/Pod/debug"}, wantLast: "pass: 1, fail: 2, warn: 0, error: 0, skip: 0"},
-		{name: "label selector", give: []string{"--selector", "app in (debug,web)"}, wantFailed: []string{"shop/Pod/debug"}, wantLast: "pass: 1, fail: 1, warn: 0, error: 0, skip: 0"},
-		{name: "namespace and selector", give: []string{"-n", "other", "-l", "app=web"}, wantLast: "pass: 0, fail: 0, warn: 0, error: 0, skip: 0"},
+		{name: "every namespace", give: nil, wantFailed: []string{"other/Pod/x", "shop/Pod/cart", "shop/Pod/debug"}, wantLast: "pass: 1, fail: 3, warn: 0, error: 0, skip: 0 "},
+		{name: "one namespace, pages of one", give: []string{"-n", "shop", "--batch-size", "1"}, wantFailed: []string{"shop/Pod/cart", "shop/Pod/debug"}, wantLast: "pass: 1, fail: 2, warn: 0, error: 0, skip: 0 "},
+		{name: "label selector", give: []string{"--selector", "app in (debug,web)"}, wantFailed: []string{"shop/Pod/debug"}, wantLast: "pass: 1, fail: 1, warn: 0, error: 0, skip: 0 "},
+		{name: "namespace and selector", give: []string{"-n", "other", "-l", "app=web"}, wantLast: "pass: 0, fail: 0, warn: 0, error: 0, skip: 0 "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -58,7 +58,7 @@ func TestApplyHostilePolicies(t *testing.T) {
 			givePolicy:   hostile.AmplifyPolicy(),
 			wantCode:     1,
 			wantErr:      "exit as there are policy errors",
-			wantLastLine: "pass: 0, fail: 0, warn: 0, error: 1, skip: 0",
+			wantLastLine: "pass: 0, fail: 0, warn: 0, error: 1, skip: 0 ",
 		},
 	}
 	pod := writeTemp(t, "pod.yaml", hostilePod)

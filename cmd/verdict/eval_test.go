@@ -72,10 +72,12 @@ func runCmd(t *testing.T, args ...string) (int, string, string) {
 
 // violations are the blocks of apply-style output that name the failed
 // rules of a policy on a resource, sorted (apply keeps the order of the
-// policy files, the server sorts policies by name), and the counts line.
+// policy files, the server sorts policies by name), and the counts line
+// (without the trailing space apply prints as Kyverno does).
 func violations(out string) []string {
 	var blocks []string
 	for _, l := range strings.Split(out, "\n") {
+		l = strings.TrimRight(l, " ")
 		switch {
 		case strings.HasPrefix(l, "policy "), strings.HasPrefix(l, "pass: "):
 			blocks = append(blocks, l)

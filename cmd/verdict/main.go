@@ -9,6 +9,7 @@ import (
 	"os/signal"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 func main() {
@@ -78,6 +79,23 @@ func isTerminal(w io.Writer) bool {
 	}
 	fi, err := f.Stat()
 	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// useColor says whether the tables of apply and test are coloured as
+// Kyverno colours them: when w is a terminal, --remove-color is not given
+// and NO_COLOR (https://no-color.org) is unset or empty; or when the
+// hidden --force-color is given, for golden tests.
+func useColor(w io.Writer, removeColor, force bool) bool {
+	if removeColor {
+		return false
+	}
+	return force || (os.Getenv("NO_COLOR") == "" && isTerminal(w))
+}
+
+// registerForceColor adds the hidden --force-color flag of useColor.
+func registerForceColor(f *pflag.FlagSet, force *bool) {
+	f.BoolVar(force, "force-color", false, "color the tables even when the output is not a terminal")
+	_ = f.MarkHidden("force-color")
 }
 
 // isTerminalReader reports whether r is a character device (a terminal).

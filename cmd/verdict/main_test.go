@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -72,7 +73,7 @@ func TestRun(t *testing.T) {
 			name:         "apply: violations give exit code 1",
 			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -81,7 +82,14 @@ func TestRun(t *testing.T) {
 			give: []string{"apply", testdata + "/values/allowed-image.yaml", "-r", testdata + "/values/.kyverno-test/pods.yaml",
 				"-f", testdata + "/values/.kyverno-test/values.yaml", "-u", testdata + "/values/.kyverno-test/userinfo.yaml", "--audit-warn", "--warn-exit-code", "3"},
 			wantCode:     3,
-			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1",
+			wantLastLine: "pass: 4, fail: 0, warn: 1, error: 0, skip: 1 ",
+		},
+		{
+			// kyverno apply v1.19.0 on the same files prints the same line.
+			name:     "apply: the exceptions are counted in the Applying line",
+			give:     []string{"apply", testdata + "/vpol/policies.yaml", "-r", testdata + "/vpol/resources.yaml", "-e", testdata + "/vpol/exceptions.yaml"},
+			wantCode: 1,
+			wantOut:  []string{"\nApplying 3 policy rule(s) to 6 resource(s) with 2 exception(s)...\n"},
 		},
 		{
 			name:     "apply: table",
@@ -94,7 +102,7 @@ func TestRun(t *testing.T) {
 			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "--resource", "-"},
 			stdin:        testdata + "/validate/.kyverno-test/resources.yaml",
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -110,7 +118,7 @@ func TestRun(t *testing.T) {
 			give:         []string{"apply", "-", "--resource", testdata + "/validate/.kyverno-test/resources.yaml"},
 			stdin:        testdata + "/validate/require-team-label.yaml",
 			wantCode:     1,
-			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0",
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
 			wantOut:      []string{"Applying 3 policy rule(s) to 4 resource(s)...", "policy require-team-label -> resource shop/Pod/bad-pod failed:"},
 			wantErr:      "exit as there are policy violations",
 		},
@@ -241,7 +249,7 @@ func TestRunPolicyReport(t *testing.T) {
 // with Stdin), the rest unchanged.
 func TestApplyStdinFlag(t *testing.T) {
 	const resource = "\napiVersion: v1\ndata:\n    key: value\nkind: ConfigMap\nmetadata:\n    labels:\n        owner: platform\n    name: settings\n    namespace: default\n\n---\n" +
-		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0\n"
+		"\n\nMutation:\nMutation has been applied successfully.\npass: 1, fail: 0, warn: 0, error: 0, skip: 0 \n"
 	tests := []struct {
 		name string
 		give []string
@@ -302,7 +310,7 @@ spec:
 	want := "\nApplying 1 policy rule(s) to 1 resource(s)...\n" +
 		"policy typo -> resource default/ConfigMap/settings errored:\n" +
 		`1 - check-name failed to check deny conditions: failed to substitute variables in condition key: failed to resolve request.object.metadata.nosuch at path : JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
-		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0 \n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
@@ -341,7 +349,7 @@ spec:
 	}
 	want := "\nerror while applying mutate policy typo-mutate -> resource default/ConfigMap/settings \n" +
 		`error:  variable substitution failed: failed to resolve request.object.metadata.nosuch at path /mutate/patchStrategicMerge/metadata/labels/x: JMESPath query failed: Unknown key "nosuch" in path` + "\n" +
-		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0\n"
+		"\npass: 0, fail: 0, warn: 0, error: 1, skip: 0 \n"
 	if !strings.HasSuffix(got, want) {
 		t.Errorf("run(%q) stdout = %q, want it to end with %q", args, got, want)
 	}
@@ -467,7 +475,7 @@ func TestApplyUpdateOperation(t *testing.T) {
 	want := "\nApplying 9 policy rule(s) to 1 resource(s)...\n" +
 		"policy no-update -> resource default/Pod/bad failed:\n" +
 		"1 - no-update updates are not allowed\n" +
-		"\npass: 0, fail: 1, warn: 0, error: 0, skip: 2\n"
+		"\npass: 0, fail: 1, warn: 0, error: 0, skip: 2 \n"
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("run(%q) stdout mismatch (-want +got):\n%s", args, diff)
 	}
@@ -482,21 +490,28 @@ func TestApplyPolicyMistakes(t *testing.T) {
 		wantCode int
 		wantOut  string // the line of "Policies Skipped:", "" for none
 		wantErr  string
+		// wantRules is the N of kyverno apply's "Applying N policy
+		// rule(s)": the rules of a policy it skips count, autogen ones
+		// included (kyverno apply v1.19.0 on the same files).
+		wantRules int
 	}{
 		{
-			file:     "badvar.yaml",
-			wantCode: 1,
-			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badvar.yaml:15: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]" or patterns []`,
+			file:      "badvar.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badvar.yaml:15: spec.rules[0].validate.message: policy contains invalid variables: variable substitution failed for rule check-name: variable reqest.object.metadata.name must match regex "request|serviceAccountName|serviceAccountNamespace|element|elementIndex|@|images|image|([a-z_0-9]+\()[^{}]" or patterns []`,
 		},
 		{
-			file:     "badjp.yaml",
-			wantCode: 1,
-			wantOut:  `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badjp.yaml:19: spec.rules[0].validate.deny.conditions.any[0].key: variable {{ request.object.metadata.name | to_upper(@ }}: incorrect query request.object.metadata.name | to_upper(@: SyntaxError: Incomplete expression`,
+			file:      "badjp.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. require-name: compile ClusterPolicy "require-name": testdata/mistakes/badjp.yaml:19: spec.rules[0].validate.deny.conditions.any[0].key: variable {{ request.object.metadata.name | to_upper(@ }}: incorrect query request.object.metadata.name | to_upper(@: SyntaxError: Incomplete expression`,
 		},
 		{
-			file:     "element.yaml",
-			wantCode: 1,
-			wantOut:  `1. element-outside: compile ClusterPolicy "element-outside": testdata/mistakes/element.yaml:13: spec.rules[0].validate.message: variable "element.name" is only defined inside a foreach`,
+			file:      "element.yaml",
+			wantCode:  1,
+			wantRules: 3,
+			wantOut:   `1. element-outside: compile ClusterPolicy "element-outside": testdata/mistakes/element.yaml:13: spec.rules[0].validate.message: variable "element.name" is only defined inside a foreach`,
 		},
 		{
 			file:     "unknownfield.yaml",
@@ -530,6 +545,9 @@ func TestApplyPolicyMistakes(t *testing.T) {
 			}
 			if tt.wantErr != "" && !strings.Contains(errOut, tt.wantErr) {
 				t.Errorf("run(%q) stderr = %q, want it to contain %q", args, errOut, tt.wantErr)
+			}
+			if want := fmt.Sprintf("\nApplying %d policy rule(s) to 1 resource(s)...\n", tt.wantRules); !strings.Contains(got, want) {
+				t.Errorf("run(%q) stdout = %q, want it to contain %q", args, got, want)
 			}
 		})
 	}

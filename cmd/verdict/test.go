@@ -16,6 +16,7 @@ func newTestCmd() *cobra.Command {
 		fileName, selector, output string
 		detailed, failOnly         bool
 		removeColor, requireTests  bool
+		forceColor                 bool
 		strictPolicies             bool
 		maxDocument                int
 	)
@@ -65,7 +66,7 @@ is 1 when any expected result failed.`,
 			oo := kyvernotest.OutputOptions{
 				Detailed: detailed,
 				FailOnly: failOnly,
-				Color:    !removeColor && output == kyvernotest.FormatText && isTerminal(out),
+				Color:    output == kyvernotest.FormatText && useColor(out, removeColor, forceColor),
 			}
 			if err := kyvernotest.Write(out, output, rep, oo); err != nil {
 				return err
@@ -80,7 +81,8 @@ is 1 when any expected result failed.`,
 	f.StringVar(&output, "output-format", "text", "alias of --output")
 	f.BoolVar(&detailed, "detailed-results", false, "show the engine's message of each result")
 	f.BoolVar(&failOnly, "fail-only", false, "show only the failed results")
-	f.BoolVar(&removeColor, "remove-color", false, "never color the output")
+	f.BoolVar(&removeColor, "remove-color", false, "never color the tables (colored only on a terminal, without NO_COLOR)")
+	registerForceColor(f, &forceColor)
 	f.BoolVar(&requireTests, "require-tests", false, "fail when no test file is found")
 	f.BoolVar(&strictPolicies, "strict-policies", false, "fail the results of a policy that does not compile (kyverno test skips them)")
 	f.IntVar(&maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file, and largest test, values or user info file, in bytes")

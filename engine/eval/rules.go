@@ -148,12 +148,28 @@ func (ev *evaluation) matchedRule(p *policy.Policy, r *policy.Rule) *outcome {
 	if o == nil {
 		return nil
 	}
-	if ev.enforce(r) && r.AllowExistingViolations && ev.operation == "UPDATE" && o.status == StatusFail && len(ev.req.OldObject) > 0 {
-		if prior := ev.priorOutcome(p, r); prior != nil && prior.status == StatusFail {
-			return skip("skipping the rule evaluation as pre-existing violations are allowed")
+	if ev.enforce(r) && r.AllowExistingViolations {
+		switch {
+		case ev.operation == "UPDATE" && o.status == StatusFail && len(ev.req.OldObject) > 0:
+			if prior := ev.priorOutcome(p, r); prior != nil && prior.status == StatusFail {
+				return skip("skipping the rule evaluation as pre-existing violations are allowed")
+			}
+		case ev.operation != "UPDATE" && ev.hasOldAndNew():
+			// Kyverno's IsUpdateRequest holds (an object and an old
+			// object), but its validateOldObject refuses any operation
+			// other than UPDATE: the rule is skipped, whatever its
+			// outcome.
+			return skip("failed to validate old object")
 		}
 	}
 	return o
+}
+
+// hasOldAndNew reports whether the request has both an object and an old
+// object, which Kyverno's engine (IsUpdateRequest) takes for an update
+// whatever the operation.
+func (ev *evaluation) hasOldAndNew() bool {
+	return len(ev.req.Object) > 0 && len(ev.req.OldObject) > 0
 }
 
 // priorOutcome evaluates the rule on the old object as if it were being
