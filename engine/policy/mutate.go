@@ -258,15 +258,7 @@ func (c *compiler) mutateForeach(in []kyverno.ForEachMutation, path string, top 
 		f := &in[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
 		fe := &MutateForeach{ListSource: f.List, Path: p}
-		if f.List == "" {
-			c.errorf(engine.CodeInvalidPolicy, p+".list", "foreach needs a list")
-		} else {
-			q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
-			if err != nil {
-				c.listError(p+".list", f.List, err)
-			}
-			fe.List = q
-		}
+		fe.List = c.foreachList(f.List, p+".list")
 		switch f.Order {
 		case "":
 			fe.Descending = f.PatchStrategicMerge != nil
