@@ -535,11 +535,8 @@ func (run *scanRun) result(res client.Result) error {
 		return fmt.Errorf("result for unknown item %q", res.ID)
 	}
 	ctx := run.ctx
-	if p.generate != nil {
-		return run.generated(ctx, p, res)
-	}
-	if p.mutate != nil {
-		return run.mutated(ctx, p, res)
+	if p.generate != nil || p.mutate != nil {
+		return run.replayed(ctx, p, res)
 	}
 	run.progress.done(1)
 	run.sum.Resources++
@@ -567,33 +564,25 @@ func (run *scanRun) result(res client.Result) error {
 	return nil
 }
 
-// generated applies the answer of a generateExisting replay.
-func (run *scanRun) generated(ctx context.Context, p *pending, res client.Result) error {
+// replayed applies the answer of a generateExisting replay (p.generate
+// set) or of a mutateExisting one.
+func (run *scanRun) replayed(ctx context.Context, p *pending, res client.Result) error {
+	g := run.s.opts.Generator
+	what, apply, policies, count := "generateExisting", g.Apply, p.generate, &run.sum.Generated
+	if p.generate == nil {
+		what, apply, policies, count = "mutateExisting", g.ApplyTargets, p.mutate, &run.sum.Mutated
+	}
 	if res.Err != nil {
-		run.s.opts.Logger.Warn("generateExisting not evaluated", "resource", describeResource(p.r), "error", res.Err)
+		run.s.opts.Logger.Warn(what+" not evaluated", "resource", describeResource(p.r), "error", res.Err)
 		return nil
 	}
-	n, err := run.s.opts.Generator.Apply(ctx, p.r, p.generate, res.Response)
-	run.sum.Generated += n
-	if n > 0 {
+	n, err := apply(ctx, p.r, policies, res.Response)
+	*count += n
+	if n > 0 && p.generate != nil {
 		run.sum.Triggers++
 	}
 	if err != nil {
-		run.s.opts.Logger.Warn("generateExisting not applied", "resource", describeResource(p.r), "error", err)
-	}
-	return nil
-}
-
-// mutated applies the answer of a mutateExisting replay.
-func (run *scanRun) mutated(ctx context.Context, p *pending, res client.Result) error {
-	if res.Err != nil {
-		run.s.opts.Logger.Warn("mutateExisting not evaluated", "resource", describeResource(p.r), "error", res.Err)
-		return nil
-	}
-	n, err := run.s.opts.Generator.ApplyTargets(ctx, p.r, p.mutate, res.Response)
-	run.sum.Mutated += n
-	if err != nil {
-		run.s.opts.Logger.Warn("mutateExisting not applied", "resource", describeResource(p.r), "error", err)
+		run.s.opts.Logger.Warn(what+" not applied", "resource", describeResource(p.r), "error", err)
 	}
 	return nil
 }
