@@ -68,10 +68,10 @@ func (c *compiler) compileTargets(env *kyvernocel.Env, p *Policy) {
 	for i, m := range spec.TargetMatchConditions {
 		path := fmt.Sprintf("spec.targetMatchConditions[%d]", i)
 		if m.Name == "" {
-			c.invalid(path+".name", "a name is required")
+			c.Invalid(path+".name", "a name is required")
 		}
 		if m.Expression == "" {
-			c.invalid(path+".expression", "an expression is required")
+			c.Invalid(path+".expression", "an expression is required")
 			continue
 		}
 		prog, _ := c.expression(env, m.Expression, path+".expression", cel.BoolType)

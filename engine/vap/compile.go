@@ -82,15 +82,11 @@ func Compile(doc *Document) (*Policy, error) {
 	if doc.Metadata.Name == "" {
 		bad("metadata.name", "a policy needs a name")
 	}
-	if fp := spec.FailurePolicy; fp != nil {
-		switch *fp {
-		case admissionregistrationv1.Fail:
-		case admissionregistrationv1.Ignore:
-			p.FailurePolicyIgnore = true
-		default:
-			bad("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
+	ignore, fpErr := vpol.FailurePolicyIgnore(spec.FailurePolicy)
+	if fpErr != nil {
+		errs = append(errs, fpErr)
 	}
+	p.FailurePolicyIgnore = ignore
 	if k := spec.ParamKind; k != nil {
 		if k.APIVersion == "" {
 			bad("spec.paramKind.apiVersion", "a paramKind needs an apiVersion")

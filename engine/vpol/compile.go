@@ -170,15 +170,11 @@ func (c *compiler) policy(doc *Document) *Policy {
 			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
 		}
 	}
-	if fp := spec.FailurePolicy; fp != nil {
-		switch *fp {
-		case admissionregistrationv1.Fail:
-		case admissionregistrationv1.Ignore:
-			p.FailurePolicyIgnore = true
-		default:
-			c.errorf(engine.CodeInvalidPolicy, "spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
+	ignore, fpErr := FailurePolicyIgnore(spec.FailurePolicy)
+	if fpErr != nil {
+		c.errs = append(c.errs, fpErr)
 	}
+	p.FailurePolicyIgnore = ignore
 	if p.Mode == ModeKubernetes && (spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0) {
 		c.errorf(engine.CodeInvalidPolicy, "spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 	}
