@@ -697,9 +697,14 @@ func (c *compiler) anyPattern(raw any, path string) []*Pattern {
 		c.errorf(engine.CodeInvalidPolicy, path, "anyPattern must be a list of patterns")
 		return nil
 	}
-	out := make([]*Pattern, 0, len(list))
-	for i, p := range list {
-		out = append(out, c.pattern(p, fmt.Sprintf("%s[%d]", path, i)))
+	return compileEach(list, path, c.pattern)
+}
+
+// compileEach compiles each item of list with f, at path[i].
+func compileEach[T any](list []any, path string, f func(any, string) T) []T {
+	out := make([]T, 0, len(list))
+	for i, item := range list {
+		out = append(out, f(item, fmt.Sprintf("%s[%d]", path, i)))
 	}
 	return out
 }
@@ -760,11 +765,7 @@ func (c *compiler) conditionList(raw any, path string) []*Condition {
 		c.errorf(engine.CodeInvalidPolicy, path, "must be a list of conditions")
 		return nil
 	}
-	out := make([]*Condition, 0, len(list))
-	for i, e := range list {
-		out = append(out, c.condition(e, fmt.Sprintf("%s[%d]", path, i)))
-	}
-	return out
+	return compileEach(list, path, c.condition)
 }
 
 func (c *compiler) condition(raw any, path string) *Condition {
@@ -934,6 +935,22 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 // prefixPath makes the paths of engine errors found inside a sub-document
 // absolute.
 func prefixPath(err error, prefix string) error {
+	return mapPaths(err, func(path string) string {
+		switch {
+		case path == "":
+			return prefix
+		case strings.HasPrefix(path, prefix):
+			return path
+		case strings.HasPrefix(path, "["), strings.HasPrefix(path, "."):
+			return prefix + path
+		}
+		return prefix + "." + path
+	})
+}
+
+// mapPaths is err with the path of each of its engine errors (copies)
+// given by f; an error that holds none is returned as it is.
+func mapPaths(err error, f func(string) string) error {
 	es := engine.As(err)
 	if len(es) == 0 {
 		return err
@@ -941,15 +958,7 @@ func prefixPath(err error, prefix string) error {
 	out := make(engine.Errors, 0, len(es))
 	for _, e := range es {
 		cp := *e
-		switch {
-		case cp.Path == "":
-			cp.Path = prefix
-		case strings.HasPrefix(cp.Path, prefix):
-		case strings.HasPrefix(cp.Path, "["), strings.HasPrefix(cp.Path, "."):
-			cp.Path = prefix + cp.Path
-		default:
-			cp.Path = prefix + "." + cp.Path
-		}
+		cp.Path = f(cp.Path)
 		out = append(out, &cp)
 	}
 	return out

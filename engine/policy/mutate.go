@@ -169,17 +169,7 @@ func (c *compiler) patch(smp any, jsonPatch, path, base string, checkMeta bool) 
 // trimDot drops the leading dot of the paths of a document's errors
 // (".metadata.labels"), so that prefixPath joins them with one dot.
 func trimDot(err error) error {
-	es := engine.As(err)
-	if len(es) == 0 {
-		return err
-	}
-	out := make(engine.Errors, 0, len(es))
-	for _, e := range es {
-		cp := *e
-		cp.Path = strings.TrimPrefix(cp.Path, ".")
-		out = append(out, &cp)
-	}
-	return out
+	return mapPaths(err, func(path string) string { return strings.TrimPrefix(path, ".") })
 }
 
 // documentAt parses a document of the rule found at path.
