@@ -410,24 +410,27 @@ func (v *visitor) Visit(r *Resource) error {
 		return errStop
 	}
 	if gen := run.replayFor(r, run.policies.generateExisting(), Generated); len(gen) > 0 {
-		greq, err := replayRequest(r, gen)
-		if err != nil {
+		if err := v.replay(&pending{r: r, generate: gen}, gen); err != nil {
 			return err
-		}
-		greq.GenerateExisting = true
-		if !v.yield(run.item(&pending{r: r, generate: gen}, greq)) {
-			return errStop
 		}
 	}
 	if mut := run.replayFor(r, run.policies.mutateExisting(), Mutated); len(mut) > 0 {
-		mreq, err := replayRequest(r, mut)
-		if err != nil {
-			return err
-		}
-		mreq.MutateExisting = true
-		if !v.yield(run.item(&pending{r: r, mutate: mut}, mreq)) {
-			return errStop
-		}
+		return v.replay(&pending{r: r, mutate: mut}, mut)
+	}
+	return nil
+}
+
+// replay yields the generateExisting (p.generate set) or mutateExisting
+// replay of policies on p's resource.
+func (v *visitor) replay(p *pending, policies []*PolicyRef) error {
+	req, err := replayRequest(p.r, policies)
+	if err != nil {
+		return err
+	}
+	req.GenerateExisting = p.generate != nil
+	req.MutateExisting = p.mutate != nil
+	if !v.yield(v.run.item(p, req)) {
+		return errStop
 	}
 	return nil
 }

@@ -255,19 +255,13 @@ func (p *parser) number() (any, error) {
 	case i < len(p.data) && p.data[i] == '0':
 		i++
 	case i < len(p.data) && p.data[i] >= '1' && p.data[i] <= '9':
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
+		i, _ = digits(p.data, i)
 	default:
 		return nil, errSlow
 	}
 	if i < len(p.data) && p.data[i] == '.' {
-		i++
-		d := i
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
-		if i == d {
+		var ok bool
+		if i, ok = digits(p.data, i+1); !ok {
 			return nil, errSlow
 		}
 	}
@@ -276,11 +270,8 @@ func (p *parser) number() (any, error) {
 		if i < len(p.data) && (p.data[i] == '+' || p.data[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
-		if i == d {
+		var ok bool
+		if i, ok = digits(p.data, i); !ok {
 			return nil, errSlow
 		}
 	}
@@ -290,4 +281,14 @@ func (p *parser) number() (any, error) {
 	}
 	p.pos = i
 	return f, nil
+}
+
+// digits returns the end of the run of digits of data at i, and whether
+// there is at least one.
+func digits(data []byte, i int) (int, bool) {
+	j := i
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+		j++
+	}
+	return j, j > i
 }
