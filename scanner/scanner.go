@@ -442,7 +442,13 @@ func replayRequest(r *Resource, policies []*PolicyRef) (*verdictv1.EvaluateReque
 	for i, p := range policies {
 		names[i] = p.Key()
 	}
-	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...)}
+	return backgroundRequest(r, client.Policies(names...))
+}
+
+// backgroundRequest is the background request of r, in its namespace, as
+// its resource when known, with opts.
+func backgroundRequest(r *Resource, opts ...client.RequestOption) (*verdictv1.EvaluateRequest, error) {
+	opts = append(opts, client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels))
 	if r.GVR.Resource != "" {
 		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
 	}
@@ -462,18 +468,10 @@ func describeResource(r *Resource) string {
 
 // request is the background request of r.
 func (run *scanRun) request(r *Resource) (*verdictv1.EvaluateRequest, error) {
-	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels)}
 	if len(run.so.Policies) > 0 {
-		opts = append(opts, client.Policies(run.so.Policies...))
+		return backgroundRequest(r, client.Policies(run.so.Policies...))
 	}
-	if r.GVR.Resource != "" {
-		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
-	}
-	req, err := client.NewRequest(r.body(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeResource(r), err)
-	}
-	return req, nil
+	return backgroundRequest(r)
 }
 
 func (run *scanRun) item(p *pending, req *verdictv1.EvaluateRequest) client.Item {
