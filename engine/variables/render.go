@@ -291,13 +291,25 @@ func (r *renderer) object(m map[string]any, path string, depth int) (any, bool, 
 }
 
 func (r *renderer) list(l []any, path string, depth int) (any, bool, error) {
-	var out []any
+	out, changed, err := mapList(l, func(i int, item any) (any, bool, error) {
+		return r.value(item, path+"/"+itoa(i), depth)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, changed, nil
+}
+
+// mapList is l with each item replaced by what f returns for it, copied
+// on the first change (changed reports one); l itself is never changed.
+// The first error of f is returned.
+func mapList(l []any, f func(i int, item any) (any, bool, error)) (out []any, changed bool, err error) {
 	for i, item := range l {
-		val, changed, err := r.value(item, path+"/"+itoa(i), depth)
+		val, ch, err := f(i, item)
 		if err != nil {
 			return nil, false, err
 		}
-		if !changed {
+		if !ch {
 			continue
 		}
 		if out == nil {
