@@ -65,15 +65,7 @@ func (rs *references) walk(v any, ptr, field string) (any, bool) {
 			if newKey == k && !changed {
 				continue
 			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			if newKey != k {
-				out[newKey] = val
-				delete(out, k)
-			} else {
-				out[k] = val
-			}
+			out = rekey(out, x, k, newKey, val)
 		}
 		if out == nil {
 			return x, false
