@@ -197,29 +197,9 @@ func (d *reviewDecoder) request(r *admissionv1.AdmissionRequest) error {
 			r.UID = types.UID(s)
 			return err
 		case "kind":
-			return d.object("request.kind", func(k string) error {
-				switch k {
-				case "group":
-					return d.stringInto(&r.Kind.Group, "request.kind.group")
-				case "version":
-					return d.stringInto(&r.Kind.Version, "request.kind.version")
-				case "kind":
-					return d.stringInto(&r.Kind.Kind, "request.kind.kind")
-				}
-				return d.skip(0)
-			})
+			return d.groupVersion("request.kind", "kind", &r.Kind.Group, &r.Kind.Version, &r.Kind.Kind)
 		case "resource":
-			return d.object("request.resource", func(k string) error {
-				switch k {
-				case "group":
-					return d.stringInto(&r.Resource.Group, "request.resource.group")
-				case "version":
-					return d.stringInto(&r.Resource.Version, "request.resource.version")
-				case "resource":
-					return d.stringInto(&r.Resource.Resource, "request.resource.resource")
-				}
-				return d.skip(0)
-			})
+			return d.groupVersion("request.resource", "resource", &r.Resource.Group, &r.Resource.Version, &r.Resource.Resource)
 		case "subResource":
 			return d.stringInto(&r.SubResource, "request.subResource")
 		case "name":
@@ -251,6 +231,25 @@ func (d *reviewDecoder) request(r *admissionv1.AdmissionRequest) error {
 			return d.errorf("request.dryRun: want a boolean")
 		}
 		return d.skip(0)
+	})
+}
+
+// groupVersion reads the object at path of a GroupVersionKind or
+// GroupVersionResource: group, version and the field named third.
+func (d *reviewDecoder) groupVersion(path, third string, group, version, name *string) error {
+	return d.object(path, func(k string) error {
+		var dst *string
+		switch k {
+		case "group":
+			dst = group
+		case "version":
+			dst = version
+		case third:
+			dst = name
+		default:
+			return d.skip(0)
+		}
+		return d.stringField(dst, path, k)
 	})
 }
 
@@ -335,6 +334,12 @@ func (d *reviewDecoder) strings(dst *[]string, path string) error {
 
 // stringInto reads a string (null leaves dst alone, as encoding/json).
 func (d *reviewDecoder) stringInto(dst *string, path string) error {
+	return d.stringField(dst, path, "")
+}
+
+// stringField is stringInto of the field key of the object at path (the
+// path of its error joined only when there is one).
+func (d *reviewDecoder) stringField(dst *string, path, key string) error {
 	switch d.peek() {
 	case 'n':
 		return d.literal("null")
@@ -342,6 +347,9 @@ func (d *reviewDecoder) stringInto(dst *string, path string) error {
 		s, err := d.str()
 		*dst = s
 		return err
+	}
+	if key != "" {
+		path += "." + key
 	}
 	return d.errorf("%s: want a string", path)
 }
