@@ -133,9 +133,7 @@ func (d *reviewDecoder) object(path string, field func(key string) error) error 
 	if d.peek() != '{' {
 		return d.errorf("%s: want an object", pathOr(path))
 	}
-	d.i++
-	if d.peek() == '}' {
-		d.i++
+	if d.open('}') {
 		return nil
 	}
 	for {
@@ -161,6 +159,17 @@ func (d *reviewDecoder) object(path string, field func(key string) error) error 
 			return err
 		}
 	}
+}
+
+// open reads the opening byte at d.i of an object or list and reports
+// whether closing follows at once (read too): the value is empty.
+func (d *reviewDecoder) open(closing byte) bool {
+	d.i++
+	if d.peek() == closing {
+		d.i++
+		return true
+	}
+	return false
 }
 
 // next reads what follows a member of an object or list: ',' (done is
@@ -450,9 +459,7 @@ func (d *reviewDecoder) skip(depth int) error {
 	}
 	switch c := d.peek(); {
 	case c == '{':
-		d.i++
-		if d.peek() == '}' {
-			d.i++
+		if d.open('}') {
 			return nil
 		}
 		for {
@@ -476,9 +483,7 @@ func (d *reviewDecoder) skip(depth int) error {
 			}
 		}
 	case c == '[':
-		d.i++
-		if d.peek() == ']' {
-			d.i++
+		if d.open(']') {
 			return nil
 		}
 		for {
