@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/options"
+
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -81,15 +83,9 @@ type Discovery interface {
 }
 
 func (o Options) withDefaults() Options {
-	if o.MaxDeletions <= 0 {
-		o.MaxDeletions = DefaultMaxDeletions
-	}
-	if o.PageSize <= 0 {
-		o.PageSize = DefaultPageSize
-	}
-	if o.Resync <= 0 {
-		o.Resync = DefaultResync
-	}
+	options.Positive(&o.MaxDeletions, DefaultMaxDeletions)
+	options.Positive(&o.PageSize, DefaultPageSize)
+	options.Positive(&o.Resync, DefaultResync)
 	if o.Now == nil {
 		o.Now = time.Now
 	}

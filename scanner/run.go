@@ -72,11 +72,8 @@ func (s *Scanner) Run(ctx context.Context, source func(*PolicySet) Source, opts 
 				s.opts.Logger.Warn("scan failed", "error", err)
 			}
 		case <-pollT.C:
-			set, err := LoadPolicies(ctx, s.c)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.opts.Logger.Warn("read policies", "error", err)
-				}
+			set, ok := s.pollPolicies(ctx)
+			if !ok {
 				continue
 			}
 			changed := Changed(current, set)
@@ -140,4 +137,17 @@ func (s *PolicySet) Only(keys []string) *PolicySet {
 		}
 	}
 	return out
+}
+
+// pollPolicies reads the server's policies for a poll; a failure is
+// logged (unless ctx ended) and the poll skipped.
+func (s *Scanner) pollPolicies(ctx context.Context) (*PolicySet, bool) {
+	set, err := LoadPolicies(ctx, s.c)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.opts.Logger.Warn("read policies", "error", err)
+		}
+		return nil, false
+	}
+	return set, true
 }

@@ -410,24 +410,27 @@ func (v *visitor) Visit(r *Resource) error {
 		return errStop
 	}
 	if gen := run.replayFor(r, run.policies.generateExisting(), Generated); len(gen) > 0 {
-		greq, err := replayRequest(r, gen)
-		if err != nil {
+		if err := v.replay(&pending{r: r, generate: gen}, gen); err != nil {
 			return err
-		}
-		greq.GenerateExisting = true
-		if !v.yield(run.item(&pending{r: r, generate: gen}, greq)) {
-			return errStop
 		}
 	}
 	if mut := run.replayFor(r, run.policies.mutateExisting(), Mutated); len(mut) > 0 {
-		mreq, err := replayRequest(r, mut)
-		if err != nil {
-			return err
-		}
-		mreq.MutateExisting = true
-		if !v.yield(run.item(&pending{r: r, mutate: mut}, mreq)) {
-			return errStop
-		}
+		return v.replay(&pending{r: r, mutate: mut}, mut)
+	}
+	return nil
+}
+
+// replay yields the generateExisting (p.generate set) or mutateExisting
+// replay of policies on p's resource.
+func (v *visitor) replay(p *pending, policies []*PolicyRef) error {
+	req, err := replayRequest(p.r, policies)
+	if err != nil {
+		return err
+	}
+	req.GenerateExisting = p.generate != nil
+	req.MutateExisting = p.mutate != nil
+	if !v.yield(v.run.item(p, req)) {
+		return errStop
 	}
 	return nil
 }
@@ -439,7 +442,13 @@ func replayRequest(r *Resource, policies []*PolicyRef) (*verdictv1.EvaluateReque
 	for i, p := range policies {
 		names[i] = p.Key()
 	}
-	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels), client.Policies(names...)}
+	return backgroundRequest(r, client.Policies(names...))
+}
+
+// backgroundRequest is the background request of r, in its namespace, as
+// its resource when known, with opts.
+func backgroundRequest(r *Resource, opts ...client.RequestOption) (*verdictv1.EvaluateRequest, error) {
+	opts = append(opts, client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels))
 	if r.GVR.Resource != "" {
 		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
 	}
@@ -459,18 +468,10 @@ func describeResource(r *Resource) string {
 
 // request is the background request of r.
 func (run *scanRun) request(r *Resource) (*verdictv1.EvaluateRequest, error) {
-	opts := []client.RequestOption{client.Background(), client.Namespace(r.Namespace, r.NamespaceLabels)}
 	if len(run.so.Policies) > 0 {
-		opts = append(opts, client.Policies(run.so.Policies...))
+		return backgroundRequest(r, client.Policies(run.so.Policies...))
 	}
-	if r.GVR.Resource != "" {
-		opts = append(opts, client.Resource(r.GVR.Group, r.GVR.Version, r.GVR.Resource))
-	}
-	req, err := client.NewRequest(r.body(), opts...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", describeResource(r), err)
-	}
-	return req, nil
+	return backgroundRequest(r)
 }
 
 func (run *scanRun) item(p *pending, req *verdictv1.EvaluateRequest) client.Item {
@@ -535,11 +536,8 @@ func (run *scanRun) result(res client.Result) error {
 		return fmt.Errorf("result for unknown item %q", res.ID)
 	}
 	ctx := run.ctx
-	if p.generate != nil {
-		return run.generated(ctx, p, res)
-	}
-	if p.mutate != nil {
-		return run.mutated(ctx, p, res)
+	if p.generate != nil || p.mutate != nil {
+		return run.replayed(ctx, p, res)
 	}
 	run.progress.done(1)
 	run.sum.Resources++
@@ -567,33 +565,25 @@ func (run *scanRun) result(res client.Result) error {
 	return nil
 }
 
-// generated applies the answer of a generateExisting replay.
-func (run *scanRun) generated(ctx context.Context, p *pending, res client.Result) error {
+// replayed applies the answer of a generateExisting replay (p.generate
+// set) or of a mutateExisting one.
+func (run *scanRun) replayed(ctx context.Context, p *pending, res client.Result) error {
+	g := run.s.opts.Generator
+	what, apply, policies, count := "generateExisting", g.Apply, p.generate, &run.sum.Generated
+	if p.generate == nil {
+		what, apply, policies, count = "mutateExisting", g.ApplyTargets, p.mutate, &run.sum.Mutated
+	}
 	if res.Err != nil {
-		run.s.opts.Logger.Warn("generateExisting not evaluated", "resource", describeResource(p.r), "error", res.Err)
+		run.s.opts.Logger.Warn(what+" not evaluated", "resource", describeResource(p.r), "error", res.Err)
 		return nil
 	}
-	n, err := run.s.opts.Generator.Apply(ctx, p.r, p.generate, res.Response)
-	run.sum.Generated += n
-	if n > 0 {
+	n, err := apply(ctx, p.r, policies, res.Response)
+	*count += n
+	if n > 0 && p.generate != nil {
 		run.sum.Triggers++
 	}
 	if err != nil {
-		run.s.opts.Logger.Warn("generateExisting not applied", "resource", describeResource(p.r), "error", err)
-	}
-	return nil
-}
-
-// mutated applies the answer of a mutateExisting replay.
-func (run *scanRun) mutated(ctx context.Context, p *pending, res client.Result) error {
-	if res.Err != nil {
-		run.s.opts.Logger.Warn("mutateExisting not evaluated", "resource", describeResource(p.r), "error", res.Err)
-		return nil
-	}
-	n, err := run.s.opts.Generator.ApplyTargets(ctx, p.r, p.mutate, res.Response)
-	run.sum.Mutated += n
-	if err != nil {
-		run.s.opts.Logger.Warn("mutateExisting not applied", "resource", describeResource(p.r), "error", err)
+		run.s.opts.Logger.Warn(what+" not applied", "resource", describeResource(p.r), "error", err)
 	}
 	return nil
 }

@@ -201,11 +201,8 @@ func (s *Scanner) Watch(ctx context.Context, c *Cluster, opts WatchOptions) erro
 			}
 		case <-pollT.C:
 			stop()
-			next, err := LoadPolicies(ctx, s.c)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.opts.Logger.Warn("read policies", "error", err)
-				}
+			next, ok := s.pollPolicies(ctx)
+			if !ok {
 				continue
 			}
 			changed := Changed(set, next)

@@ -133,9 +133,7 @@ func (d *reviewDecoder) object(path string, field func(key string) error) error 
 	if d.peek() != '{' {
 		return d.errorf("%s: want an object", pathOr(path))
 	}
-	d.i++
-	if d.peek() == '}' {
-		d.i++
+	if d.open('}') {
 		return nil
 	}
 	for {
@@ -161,6 +159,17 @@ func (d *reviewDecoder) object(path string, field func(key string) error) error 
 			return err
 		}
 	}
+}
+
+// open reads the opening byte at d.i of an object or list and reports
+// whether closing follows at once (read too): the value is empty.
+func (d *reviewDecoder) open(closing byte) bool {
+	d.i++
+	if d.peek() == closing {
+		d.i++
+		return true
+	}
+	return false
 }
 
 // next reads what follows a member of an object or list: ',' (done is
@@ -197,29 +206,9 @@ func (d *reviewDecoder) request(r *admissionv1.AdmissionRequest) error {
 			r.UID = types.UID(s)
 			return err
 		case "kind":
-			return d.object("request.kind", func(k string) error {
-				switch k {
-				case "group":
-					return d.stringInto(&r.Kind.Group, "request.kind.group")
-				case "version":
-					return d.stringInto(&r.Kind.Version, "request.kind.version")
-				case "kind":
-					return d.stringInto(&r.Kind.Kind, "request.kind.kind")
-				}
-				return d.skip(0)
-			})
+			return d.groupVersion("request.kind", "kind", &r.Kind.Group, &r.Kind.Version, &r.Kind.Kind)
 		case "resource":
-			return d.object("request.resource", func(k string) error {
-				switch k {
-				case "group":
-					return d.stringInto(&r.Resource.Group, "request.resource.group")
-				case "version":
-					return d.stringInto(&r.Resource.Version, "request.resource.version")
-				case "resource":
-					return d.stringInto(&r.Resource.Resource, "request.resource.resource")
-				}
-				return d.skip(0)
-			})
+			return d.groupVersion("request.resource", "resource", &r.Resource.Group, &r.Resource.Version, &r.Resource.Resource)
 		case "subResource":
 			return d.stringInto(&r.SubResource, "request.subResource")
 		case "name":
@@ -251,6 +240,25 @@ func (d *reviewDecoder) request(r *admissionv1.AdmissionRequest) error {
 			return d.errorf("request.dryRun: want a boolean")
 		}
 		return d.skip(0)
+	})
+}
+
+// groupVersion reads the object at path of a GroupVersionKind or
+// GroupVersionResource: group, version and the field named third.
+func (d *reviewDecoder) groupVersion(path, third string, group, version, name *string) error {
+	return d.object(path, func(k string) error {
+		var dst *string
+		switch k {
+		case "group":
+			dst = group
+		case "version":
+			dst = version
+		case third:
+			dst = name
+		default:
+			return d.skip(0)
+		}
+		return d.stringField(dst, path, k)
 	})
 }
 
@@ -335,6 +343,12 @@ func (d *reviewDecoder) strings(dst *[]string, path string) error {
 
 // stringInto reads a string (null leaves dst alone, as encoding/json).
 func (d *reviewDecoder) stringInto(dst *string, path string) error {
+	return d.stringField(dst, path, "")
+}
+
+// stringField is stringInto of the field key of the object at path (the
+// path of its error joined only when there is one).
+func (d *reviewDecoder) stringField(dst *string, path, key string) error {
 	switch d.peek() {
 	case 'n':
 		return d.literal("null")
@@ -342,6 +356,9 @@ func (d *reviewDecoder) stringInto(dst *string, path string) error {
 		s, err := d.str()
 		*dst = s
 		return err
+	}
+	if key != "" {
+		path += "." + key
 	}
 	return d.errorf("%s: want a string", path)
 }
@@ -442,9 +459,7 @@ func (d *reviewDecoder) skip(depth int) error {
 	}
 	switch c := d.peek(); {
 	case c == '{':
-		d.i++
-		if d.peek() == '}' {
-			d.i++
+		if d.open('}') {
 			return nil
 		}
 		for {
@@ -468,9 +483,7 @@ func (d *reviewDecoder) skip(depth int) error {
 			}
 		}
 	case c == '[':
-		d.i++
-		if d.peek() == ']' {
-			d.i++
+		if d.open(']') {
 			return nil
 		}
 		for {

@@ -127,17 +127,11 @@ func (c *Case) Policies() ([]*policy.Policy, error) {
 		if err != nil {
 			return nil, err
 		}
-		docs, err := kyverno.DecodePolicies(c.Note, raw)
+		ps, err := decodeCompile(c.Note, string(raw), kyverno.DecodePolicies, policy.Compile)
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range docs {
-			p, err := policy.Compile(d)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, p)
-		}
+		out = append(out, ps...)
 	}
 	return out, nil
 }
@@ -154,17 +148,23 @@ func celPolicy[D any](m map[string]any, decode func(map[string]any) (D, error), 
 // Bindings compiles the case's ValidatingAdmissionPolicyBindings, in
 // order.
 func (c *Case) Bindings() ([]*vap.Binding, error) {
-	docs, err := vap.DecodeBindings(c.Note, []byte(c.Policy))
+	return decodeCompile(c.Note, c.Policy, vap.DecodeBindings, vap.CompileBinding)
+}
+
+// decodeCompile decodes the documents of text with decode and compiles
+// each, in order; note names text in errors.
+func decodeCompile[D, T any](note, text string, decode func(string, []byte) ([]D, error), compile func(D) (T, error)) ([]T, error) {
+	docs, err := decode(note, []byte(text))
 	if err != nil {
 		return nil, err
 	}
-	var out []*vap.Binding
+	var out []T
 	for _, d := range docs {
-		b, err := vap.CompileBinding(d)
+		t, err := compile(d)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, b)
+		out = append(out, t)
 	}
 	return out, nil
 }
@@ -181,29 +181,13 @@ func (c *Case) EvalRequest() (*eval.Request, error) {
 		return nil, err
 	}
 	if c.Exceptions != "" {
-		docs, err := kyverno.DecodeExceptions(c.Note, []byte(c.Exceptions))
-		if err != nil {
+		if req.Exceptions, err = decodeCompile(c.Note, c.Exceptions, kyverno.DecodeExceptions, policy.CompileException); err != nil {
 			return nil, err
-		}
-		for _, d := range docs {
-			ex, err := policy.CompileException(d)
-			if err != nil {
-				return nil, err
-			}
-			req.Exceptions = append(req.Exceptions, ex)
 		}
 	}
 	if c.CELExceptions != "" {
-		docs, err := vpol.DecodeExceptions(c.Note, []byte(c.CELExceptions))
-		if err != nil {
+		if req.CELExceptions, err = decodeCompile(c.Note, c.CELExceptions, vpol.DecodeExceptions, vpol.CompileException); err != nil {
 			return nil, err
-		}
-		for _, d := range docs {
-			ex, err := vpol.CompileException(d)
-			if err != nil {
-				return nil, err
-			}
-			req.CELExceptions = append(req.CELExceptions, ex)
 		}
 	}
 	r := c.Request

@@ -60,30 +60,12 @@ func durationSeconds(x any) (time.Duration, bool) {
 // time.ParseDuration (here "0" is accepted); a number key takes a number or
 // duration string value, a string key a number or duration string.
 func durationOp(key any, op Operator, value any) bool {
-	var k time.Duration
-	switch key := key.(type) {
-	case int, int64, float64:
-		k, _ = durationSeconds(key)
-	case string:
-		d, err := time.ParseDuration(key)
-		if err != nil {
-			return false
-		}
-		k = d
-	default:
+	k, ok := durationOperand(key)
+	if !ok {
 		return false
 	}
-	var v time.Duration
-	switch value := value.(type) {
-	case int, int64, float64:
-		v, _ = durationSeconds(value)
-	case string:
-		d, err := time.ParseDuration(value)
-		if err != nil {
-			return false
-		}
-		v = d
-	default:
+	v, ok := durationOperand(value)
+	if !ok {
 		return false
 	}
 	switch op {
@@ -97,4 +79,18 @@ func durationOp(key any, op Operator, value any) bool {
 		return k <= v
 	}
 	return false
+}
+
+// durationOperand is an operand of the Duration* operators: a number of
+// seconds or a string time.ParseDuration reads.
+func durationOperand(x any) (time.Duration, bool) {
+	switch x := x.(type) {
+	case int, int64, float64:
+		d, _ := durationSeconds(x)
+		return d, true
+	case string:
+		d, err := time.ParseDuration(x)
+		return d, err == nil
+	}
+	return 0, false
 }

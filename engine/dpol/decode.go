@@ -18,7 +18,7 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var family = vpol.NewFamily[policiesv1.DeletingPolicySpec]("dpol", KindDeletingPolicy, schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.DeletingPolicySpec]("dpol", KindDeletingPolicy, schemaJSON)
 
 // Decode reads every DeletingPolicy and NamespacedDeletingPolicy of
 // data (multi-document YAML or JSON, Lists included) and returns them in

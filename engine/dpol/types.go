@@ -17,13 +17,6 @@ const (
 // github.com/kyverno/api types).
 type Document = vpol.Doc[policiesv1.DeletingPolicySpec]
 
-// servedVersions are the versions of each kind the CRDs serve (and
-// Kyverno's CLI loads): NamespacedDeletingPolicy has no v1alpha1.
-var servedVersions = map[string][]string{
-	KindDeletingPolicy:           {"v1", "v1beta1", "v1alpha1"},
-	KindNamespacedDeletingPolicy: {"v1", "v1beta1"},
-}
-
 // IsPolicy reports whether apiVersion and kind name a DeletingPolicy or
 // NamespacedDeletingPolicy, in any version (a version that is not served is a
 // decoding error).

@@ -69,13 +69,7 @@ func (ev *evaluation) celInput() (*celrule.Input, error) {
 		return ev.cel, ev.celErr
 	}
 	ev.celObject = object
-	res := ev.res
-	if len(object) == 0 {
-		object = nil
-		if ev.oldRes != nil {
-			res = *ev.oldRes
-		}
-	}
+	object, res := ev.subject(object)
 	req := celrule.Request{
 		Group: res.Group, Version: res.Version, Kind: res.Kind,
 		Name: res.Name, Namespace: res.Namespace,

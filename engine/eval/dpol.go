@@ -2,6 +2,7 @@ package eval
 
 import (
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // deletingPolicy appends the result of a DeletingPolicy or
@@ -23,14 +24,7 @@ func (ev *evaluation) deletingPolicy(p *policy.Policy, out []RuleResult) []RuleR
 	if !r.Matched && r.Err == nil {
 		return out
 	}
-	res := RuleResult{
-		Policy: p.Name(), Rule: p.Name(), Type: RuleDeletion,
-		Status: StatusPass, Message: "resource matched",
-		Scored: p.Scored, Category: p.Category, Severity: p.Severity,
-	}
-	if p.Namespaced() {
-		res.PolicyNamespace = p.Namespace()
-	}
+	res := celResult(p, &vpol.Result{Rule: p.Name(), Status: vpol.StatusPass, Message: "resource matched"}, RuleDeletion, "")
 	switch {
 	case r.Err != nil:
 		res.Status, res.Message, res.Path = StatusError, r.Err.Error(), r.Path

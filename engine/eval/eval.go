@@ -191,13 +191,7 @@ func resourceOf(req *Request, obj map[string]any) match.Resource {
 	if r.Operation == "" {
 		r.Operation = "CREATE"
 	}
-	apiVersion, _ := obj["apiVersion"].(string)
-	r.Kind, _ = obj["kind"].(string)
-	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
-		r.Group, r.Version = apiVersion[:i], apiVersion[i+1:]
-	} else {
-		r.Version = apiVersion
-	}
+	r.Group, r.Version, r.Kind = kyverno.ObjectGVK(obj)
 	if req.Kind != "" {
 		r.Group, r.Version, r.Kind = req.Group, req.Version, req.Kind
 	}

@@ -49,21 +49,7 @@ func (ev *evaluation) generatingPolicies(policies []*policy.Policy, resp *Respon
 		if r == nil {
 			continue
 		}
-		res := RuleResult{
-			Policy:     p.Name(),
-			Rule:       r.Rule,
-			Type:       RuleGeneration,
-			Status:     Status(r.Status),
-			Message:    r.Message,
-			Scored:     p.Scored,
-			Category:   p.Category,
-			Severity:   p.Severity,
-			Properties: r.Properties,
-			Path:       r.Path,
-		}
-		if p.Namespaced() {
-			res.PolicyNamespace = p.Namespace()
-		}
+		res := celResult(p, &r.Result, RuleGeneration, r.Path)
 		resp.Results = append(resp.Results, res)
 		for _, g := range r.Generated {
 			resp.Generated = append(resp.Generated, Generated{

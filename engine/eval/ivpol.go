@@ -54,24 +54,10 @@ func (ev *evaluation) enforceRequired(resp *Response) {
 
 func (ev *evaluation) ivResult(p *policy.Policy, o *ivpol.Outcome) RuleResult {
 	r := o.Result
-	res := RuleResult{
-		Policy:     p.Name(),
-		Rule:       r.Rule,
-		Type:       RuleImageVerify,
-		Status:     Status(r.Status),
-		Message:    r.Message,
-		Enforce:    p.Action == policy.Enforce,
-		Scored:     p.Scored,
-		Category:   p.Category,
-		Severity:   p.Severity,
-		Properties: r.Properties,
-		Path:       o.Path,
-	}
+	res := celResult(p, &r, RuleImageVerify, o.Path)
+	res.Enforce = p.Action == policy.Enforce
 	if r.Rule == ivpol.RuleException {
 		res.Type = RuleValidation
-	}
-	if p.Namespaced() {
-		res.PolicyNamespace = p.Namespace()
 	}
 	if !p.Scored && res.Status == StatusFail {
 		res.Status = StatusWarn

@@ -87,23 +87,9 @@ func (ev *evaluation) backgroundMutatingPolicies(policies []*policy.Policy, resp
 }
 
 func (ev *evaluation) mutationResult(p *policy.Policy, r mpol.Result) RuleResult {
-	res := RuleResult{
-		Policy:     p.Name(),
-		Rule:       r.Rule,
-		Type:       RuleMutation,
-		Status:     Status(r.Status),
-		Message:    r.Message,
-		Scored:     p.Scored,
-		Category:   p.Category,
-		Severity:   p.Severity,
-		Properties: r.Properties,
-		Path:       r.Path,
-	}
+	res := celResult(p, &r.Result, RuleMutation, r.Path)
 	if r.Rule == vpol.RuleMatch && p.Mutating != nil {
 		res.Type = RuleValidation // as Kyverno types a matching error
-	}
-	if p.Namespaced() {
-		res.PolicyNamespace = p.Namespace()
 	}
 	return res
 }

@@ -184,17 +184,12 @@ func (s *scope) loadMatching(src string) error {
 		if d.done || !strings.Contains(src, d.name) || !d.matcher.MatchString(src) {
 			continue
 		}
-		d.done = true
 		s.loading = true
-		v, err := d.load(s)
+		err := s.load(d)
 		s.loading = false
-		if errors.Is(err, ErrUndefined) {
-			continue
-		}
 		if err != nil {
 			return err
 		}
-		s.set(d.name, v)
 	}
 	return nil
 }
@@ -205,16 +200,25 @@ func (s *scope) loadAll() error {
 		if d.done {
 			continue
 		}
-		d.done = true
-		v, err := d.load(s)
-		if errors.Is(err, ErrUndefined) {
-			continue
-		}
-		if err != nil {
+		if err := s.load(d); err != nil {
 			return err
 		}
-		s.set(d.name, v)
 	}
+	return nil
+}
+
+// load loads the pending entry d and sets its value; an entry the host
+// does not provide (ErrUndefined) stays undefined.
+func (s *scope) load(d *deferred) error {
+	d.done = true
+	v, err := d.load(s)
+	if errors.Is(err, ErrUndefined) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s.set(d.name, v)
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package eval
 
 import (
+	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -14,27 +15,48 @@ import (
 func (ev *evaluation) validatingPolicy(p *policy.Policy, out []RuleResult) []RuleResult {
 	in := ev.vpolInput()
 	for _, r := range p.Validating.Evaluate(ev.ctx, in, ev.req.CELExceptions) {
-		res := RuleResult{
-			Policy:     p.Name(),
-			Rule:       r.Rule,
-			Type:       RuleValidation,
-			Status:     Status(r.Status),
-			Message:    r.Message,
-			Enforce:    p.Action == policy.Enforce,
-			Scored:     p.Scored,
-			Category:   p.Category,
-			Severity:   p.Severity,
-			Properties: r.Properties,
-		}
-		if p.Namespaced() {
-			res.PolicyNamespace = p.Namespace()
-		}
+		res := celResult(p, &r, RuleValidation, "")
+		res.Enforce = p.Action == policy.Enforce
 		if !p.Scored && res.Status == StatusFail {
 			res.Status = StatusWarn
 		}
 		out = append(out, res)
 	}
 	return out
+}
+
+// subject is what the CEL views of the request show for object, the
+// current object: on a request without one (DELETE) a nil object and the
+// old resource.
+func (ev *evaluation) subject(object map[string]any) (map[string]any, match.Resource) {
+	if len(object) > 0 {
+		return object, ev.res
+	}
+	if ev.oldRes != nil {
+		return nil, *ev.oldRes
+	}
+	return nil, ev.res
+}
+
+// celResult is the RuleResult of r, a result of p (a policies.kyverno.io
+// policy), as a rule of type typ at path.
+func celResult(p *policy.Policy, r *vpol.Result, typ RuleType, path string) RuleResult {
+	res := RuleResult{
+		Policy:     p.Name(),
+		Rule:       r.Rule,
+		Type:       typ,
+		Status:     Status(r.Status),
+		Message:    r.Message,
+		Scored:     p.Scored,
+		Category:   p.Category,
+		Severity:   p.Severity,
+		Properties: r.Properties,
+		Path:       path,
+	}
+	if p.Namespaced() {
+		res.PolicyNamespace = p.Namespace()
+	}
+	return res
 }
 
 // vpolInput returns the request as ValidatingPolicies see it, built on
@@ -47,13 +69,7 @@ func (ev *evaluation) vpolInput() *vpol.Input {
 		return ev.vpIn
 	}
 	ev.vpObject = object
-	res := ev.res
-	if len(object) == 0 {
-		object = nil
-		if ev.oldRes != nil {
-			res = *ev.oldRes
-		}
-	}
+	object, res := ev.subject(object)
 	req := ev.req
 	r := vpol.Request{
 		Group: res.Group, Version: res.Version, Kind: res.Kind,

@@ -18,7 +18,7 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var family = vpol.NewFamily[policiesv1.GeneratingPolicySpec]("gpol", KindGeneratingPolicy, schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.GeneratingPolicySpec]("gpol", KindGeneratingPolicy, schemaJSON)
 
 // Decode reads every GeneratingPolicy and NamespacedGeneratingPolicy of
 // data (multi-document YAML or JSON, Lists included) and returns them in

@@ -17,13 +17,6 @@ const (
 // github.com/kyverno/api types).
 type Document = vpol.Doc[policiesv1.GeneratingPolicySpec]
 
-// servedVersions are the versions of each kind the CRDs serve (and
-// Kyverno's CLI loads): NamespacedGeneratingPolicy has no v1alpha1.
-var servedVersions = map[string][]string{
-	KindGeneratingPolicy:           {"v1", "v1beta1", "v1alpha1"},
-	KindNamespacedGeneratingPolicy: {"v1", "v1beta1"},
-}
-
 // IsPolicy reports whether apiVersion and kind name a GeneratingPolicy or
 // NamespacedGeneratingPolicy, in any version (a version that is not served is a
 // decoding error).

@@ -115,18 +115,14 @@ func (p *Policy) Document() *Document { return p.doc }
 func Compile(doc *Document) (*Policy, error) {
 	c := &compiler{}
 	p := c.policy(doc)
-	if err := c.errs.Err(); err != nil {
+	if err := c.Errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
 	}
 	return p, nil
 }
 
 type compiler struct {
-	errs engine.Errors
-}
-
-func (c *compiler) invalid(path, format string, args ...any) {
-	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+	vpol.Problems
 }
 
 func (c *compiler) policy(doc *Document) *Policy {
@@ -149,19 +145,19 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	p.ref = kyvernocel.PolicyRef{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
 	if p.Name == "" {
-		c.invalid("metadata.name", "a policy needs a name")
+		c.Invalid("metadata.name", "a policy needs a name")
 	}
 	if doc.Namespaced() && p.Namespace == "" {
-		c.invalid("metadata.namespace", "a NamespacedImageValidatingPolicy needs a namespace")
+		c.Invalid("metadata.namespace", "a NamespacedImageValidatingPolicy needs a namespace")
 	}
 	switch p.Mode {
 	case vpol.ModeKubernetes:
 		if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-			c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+			c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 		}
 	case vpol.ModeJSON:
 	default:
-		c.errs = append(c.errs, engine.Errorf(engine.CodeUnsupported, "spec.evaluation.mode", fmt.Sprintf("evaluation mode %q is not supported (want Kubernetes or JSON)", p.Mode)))
+		c.Errs = append(c.Errs, engine.Errorf(engine.CodeUnsupported, "spec.evaluation.mode", fmt.Sprintf("evaluation mode %q is not supported (want Kubernetes or JSON)", p.Mode)))
 	}
 	for i, a := range spec.ValidationActions() {
 		switch string(a) {
@@ -170,19 +166,19 @@ func (c *compiler) policy(doc *Document) *Policy {
 				p.Actions = append(p.Actions, string(a))
 			}
 		default:
-			c.invalid(fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
+			c.Invalid(fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
 		}
 	}
 	if fp := spec.FailurePolicy; fp != nil {
 		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
 		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
-			c.invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
+			c.Invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
 		}
 	}
 
 	env, err := kyvernocel.NewImageEnv(p.Namespace)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
 		return p
 	}
 	c.imageReferences(p, spec.MatchImageReferences)
@@ -191,25 +187,25 @@ func (c *compiler) policy(doc *Document) *Policy {
 		path := fmt.Sprintf("spec.attestations[%d]", i)
 		switch {
 		case a.Name == "":
-			c.invalid(path+".name", "an attestation needs a name")
+			c.Invalid(path+".name", "an attestation needs a name")
 		case a.InToto == nil && a.Referrer == nil:
-			c.invalid(path, "attestation %q needs intoto or referrer", a.Name)
+			c.Invalid(path, "attestation %q needs intoto or referrer", a.Name)
 		case a.InToto != nil && a.Referrer != nil:
-			c.invalid(path, "attestation %q has both intoto and referrer", a.Name)
+			c.Invalid(path, "attestation %q has both intoto and referrer", a.Name)
 		case a.InToto != nil && a.InToto.Type == "":
-			c.invalid(path+".intoto.type", "an in-toto attestation needs a type")
+			c.Invalid(path+".intoto.type", "an in-toto attestation needs a type")
 		case a.Referrer != nil && a.Referrer.Type == "":
-			c.invalid(path+".referrer.type", "a referrer attestation needs a type")
+			c.Invalid(path+".referrer.type", "a referrer attestation needs a type")
 		}
 		p.attestations[a.Name] = a
 	}
 	p.variants = append(p.variants, c.variant(env, p, spec, "", ""))
-	if len(c.errs) > 0 {
+	if len(c.Errs) > 0 {
 		return p // the variants would repeat the policy's problems
 	}
 	gen, err := autogen(spec)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
+		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
 	}
 	for _, g := range gen {
 		p.variants = append(p.variants, c.variant(env, p, g.spec, g.config, "autogen["+g.config+"]."))
@@ -229,7 +225,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 	for i, m := range spec.MatchConditions {
 		path := fmt.Sprintf(prefix+"spec.matchConditions[%d]", i)
 		if m.Name == "" {
-			c.invalid(path+".name", "a match condition needs a name")
+			c.Invalid(path+".name", "a match condition needs a name")
 		}
 		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: c.expression(env, m.Expression, path+".expression", cel.BoolType)})
 	}
@@ -237,9 +233,9 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 	for i, x := range spec.ImageExtractors {
 		path := fmt.Sprintf(prefix+"spec.images[%d]", i)
 		if x.Name == "" {
-			c.invalid(path+".name", "an image extractor needs a name")
+			c.Invalid(path+".name", "an image extractor needs a name")
 		} else if seen[x.Name] {
-			c.invalid(path+".name", "duplicate image extractor name %q", x.Name)
+			c.Invalid(path+".name", "duplicate image extractor name %q", x.Name)
 		}
 		seen[x.Name] = true
 		prog := c.expression(env, x.Expression, path+".expression", cel.ListType(cel.StringType), cel.DynType, cel.ListType(cel.DynType))
@@ -248,16 +244,16 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 	for i, vr := range spec.Variables {
 		path := fmt.Sprintf(prefix+"spec.variables[%d]", i)
 		if vr.Name == "" {
-			c.invalid(path+".name", "a variable needs a name")
+			c.Invalid(path+".name", "a variable needs a name")
 		}
 		var prog cel.Program
 		t := cel.DynType
 		if vr.Expression == "" {
-			c.invalid(path+".expression", "an expression is required")
+			c.Invalid(path+".expression", "an expression is required")
 		} else {
 			var cerr *engine.Error
 			if prog, t, cerr = vpol.CompileExpression(env, vr.Expression, path+".expression"); cerr != nil {
-				c.errs = append(c.errs, cerr)
+				c.Errs = append(c.Errs, cerr)
 			}
 		}
 		env.RegisterVariable(vr.Name, t)
@@ -275,7 +271,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 	for i, a := range spec.AuditAnnotations {
 		path := fmt.Sprintf(prefix+"spec.auditAnnotations[%d]", i)
 		if a.Key == "" {
-			c.invalid(path+".key", "an audit annotation needs a key")
+			c.Invalid(path+".key", "an audit annotation needs a key")
 		}
 		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType)})
 	}
@@ -292,33 +288,33 @@ func (c *compiler) imageReferences(p *Policy, refs []policiesv1.MatchImageRefere
 		case r.Glob != "":
 			g, err := glob.Compile(r.Glob)
 			if err != nil {
-				c.invalid(path+".glob", "%v", err)
+				c.Invalid(path+".glob", "%v", err)
 				continue
 			}
 			p.imageRefs = append(p.imageRefs, imageRef{glob: g})
 		case r.Expression != "":
 			env, err := imageRefEnv()
 			if err != nil {
-				c.invalid(path+".expression", "%v", err)
+				c.Invalid(path+".expression", "%v", err)
 				continue
 			}
 			ast, iss := env.Compile(r.Expression)
 			if iss.Err() != nil {
-				c.invalid(path+".expression", "%v", iss.Err())
+				c.Invalid(path+".expression", "%v", iss.Err())
 				continue
 			}
 			if !ast.OutputType().IsExactType(cel.BoolType) {
-				c.invalid(path+".expression", "output is expected to be of type bool")
+				c.Invalid(path+".expression", "output is expected to be of type bool")
 				continue
 			}
 			prog, err := env.Program(ast, cel.CostLimit(kyvernocel.CostLimit))
 			if err != nil {
-				c.invalid(path+".expression", "%v", err)
+				c.Invalid(path+".expression", "%v", err)
 				continue
 			}
 			p.imageRefs = append(p.imageRefs, imageRef{prog: prog})
 		default:
-			c.invalid(path, "either glob or expression must be set")
+			c.Invalid(path, "either glob or expression must be set")
 		}
 	}
 }
@@ -332,9 +328,9 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []poli
 		path := fmt.Sprintf(v.prefix+"spec.attestors[%d]", i)
 		at := &attestor{spec: a}
 		if a.Name == "" {
-			c.invalid(path+".name", "an attestor needs a name")
+			c.Invalid(path+".name", "an attestor needs a name")
 		} else if seen[a.Name] {
-			c.invalid(path+".name", "duplicate attestor name %q", a.Name)
+			c.Invalid(path+".name", "duplicate attestor name %q", a.Name)
 		}
 		seen[a.Name] = true
 		str := func(text, field string) cel.Program {
@@ -345,22 +341,22 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []poli
 		}
 		switch {
 		case a.Cosign != nil && a.Notary != nil:
-			c.invalid(path, "attestor %q has both cosign and notary", a.Name)
+			c.Invalid(path, "attestor %q has both cosign and notary", a.Name)
 		case a.Cosign != nil:
 			co := a.Cosign
 			hasKey := co.Key != nil && (co.Key.Data != "" || co.Key.KMS != "" || co.Key.Expression != "")
 			hasKeyless := co.Keyless != nil && len(co.Keyless.Identities) > 0
 			hasCert := co.Certificate != nil && co.Certificate.Certificate != nil
 			if !hasKey && !hasKeyless && !hasCert {
-				c.invalid(path+".cosign", "cosign attestor %q needs a key (data, kms or expression), keyless identities or a certificate", a.Name)
+				c.Invalid(path+".cosign", "cosign attestor %q needs a key (data, kms or expression), keyless identities or a certificate", a.Name)
 			}
 			if co.Keyless != nil {
 				for j, id := range co.Keyless.Identities {
 					if id.Subject == "" && id.SubjectRegExp == "" && id.SubjectExpression == "" {
-						c.invalid(fmt.Sprintf("%s.cosign.keyless.identities[%d]", path, j), "a keyless identity needs a subject or subjectRegExp")
+						c.Invalid(fmt.Sprintf("%s.cosign.keyless.identities[%d]", path, j), "a keyless identity needs a subject or subjectRegExp")
 					}
 					if id.Issuer == "" && id.IssuerRegExp == "" {
-						c.invalid(fmt.Sprintf("%s.cosign.keyless.identities[%d]", path, j), "a keyless identity needs an issuer or issuerRegExp")
+						c.Invalid(fmt.Sprintf("%s.cosign.keyless.identities[%d]", path, j), "a keyless identity needs an issuer or issuerRegExp")
 					}
 				}
 			}
@@ -380,7 +376,7 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []poli
 			}
 		case a.Notary != nil:
 			if a.Notary.Certs == nil || (a.Notary.Certs.Value == "" && a.Notary.Certs.Expression == "") {
-				c.invalid(path+".notary.certs", "notary attestor %q needs certificates", a.Name)
+				c.Invalid(path+".notary.certs", "notary attestor %q needs certificates", a.Name)
 			} else {
 				at.notaryCerts = str(a.Notary.Certs.Expression, ".notary.certs.expression")
 			}
@@ -388,7 +384,7 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []poli
 				at.notaryTSACerts = str(a.Notary.TSACerts.Expression, ".notary.tsaCerts.expression")
 			}
 		default:
-			c.invalid(path, "attestor %q needs cosign or notary", a.Name)
+			c.Invalid(path, "attestor %q needs cosign or notary", a.Name)
 		}
 		v.attestors = append(v.attestors, at)
 	}
@@ -396,12 +392,12 @@ func (c *compiler) compileAttestors(env *kyvernocel.Env, v *variant, list []poli
 
 func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*cel.Type) cel.Program {
 	if text == "" {
-		c.invalid(path, "an expression is required")
+		c.Invalid(path, "an expression is required")
 		return nil
 	}
 	prog, _, err := vpol.CompileExpression(env, text, path, want...)
 	if err != nil {
-		c.errs = append(c.errs, err)
+		c.Errs = append(c.Errs, err)
 	}
 	return prog
 }

@@ -17,7 +17,7 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var family = vpol.NewFamily[policiesv1.ImageValidatingPolicySpec]("ivpol", KindImageValidatingPolicy, schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.ImageValidatingPolicySpec]("ivpol", KindImageValidatingPolicy, schemaJSON)
 
 // Decode reads every ImageValidatingPolicy and
 // NamespacedImageValidatingPolicy of data (multi-document YAML or JSON,

@@ -462,6 +462,20 @@ func (a *attestor) resolve(ctx context.Context, act *kyvernocel.Activation) (map
 		}
 		return s, nil
 	}
+	// set replaces *field with a copy whose Value is what prog gives, when
+	// the field has an expression (prog set).
+	set := func(field **policiesv1.StringOrExpression, prog cel.Program, name string) error {
+		if prog == nil {
+			return nil
+		}
+		v := **field
+		var err error
+		if v.Value, err = str(prog, name); err != nil {
+			return err
+		}
+		*field = &v
+		return nil
+	}
 	var err error
 	if at.Cosign != nil {
 		co := *at.Cosign
@@ -475,46 +489,26 @@ func (a *attestor) resolve(ctx context.Context, act *kyvernocel.Activation) (map
 		}
 		if a.cert != nil || a.certChain != nil {
 			cert := *co.Certificate
-			if a.cert != nil {
-				v := *cert.Certificate
-				if v.Value, err = str(a.cert, "cosign.certificate.cert.expression"); err != nil {
-					return nil, err
-				}
-				cert.Certificate = &v
+			if err := set(&cert.Certificate, a.cert, "cosign.certificate.cert.expression"); err != nil {
+				return nil, err
 			}
-			if a.certChain != nil {
-				v := *cert.CertificateChain
-				if v.Value, err = str(a.certChain, "cosign.certificate.certChain.expression"); err != nil {
-					return nil, err
-				}
-				cert.CertificateChain = &v
+			if err := set(&cert.CertificateChain, a.certChain, "cosign.certificate.certChain.expression"); err != nil {
+				return nil, err
 			}
 			co.Certificate = &cert
 		}
-		if a.trustedRoot != nil {
-			v := *co.TrustedRoot
-			if v.Value, err = str(a.trustedRoot, "cosign.trustedRoot.expression"); err != nil {
-				return nil, err
-			}
-			co.TrustedRoot = &v
+		if err := set(&co.TrustedRoot, a.trustedRoot, "cosign.trustedRoot.expression"); err != nil {
+			return nil, err
 		}
 	}
 	if at.Notary != nil && (a.notaryCerts != nil || a.notaryTSACerts != nil) {
 		n := *at.Notary
 		at.Notary = &n
-		if a.notaryCerts != nil {
-			v := *n.Certs
-			if v.Value, err = str(a.notaryCerts, "notary.certs.expression"); err != nil {
-				return nil, err
-			}
-			n.Certs = &v
+		if err := set(&n.Certs, a.notaryCerts, "notary.certs.expression"); err != nil {
+			return nil, err
 		}
-		if a.notaryTSACerts != nil {
-			v := *n.TSACerts
-			if v.Value, err = str(a.notaryTSACerts, "notary.tsaCerts.expression"); err != nil {
-				return nil, err
-			}
-			n.TSACerts = &v
+		if err := set(&n.TSACerts, a.notaryTSACerts, "notary.tsaCerts.expression"); err != nil {
+			return nil, err
 		}
 	}
 	b, err := json.Marshal(at)

@@ -17,12 +17,6 @@ const (
 // github.com/kyverno/api types).
 type Document = vpol.Doc[policiesv1.ImageValidatingPolicySpec]
 
-// servedVersions are the versions of each kind the CRDs serve.
-var servedVersions = map[string][]string{
-	KindImageValidatingPolicy:           {"v1", "v1beta1", "v1alpha1"},
-	KindNamespacedImageValidatingPolicy: {"v1", "v1beta1"},
-}
-
 // IsPolicy reports whether apiVersion and kind name a ImageValidatingPolicy or
 // NamespacedImageValidatingPolicy, in any version (a version that is not served is a
 // decoding error).

@@ -353,15 +353,7 @@ func (p pathNode) eval(_ *gojmespath.FunctionCaller, v any) (any, status) {
 		}
 		switch t := v.(type) {
 		case []any:
-			i := s.index
-			if i < 0 {
-				i += len(t)
-			}
-			if i < 0 || i >= len(t) {
-				v = nil
-			} else {
-				v = t[i]
-			}
+			v = at(t, s.index)
 		default:
 			if k := kindOf(v); k == kindOther {
 				return nil, fail

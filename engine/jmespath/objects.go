@@ -198,25 +198,31 @@ func jpX509Decode(_ *env, args []any) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		key, ok := cert.PublicKey.(*rsa.PublicKey)
-		if cert.PublicKeyAlgorithm != x509.RSA || !ok {
-			return nil, errors.New("certificate should use rsa algorithm")
+		if cert.PublicKey, err = rsaKey(cert.PublicKeyAlgorithm, cert.PublicKey); err != nil {
+			return nil, err
 		}
-		cert.PublicKey = rsaKeyJSON{N: key.N.String(), E: key.E}
 		return toJSONObject(cert)
 	case "CERTIFICATE REQUEST":
 		csr, err := x509.ParseCertificateRequest(block.Bytes)
 		if err != nil {
 			return nil, err
 		}
-		key, ok := csr.PublicKey.(*rsa.PublicKey)
-		if csr.PublicKeyAlgorithm != x509.RSA || !ok {
-			return nil, errors.New("certificate should use rsa algorithm")
+		if csr.PublicKey, err = rsaKey(csr.PublicKeyAlgorithm, csr.PublicKey); err != nil {
+			return nil, err
 		}
-		csr.PublicKey = rsaKeyJSON{N: key.N.String(), E: key.E}
 		return toJSONObject(csr)
 	}
 	return nil, errors.New("PEM block neither contains a CERTIFICATE or CERTIFICATE REQUEST")
+}
+
+// rsaKey is the JSON form of the RSA public key of a certificate or
+// request; another algorithm is Kyverno's error.
+func rsaKey(alg x509.PublicKeyAlgorithm, pub any) (any, error) {
+	key, ok := pub.(*rsa.PublicKey)
+	if alg != x509.RSA || !ok {
+		return nil, errors.New("certificate should use rsa algorithm")
+	}
+	return rsaKeyJSON{N: key.N.String(), E: key.E}, nil
 }
 
 type rsaKeyJSON struct {

@@ -89,21 +89,24 @@ func walkSteps(steps []step, data any) (any, int) {
 		}
 		switch l := v.(type) {
 		case []any:
-			i := s.index
-			if i < 0 {
-				i += len(l)
-			}
-			if i < 0 || i >= len(l) {
-				v = nil
-			} else {
-				v = l[i]
-			}
+			v = at(l, s.index)
 		case nil:
 		default:
 			return nil, unsupported
 		}
 	}
 	return v, walked
+}
+
+// at is l[i], counted from the end when i is negative; null out of range.
+func at(l []any, i int) any {
+	if i < 0 {
+		i += len(l)
+	}
+	if i < 0 || i >= len(l) {
+		return nil
+	}
+	return l[i]
 }
 
 // orLiteral returns the parts of a query "path || literal"

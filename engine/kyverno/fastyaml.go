@@ -462,6 +462,13 @@ func (p *fastParser) quoted(li, col int) (s string, end int, ok bool) {
 	return "", 0, false
 }
 
+// yamlEscapes are the one-character escapes of a double-quoted YAML
+// scalar and the byte each stands for ("\\t" is a tab).
+var yamlEscapes = map[byte]byte{
+	'0': 0, 'a': '\a', 'b': '\b', 't': '\t', 'n': '\n', 'v': '\v',
+	'f': '\f', 'r': '\r', 'e': 0x1b, ' ': ' ', '"': '"', '\\': '\\',
+}
+
 // doubleQuotedEscapes parses the rest of a double-quoted scalar that holds
 // escapes, from offset start (after the opening quote).
 func (p *fastParser) doubleQuotedEscapes(li, start int) (string, int, bool) {
@@ -480,32 +487,12 @@ func (p *fastParser) doubleQuotedEscapes(li, start int) (string, int, bool) {
 		if i >= l.end {
 			return "", 0, false // an escaped line break
 		}
+		if e, ok := yamlEscapes[p.src[i]]; ok {
+			b = append(b, e)
+			continue
+		}
 		var width int
 		switch p.src[i] {
-		case '0':
-			b = append(b, 0)
-		case 'a':
-			b = append(b, '\a')
-		case 'b':
-			b = append(b, '\b')
-		case 't':
-			b = append(b, '\t')
-		case 'n':
-			b = append(b, '\n')
-		case 'v':
-			b = append(b, '\v')
-		case 'f':
-			b = append(b, '\f')
-		case 'r':
-			b = append(b, '\r')
-		case 'e':
-			b = append(b, 0x1b)
-		case ' ':
-			b = append(b, ' ')
-		case '"':
-			b = append(b, '"')
-		case '\\':
-			b = append(b, '\\')
 		case 'x':
 			width = 2
 		case 'u':

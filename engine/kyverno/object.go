@@ -1,5 +1,7 @@
 package kyverno
 
+import "strings"
+
 // StringMap returns the string values of v when v is a JSON object
 // (labels, annotations): nil when v is not an object or is empty. Values
 // that are not strings are left out, as Kubernetes would refuse them.
@@ -22,4 +24,16 @@ func StringMap(v any) map[string]string {
 func MetadataStrings(obj map[string]any, field string) map[string]string {
 	md, _ := obj["metadata"].(map[string]any)
 	return StringMap(md[field])
+}
+
+// ObjectGVK returns the group, version and kind of a resource object: its
+// apiVersion ("group/version", or the version alone for the core group)
+// and its kind.
+func ObjectGVK(obj map[string]any) (group, version, kind string) {
+	apiVersion, _ := obj["apiVersion"].(string)
+	kind, _ = obj["kind"].(string)
+	if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
+		return apiVersion[:i], apiVersion[i+1:], kind
+	}
+	return "", apiVersion, kind
 }

@@ -102,18 +102,14 @@ func (p *Policy) Variants() []*Variant { return p.variants }
 // autogen variant starts with "autogen[<configuration>]".
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	if p := c.policy(doc); len(c.errs) == 0 {
+	if p := c.policy(doc); len(c.Errs) == 0 {
 		return p, nil
 	}
-	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.errs.Err())
+	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.Errs.Err())
 }
 
 type compiler struct {
-	errs engine.Errors
-}
-
-func (c *compiler) invalid(path, format string, args ...any) {
-	c.errs = append(c.errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
+	vpol.Problems
 }
 
 func (c *compiler) policy(doc *Document) *Policy {
@@ -134,14 +130,14 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))
 	if p.MutateExisting {
 		c.compileTargets(env, p) // with the variables of the policy as written
 	}
-	if len(c.errs) > 0 {
+	if len(c.Errs) > 0 {
 		return p // the variants would repeat the policy's problems
 	}
 	for _, g := range autogen(spec) {
@@ -155,38 +151,38 @@ func (c *compiler) policy(doc *Document) *Policy {
 func (c *compiler) checkPolicy(p *Policy) {
 	doc, spec := p.doc, &p.doc.Spec
 	if doc.Metadata.Name == "" {
-		c.invalid("metadata.name", "a policy needs a name")
+		c.Invalid("metadata.name", "a policy needs a name")
 	}
 	if doc.Namespaced() && doc.Metadata.Namespace == "" {
-		c.invalid("metadata.namespace", "a NamespacedMutatingPolicy needs a namespace")
+		c.Invalid("metadata.namespace", "a NamespacedMutatingPolicy needs a namespace")
 	}
 	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-		c.invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+		c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 	}
 	if !p.Admission && !p.MutateExisting {
-		c.invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
+		c.Invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
 	}
 	if fp := spec.FailurePolicy; fp != nil {
 		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
 		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
-			c.invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
+			c.Invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
 		}
 	}
 	if p.Reinvocation != ReinvocationNever && p.Reinvocation != ReinvocationIfNeeded {
-		c.invalid("spec.reinvocationPolicy", "unknown reinvocation policy %q (want Never or IfNeeded)", p.Reinvocation)
+		c.Invalid("spec.reinvocationPolicy", "unknown reinvocation policy %q (want Never or IfNeeded)", p.Reinvocation)
 	}
 	named := func(list string, i int, name, expression string) {
 		if name == "" {
-			c.invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
+			c.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
 		}
 		if expression == "" {
-			c.invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
+			c.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
 		}
 	}
 	for i, m := range spec.MatchConditions {
 		named("matchConditions", i, m.Name, m.Expression)
 		if spec.GenerateMutatingAdmissionPolicyEnabled() && readsVariables(m.Expression) {
-			c.invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
+			c.Invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
 		}
 	}
 	for i, v := range spec.Variables {
@@ -194,21 +190,21 @@ func (c *compiler) checkPolicy(p *Policy) {
 	}
 	for i, a := range spec.AuditAnnotations {
 		if a.Key == "" {
-			c.invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+			c.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
 		}
 	}
 	if len(spec.Mutations) == 0 {
-		c.invalid("spec.mutations", "a policy needs at least one mutation")
+		c.Invalid("spec.mutations", "a policy needs at least one mutation")
 	}
 	for i, m := range spec.Mutations {
 		path := fmt.Sprintf("spec.mutations[%d]", i)
 		switch {
 		case m.PatchType == PatchTypeApplyConfiguration && (m.ApplyConfiguration == nil || m.ApplyConfiguration.Expression == ""):
-			c.invalid(path+".applyConfiguration.expression", "an ApplyConfiguration mutation needs an expression")
+			c.Invalid(path+".applyConfiguration.expression", "an ApplyConfiguration mutation needs an expression")
 		case m.PatchType == PatchTypeJSONPatch && (m.JSONPatch == nil || m.JSONPatch.Expression == ""):
-			c.invalid(path+".jsonPatch.expression", "a JSONPatch mutation needs an expression")
+			c.Invalid(path+".jsonPatch.expression", "a JSONPatch mutation needs an expression")
 		case m.PatchType != PatchTypeApplyConfiguration && m.PatchType != PatchTypeJSONPatch:
-			c.invalid(path+".patchType", "unknown patch type %q (want ApplyConfiguration or JSONPatch)", m.PatchType)
+			c.Invalid(path+".patchType", "unknown patch type %q (want ApplyConfiguration or JSONPatch)", m.PatchType)
 		}
 	}
 }
@@ -259,7 +255,7 @@ func (c *compiler) expression(env *kyvernocel.Env, text, path string, want ...*c
 	}
 	prog, t, err := vpol.CompileExpression(env, text, path, want...)
 	if err != nil {
-		c.errs = append(c.errs, err)
+		c.Errs = append(c.Errs, err)
 	}
 	return prog, t
 }

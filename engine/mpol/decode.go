@@ -18,7 +18,7 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var family = vpol.NewFamily[policiesv1.MutatingPolicySpec]("mpol", KindMutatingPolicy, schemaJSON, servedVersions)
+var family = vpol.NewFamily[policiesv1.MutatingPolicySpec]("mpol", KindMutatingPolicy, schemaJSON)
 
 // Decode reads every MutatingPolicy and NamespacedMutatingPolicy of data
 // (multi-document YAML or JSON, Lists included) and returns them in

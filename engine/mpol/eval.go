@@ -94,29 +94,34 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, obj map[string]an
 // annotations. It returns the patched object: nil unless every mutation
 // applied.
 func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj map[string]any, excs []*vpol.Exception) (Result, map[string]any) {
-	act := in.Activation(ctx)
+	return v.run(ctx, in.Activation(ctx), obj, excs, v.matchConditions, "spec.matchConditions", v.prefix)
+}
+
+// run evaluates v on obj once it matched: the exceptions, the variables
+// (bound before the conditions, which may read them: Kyverno's mpol;
+// Kubernetes' MAPs bind them after), conds (at condPath), the mutations in
+// order (each sees the object as the one before it left it), then the
+// audit annotations. The path of an error starts with prefix. It returns
+// the patched object: nil unless every mutation applied.
+func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[string]any, excs []*vpol.Exception, conds []*expr, condPath, prefix string) (Result, map[string]any) {
 	fail := func(path string, err error) (Result, map[string]any) {
 		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()}
-		return Result{Result: r, Path: v.prefix + path}, nil
+		return Result{Result: r, Path: prefix + path}, nil
 	}
 	if r, err := exempt(ctx, act, excs); err != nil {
 		return fail("spec.matchConditions", err) // of an exception
 	} else if r != nil {
 		return Result{Result: *r}, nil
 	}
-
-	// The variables are bound before the match conditions, which may
-	// read them (Kyverno's mpol; Kubernetes' MAPs bind them after).
 	act.Variables = kyvernocel.NewVariables()
 	for _, e := range v.variables {
 		act.BindVariable(ctx, e.name, e.prog)
 	}
-	if ok, err := conditions(ctx, act, v.matchConditions); err != nil {
-		return fail("spec.matchConditions", err)
+	if ok, err := conditions(ctx, act, conds); err != nil {
+		return fail(condPath, err)
 	} else if !ok {
 		return Result{Result: vpol.Result{Status: vpol.StatusSkip, Message: "skip"}}, nil
 	}
-
 	for _, m := range v.mutations {
 		patched, err := m.apply(ctx, act, obj)
 		if err != nil {

@@ -68,10 +68,10 @@ func (c *compiler) compileTargets(env *kyvernocel.Env, p *Policy) {
 	for i, m := range spec.TargetMatchConditions {
 		path := fmt.Sprintf("spec.targetMatchConditions[%d]", i)
 		if m.Name == "" {
-			c.invalid(path+".name", "a name is required")
+			c.Invalid(path+".name", "a name is required")
 		}
 		if m.Expression == "" {
-			c.invalid(path+".expression", "an expression is required")
+			c.Invalid(path+".expression", "an expression is required")
 			continue
 		}
 		prog, _ := c.expression(env, m.Expression, path+".expression", cel.BoolType)
@@ -218,38 +218,7 @@ func (p *Policy) EvaluateTarget(ctx context.Context, in *vpol.Input, target map[
 	}
 	act := in.Activation(ctx)
 	act.Object, act.OldObject, act.NamespaceObject = target, nil, nil
-	fail := func(path string, err error) (Result, map[string]any) {
-		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()}
-		return Result{Result: r, Path: path}, nil
-	}
-	if r, err := exempt(ctx, act, excs); err != nil {
-		return fail("spec.matchConditions", err) // of an exception
-	} else if r != nil {
-		return Result{Result: *r}, nil
-	}
-	act.Variables = kyvernocel.NewVariables()
-	for _, e := range v.variables {
-		act.BindVariable(ctx, e.name, e.prog)
-	}
-	if ok, err := conditions(ctx, act, p.targets.conditions); err != nil {
-		return fail("spec.targetMatchConditions", err)
-	} else if !ok {
-		return Result{Result: vpol.Result{Status: vpol.StatusSkip, Message: "skip"}}, nil
-	}
-	obj := target
-	for _, m := range v.mutations {
-		out, err := m.apply(ctx, act, obj)
-		if err != nil {
-			return fail(m.path, err)
-		}
-		obj = out
-		act.Object = obj
-	}
-	props, err := annotations(ctx, act, v.auditAnnots)
-	if err != nil {
-		return fail("spec.auditAnnotations", err)
-	}
-	return Result{Result: vpol.Result{Status: vpol.StatusPass, Message: "success", Properties: props}}, obj
+	return v.run(ctx, act, target, excs, p.targets.conditions, "spec.targetMatchConditions", "")
 }
 
 // ResourceRules lists the group, version and resource of each resource

@@ -17,13 +17,6 @@ const (
 // github.com/kyverno/api types).
 type Document = vpol.Doc[policiesv1.MutatingPolicySpec]
 
-// servedVersions are the versions of each kind the CRDs serve (and
-// Kyverno's CLI loads): NamespacedMutatingPolicy has no v1alpha1.
-var servedVersions = map[string][]string{
-	KindMutatingPolicy:           {"v1", "v1beta1", "v1alpha1"},
-	KindNamespacedMutatingPolicy: {"v1", "v1beta1"},
-}
-
 // IsPolicy reports whether apiVersion and kind name a MutatingPolicy or
 // NamespacedMutatingPolicy, in any version (a version that is not served is a
 // decoding error).

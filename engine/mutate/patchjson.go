@@ -1,8 +1,8 @@
 package mutate
 
 import (
+	"errors"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/verdict-policy/verdict/engine/internal/jsonquote"
@@ -56,42 +56,25 @@ func appendJSONValue(dst []byte, v any) ([]byte, bool) {
 	case int64:
 		return strconv.AppendInt(dst, t, 10), true
 	case map[string]any:
-		if t == nil {
-			return append(dst, "null"...), true
-		}
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = jsonquote.Append(dst, k, jsonquote.Marshal)
-			dst = append(dst, ':')
-			var ok bool
-			if dst, ok = appendJSONValue(dst, t[k]); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, '}'), true
+		dst, err := jsonquote.AppendObject(dst, t, jsonquote.Marshal, appendJSONElem)
+		return dst, err == nil
 	case []any:
-		if t == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, item := range t {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendJSONValue(dst, item); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
+		dst, err := jsonquote.AppendArray(dst, t, appendJSONElem)
+		return dst, err == nil
 	}
 	return dst, false
+}
+
+// errNotPlain is what appendJSONElem returns where appendJSONValue reports
+// false.
+var errNotPlain = errors.New("not a plain JSON value")
+
+// appendJSONElem is appendJSONValue in the form jsonquote's containers
+// take.
+func appendJSONElem(dst []byte, v any) ([]byte, error) {
+	dst, ok := appendJSONValue(dst, v)
+	if !ok {
+		return dst, errNotPlain
+	}
+	return dst, nil
 }

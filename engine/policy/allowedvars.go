@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"sort"
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
@@ -169,41 +168,19 @@ func (c *compiler) invalidVariables(p *Policy, raw *kyverno.Rule, path string) {
 // firstInvalidVariable walks v (keys in sorted order) and returns the path
 // and text of the first variable s does not allow.
 func firstInvalidVariable(v any, path string, s *variableScope) (string, string) {
-	switch t := v.(type) {
-	case string:
+	return firstInStrings(v, path, false, func(t string, _ bool) string {
 		if !strings.Contains(t, "{{") {
-			return "", ""
+			return ""
 		}
 		for _, m := range variableRegexp.FindAllStringSubmatch(t, -1) {
-			name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(m[2], "{{"), "}}"))
-			name = strings.TrimSpace(strings.TrimPrefix(name, "-"))
+			name := variableName(m)
 			if name == "" || name == "@" || jmespath.CheckSyntax(name) != nil {
 				continue
 			}
 			if !s.allows(name) {
-				return path, name
+				return name
 			}
 		}
-	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if p, n := firstInvalidVariable(k, path, s); p != "" {
-				return p, n
-			}
-			if p, n := firstInvalidVariable(t[k], path+"."+k, s); p != "" {
-				return p, n
-			}
-		}
-	case []any:
-		for i, e := range t {
-			if p, n := firstInvalidVariable(e, fmt.Sprintf("%s[%d]", path, i), s); p != "" {
-				return p, n
-			}
-		}
-	}
-	return "", ""
+		return ""
+	})
 }

@@ -93,17 +93,35 @@ func elementOutsideForeach(r *kyverno.Rule, rulePath string) (path, variable str
 }
 
 func walkElements(v any, path string, inForeach bool) (string, string) {
-	switch t := v.(type) {
-	case string:
+	return firstInStrings(v, path, inForeach, func(t string, inForeach bool) string {
 		if inForeach || !strings.Contains(t, "element") {
-			return "", ""
+			return ""
 		}
 		for _, m := range variableRegexp.FindAllStringSubmatch(t, -1) {
-			name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(m[2], "{{"), "}}"))
-			name = strings.TrimSpace(strings.TrimPrefix(name, "-"))
-			if strings.HasPrefix(name, "element") || name == "elementIndex" {
-				return path, name
+			if name := variableName(m); strings.HasPrefix(name, "element") || name == "elementIndex" {
+				return name
 			}
+		}
+		return ""
+	})
+}
+
+// variableName is the variable of a match of variableRegexp: its text
+// without the braces, the spaces and a leading "-".
+func variableName(m []string) string {
+	name := strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(m[2], "{{"), "}}"))
+	return strings.TrimSpace(strings.TrimPrefix(name, "-"))
+}
+
+// firstInStrings walks v (map keys in sorted order, each key before its
+// value) and returns the path of the first string in which find finds a
+// name, and that name. inForeach tells find whether the string is below a
+// foreach field.
+func firstInStrings(v any, path string, inForeach bool, find func(s string, inForeach bool) string) (string, string) {
+	switch t := v.(type) {
+	case string:
+		if name := find(t, inForeach); name != "" {
+			return path, name
 		}
 	case map[string]any:
 		keys := make([]string, 0, len(t))
@@ -112,16 +130,16 @@ func walkElements(v any, path string, inForeach bool) (string, string) {
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if p, n := walkElements(k, path, inForeach); p != "" {
+			if p, n := firstInStrings(k, path, inForeach, find); p != "" {
 				return p, n
 			}
-			if p, n := walkElements(t[k], path+"."+k, inForeach || k == "foreach"); p != "" {
+			if p, n := firstInStrings(t[k], path+"."+k, inForeach || k == "foreach", find); p != "" {
 				return p, n
 			}
 		}
 	case []any:
 		for i, e := range t {
-			if p, n := walkElements(e, fmt.Sprintf("%s[%d]", path, i), inForeach); p != "" {
+			if p, n := firstInStrings(e, fmt.Sprintf("%s[%d]", path, i), inForeach, find); p != "" {
 				return p, n
 			}
 		}

@@ -287,6 +287,12 @@ type Condition struct {
 type Validation struct {
 	Message    *variables.Template // nil when validate.message is empty
 	RawMessage string
+	Checks
+}
+
+// Checks is the one check of a validate rule or of a foreach entry: a
+// pattern, an anyPattern, a deny or a nested foreach (the others nil).
+type Checks struct {
 	Pattern    *Pattern   // nil when unset
 	AnyPattern []*Pattern // nil when unset
 	Deny       *Conditions
@@ -308,11 +314,8 @@ type Foreach struct {
 	ElementScope  *bool
 	Context       []*ContextEntry
 	Preconditions *Conditions
-	Pattern       *Pattern
-	AnyPattern    []*Pattern
-	Deny          *Conditions
-	Foreach       []*Foreach
-	Path          string
+	Checks
+	Path string
 }
 
 // Compile checks doc and compiles it. It returns every problem found, as an
@@ -576,27 +579,34 @@ func (c *compiler) validation(v *kyverno.Validation, path string) *Validation {
 	if v.Message != "" {
 		out.Message = c.template(v.Message, path+".message")
 	}
-	n := 0
-	if v.Pattern != nil {
-		n++
-		out.Pattern = c.pattern(v.Pattern, path+".pattern")
-	}
-	if v.AnyPattern != nil {
-		n++
-		out.AnyPattern = c.anyPattern(v.AnyPattern, path+".anyPattern")
-	}
-	if v.Deny != nil {
-		n++
-		out.Deny = c.deny(v.Deny, path+".deny")
-	}
-	if len(v.Foreach) > 0 {
-		n++
-		out.Foreach = c.foreach(v.Foreach, path+".foreach")
-	}
+	var n int
+	out.Checks, n = c.checks(v.Pattern, v.AnyPattern, v.Deny, v.Foreach, path)
 	if n != 1 {
 		c.errorf(engine.CodeInvalidPolicy, path, "a validate rule needs exactly one of pattern, anyPattern, deny, foreach, podSecurity, cel or manifests")
 	}
 	return out
+}
+
+// checks compiles the checks of a validate rule or foreach entry at path;
+// n is how many are set (one is valid).
+func (c *compiler) checks(pat, anyPat any, deny *kyverno.Deny, each []kyverno.ForEachValidation, path string) (out Checks, n int) {
+	if pat != nil {
+		n++
+		out.Pattern = c.pattern(pat, path+".pattern")
+	}
+	if anyPat != nil {
+		n++
+		out.AnyPattern = c.anyPattern(anyPat, path+".anyPattern")
+	}
+	if deny != nil {
+		n++
+		out.Deny = c.deny(deny, path+".deny")
+	}
+	if len(each) > 0 {
+		n++
+		out.Foreach = c.foreach(each, path+".foreach")
+	}
+	return out, n
 }
 
 func (c *compiler) deny(d *kyverno.Deny, path string) *Conditions {
@@ -613,42 +623,33 @@ func (c *compiler) foreach(in []kyverno.ForEachValidation, path string) []*Forea
 		f := &in[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
 		fe := &Foreach{ListSource: f.List, ElementScope: f.ElementScope, Path: p}
-		if f.List == "" {
-			c.errorf(engine.CodeInvalidPolicy, p+".list", "foreach needs a list")
-		} else {
-			q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
-			if err != nil {
-				c.listError(p+".list", f.List, err)
-			}
-			fe.List = q
-		}
+		fe.List = c.foreachList(f.List, p+".list")
 		fe.Context = c.contextEntries(f.Context, p+".context")
 		if f.Preconditions != nil {
 			fe.Preconditions = c.anyAll(f.Preconditions, p+".preconditions")
 		}
-		n := 0
-		if f.Pattern != nil {
-			n++
-			fe.Pattern = c.pattern(f.Pattern, p+".pattern")
-		}
-		if f.AnyPattern != nil {
-			n++
-			fe.AnyPattern = c.anyPattern(f.AnyPattern, p+".anyPattern")
-		}
-		if f.Deny != nil {
-			n++
-			fe.Deny = c.deny(f.Deny, p+".deny")
-		}
-		if len(f.Foreach) > 0 {
-			n++
-			fe.Foreach = c.foreach(f.Foreach, p+".foreach")
-		}
+		var n int
+		fe.Checks, n = c.checks(f.Pattern, f.AnyPattern, f.Deny, f.Foreach, p)
 		if n != 1 {
 			c.errorf(engine.CodeInvalidPolicy, p, "a foreach needs exactly one of pattern, anyPattern, deny or foreach")
 		}
 		out = append(out, fe)
 	}
 	return out
+}
+
+// foreachList compiles the list of a foreach at path: nil, with an error,
+// when it is empty or does not parse.
+func (c *compiler) foreachList(list, path string) *jmespath.Query {
+	if list == "" {
+		c.errorf(engine.CodeInvalidPolicy, path, "foreach needs a list")
+		return nil
+	}
+	q, err := jmespath.Parse(strings.TrimSpace(stripBraces(list)))
+	if err != nil {
+		c.listError(path, list, err)
+	}
+	return q
 }
 
 // listError records that the list of a foreach does not parse.
@@ -696,9 +697,14 @@ func (c *compiler) anyPattern(raw any, path string) []*Pattern {
 		c.errorf(engine.CodeInvalidPolicy, path, "anyPattern must be a list of patterns")
 		return nil
 	}
-	out := make([]*Pattern, 0, len(list))
-	for i, p := range list {
-		out = append(out, c.pattern(p, fmt.Sprintf("%s[%d]", path, i)))
+	return compileEach(list, path, c.pattern)
+}
+
+// compileEach compiles each item of list with f, at path[i].
+func compileEach[T any](list []any, path string, f func(any, string) T) []T {
+	out := make([]T, 0, len(list))
+	for i, item := range list {
+		out = append(out, f(item, fmt.Sprintf("%s[%d]", path, i)))
 	}
 	return out
 }
@@ -759,11 +765,7 @@ func (c *compiler) conditionList(raw any, path string) []*Condition {
 		c.errorf(engine.CodeInvalidPolicy, path, "must be a list of conditions")
 		return nil
 	}
-	out := make([]*Condition, 0, len(list))
-	for i, e := range list {
-		out = append(out, c.condition(e, fmt.Sprintf("%s[%d]", path, i)))
-	}
-	return out
+	return compileEach(list, path, c.condition)
 }
 
 func (c *compiler) condition(raw any, path string) *Condition {
@@ -933,6 +935,22 @@ func (c *compiler) contextEntries(in []kyverno.ContextEntry, path string) []*Con
 // prefixPath makes the paths of engine errors found inside a sub-document
 // absolute.
 func prefixPath(err error, prefix string) error {
+	return mapPaths(err, func(path string) string {
+		switch {
+		case path == "":
+			return prefix
+		case strings.HasPrefix(path, prefix):
+			return path
+		case strings.HasPrefix(path, "["), strings.HasPrefix(path, "."):
+			return prefix + path
+		}
+		return prefix + "." + path
+	})
+}
+
+// mapPaths is err with the path of each of its engine errors (copies)
+// given by f; an error that holds none is returned as it is.
+func mapPaths(err error, f func(string) string) error {
 	es := engine.As(err)
 	if len(es) == 0 {
 		return err
@@ -940,15 +958,7 @@ func prefixPath(err error, prefix string) error {
 	out := make(engine.Errors, 0, len(es))
 	for _, e := range es {
 		cp := *e
-		switch {
-		case cp.Path == "":
-			cp.Path = prefix
-		case strings.HasPrefix(cp.Path, prefix):
-		case strings.HasPrefix(cp.Path, "["), strings.HasPrefix(cp.Path, "."):
-			cp.Path = prefix + cp.Path
-		default:
-			cp.Path = prefix + "." + cp.Path
-		}
+		cp.Path = f(cp.Path)
 		out = append(out, &cp)
 	}
 	return out

@@ -91,15 +91,7 @@ func (c *compiler) generation(p *Policy, g *kyverno.Generation, path string) *Ge
 			f := &g.Foreach[i]
 			fp := fmt.Sprintf("%s.foreach[%d]", path, i)
 			fe := &GenerateForeach{ListSource: f.List, Path: fp}
-			if f.List == "" {
-				c.errorf(engine.CodeInvalidPolicy, fp+".list", "foreach needs a list")
-			} else {
-				q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
-				if err != nil {
-					c.listError(fp+".list", f.List, err)
-				}
-				fe.List = q
-			}
+			fe.List = c.foreachList(f.List, fp+".list")
 			fe.Context = c.contextEntries(f.Context, fp+".context")
 			if f.Preconditions != nil {
 				fe.Preconditions = c.anyAll(f.Preconditions, fp+".preconditions")

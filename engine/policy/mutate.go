@@ -169,17 +169,7 @@ func (c *compiler) patch(smp any, jsonPatch, path, base string, checkMeta bool) 
 // trimDot drops the leading dot of the paths of a document's errors
 // (".metadata.labels"), so that prefixPath joins them with one dot.
 func trimDot(err error) error {
-	es := engine.As(err)
-	if len(es) == 0 {
-		return err
-	}
-	out := make(engine.Errors, 0, len(es))
-	for _, e := range es {
-		cp := *e
-		cp.Path = strings.TrimPrefix(cp.Path, ".")
-		out = append(out, &cp)
-	}
-	return out
+	return mapPaths(err, func(path string) string { return strings.TrimPrefix(path, ".") })
 }
 
 // documentAt parses a document of the rule found at path.
@@ -258,15 +248,7 @@ func (c *compiler) mutateForeach(in []kyverno.ForEachMutation, path string, top 
 		f := &in[i]
 		p := fmt.Sprintf("%s[%d]", path, i)
 		fe := &MutateForeach{ListSource: f.List, Path: p}
-		if f.List == "" {
-			c.errorf(engine.CodeInvalidPolicy, p+".list", "foreach needs a list")
-		} else {
-			q, err := jmespath.Parse(strings.TrimSpace(stripBraces(f.List)))
-			if err != nil {
-				c.listError(p+".list", f.List, err)
-			}
-			fe.List = q
-		}
+		fe.List = c.foreachList(f.List, p+".list")
 		switch f.Order {
 		case "":
 			fe.Descending = f.PatchStrategicMerge != nil

@@ -254,11 +254,7 @@ func (c *compiler) imageVerification(r *rawImageVerification, path string) (*Ima
 	if len(legacy) > 0 && len(r.Attestations) == 0 {
 		attestors = append(attestors, legacy...)
 	}
-	for i, s := range attestors {
-		set, w := c.attestorSet(s, fmt.Sprintf("%s.attestors[%d]", path, i))
-		note(w)
-		v.Attestors = append(v.Attestors, set)
-	}
+	v.Attestors = c.attestorSets(attestors, path, note)
 	for i, a := range r.Attestations {
 		apath := fmt.Sprintf("%s.attestations[%d]", path, i)
 		att := Attestation{Name: a.Name, Type: a.Type}
@@ -269,11 +265,7 @@ func (c *compiler) imageVerification(r *rawImageVerification, path string) (*Ima
 		if len(legacy) > 0 {
 			sets = append(sets, legacy...)
 		}
-		for j, s := range sets {
-			set, w := c.attestorSet(s, fmt.Sprintf("%s.attestors[%d]", apath, j))
-			note(w)
-			att.Attestors = append(att.Attestors, set)
-		}
+		att.Attestors = c.attestorSets(sets, apath, note)
 		for j, cond := range a.Conditions {
 			if cs := c.conditions(cond, fmt.Sprintf("%s.conditions[%d]", apath, j)); cs != nil {
 				att.Conditions = append(att.Conditions, *cs)
@@ -282,6 +274,18 @@ func (c *compiler) imageVerification(r *rawImageVerification, path string) (*Ima
 		v.Attestations = append(v.Attestations, att)
 	}
 	return v, why
+}
+
+// attestorSets compiles the attestors of the entry at path, noting why
+// each set cannot be verified ("" when it can).
+func (c *compiler) attestorSets(sets []rawAttestorSet, path string, note func(string)) []AttestorSet {
+	var out []AttestorSet
+	for i, s := range sets {
+		set, w := c.attestorSet(s, fmt.Sprintf("%s.attestors[%d]", path, i))
+		note(w)
+		out = append(out, set)
+	}
+	return out
 }
 
 func (c *compiler) attestorSet(s rawAttestorSet, path string) (AttestorSet, string) {

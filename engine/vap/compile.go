@@ -75,22 +75,16 @@ func (p *Policy) MatchConstraints() *admissionregistrationv1.MatchResources {
 func Compile(doc *Document) (*Policy, error) {
 	p := &Policy{doc: doc, hash: hashOf(doc.Kind, &doc.Metadata, &doc.Spec)}
 	spec := &doc.Spec
-	var errs engine.Errors
-	bad := func(path, format string, args ...any) {
-		errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
-	}
+	var probs vpol.Problems
+	bad := probs.Invalid
 	if doc.Metadata.Name == "" {
 		bad("metadata.name", "a policy needs a name")
 	}
-	if fp := spec.FailurePolicy; fp != nil {
-		switch *fp {
-		case admissionregistrationv1.Fail:
-		case admissionregistrationv1.Ignore:
-			p.FailurePolicyIgnore = true
-		default:
-			bad("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
+	ignore, fpErr := vpol.FailurePolicyIgnore(spec.FailurePolicy)
+	if fpErr != nil {
+		probs.Errs = append(probs.Errs, fpErr)
 	}
+	p.FailurePolicyIgnore = ignore
 	if k := spec.ParamKind; k != nil {
 		if k.APIVersion == "" {
 			bad("spec.paramKind.apiVersion", "a paramKind needs an apiVersion")
@@ -103,7 +97,7 @@ func Compile(doc *Document) (*Policy, error) {
 	if mc := spec.MatchConstraints; mc == nil || len(mc.ResourceRules) == 0 {
 		bad("spec.matchConstraints.resourceRules", "a ValidatingAdmissionPolicy needs matchConstraints with at least one resource rule")
 	} else {
-		errs = append(errs, checkSelectors(mc, "spec.matchConstraints")...)
+		probs.Errs = append(probs.Errs, checkSelectors(mc, "spec.matchConstraints")...)
 		p.match = vpol.CompileMatcher(mc)
 	}
 	cs := celrule.AdmissionSpec{HasParams: spec.ParamKind != nil}
@@ -137,14 +131,14 @@ func Compile(doc *Document) (*Policy, error) {
 		}
 		cs.AuditAnnotations = append(cs.AuditAnnotations, celrule.AuditAnnotation{Key: a.Key, ValueExpression: a.ValueExpression})
 	}
-	if len(errs) == 0 {
+	if len(probs.Errs) == 0 {
 		rule, err := celrule.CompileAdmission(cs, "spec")
 		if err != nil {
-			errs = append(errs, engine.As(err)...)
+			probs.Errs = append(probs.Errs, engine.As(err)...)
 		}
 		p.rule = rule
 	}
-	if err := errs.Err(); err != nil {
+	if err := probs.Errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile %s %q: %w", KindPolicy, doc.Metadata.Name, err)
 	}
 	return p, nil
@@ -201,10 +195,8 @@ func (b *Binding) Hash() string { return b.hash }
 func CompileBinding(doc *BindingDocument) (*Binding, error) {
 	b := &Binding{doc: doc, hash: hashOf(doc.Kind, &doc.Metadata, &doc.Spec)}
 	spec := &doc.Spec
-	var errs engine.Errors
-	bad := func(path, format string, args ...any) {
-		errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, path, fmt.Sprintf(format, args...)))
-	}
+	var probs vpol.Problems
+	bad := probs.Invalid
 	if doc.Metadata.Name == "" {
 		bad("metadata.name", "a binding needs a name")
 	}
@@ -222,7 +214,7 @@ func CompileBinding(doc *BindingDocument) (*Binding, error) {
 		}
 	}
 	if mr := spec.MatchResources; mr != nil {
-		errs = append(errs, checkSelectors(mr, "spec.matchResources")...)
+		probs.Errs = append(probs.Errs, checkSelectors(mr, "spec.matchResources")...)
 		b.match = vpol.CompileMatcher(mr)
 	}
 	if ref := spec.ParamRef; ref != nil {
@@ -242,14 +234,14 @@ func CompileBinding(doc *BindingDocument) (*Binding, error) {
 			} else {
 				sel, err := match.CompileSelector(kyvernoSelector(ref.Selector), "spec.paramRef.selector")
 				if err != nil {
-					errs = append(errs, engine.As(err)...)
+					probs.Errs = append(probs.Errs, engine.As(err)...)
 				}
 				pr.Selector = sel
 			}
 		}
 		b.ParamRef = pr
 	}
-	if err := errs.Err(); err != nil {
+	if err := probs.Errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile %s %q: %w", KindBinding, doc.Metadata.Name, err)
 	}
 	return b, nil

@@ -8,15 +8,16 @@ import (
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
-// Status is the result of a policy on a resource.
-type Status string
+// Status is the result of a policy on a resource, as for a
+// ValidatingPolicy.
+type Status = vpol.Status
 
 // The results of a ValidatingAdmissionPolicy.
 const (
-	StatusPass  Status = "pass"
-	StatusFail  Status = "fail"
-	StatusError Status = "error"
-	StatusSkip  Status = "skip"
+	StatusPass  = vpol.StatusPass
+	StatusFail  = vpol.StatusFail
+	StatusError = vpol.StatusError
+	StatusSkip  = vpol.StatusSkip
 )
 
 // MessageNoMatch is Kyverno's message for a policy whose match conditions

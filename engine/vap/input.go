@@ -1,8 +1,6 @@
 package vap
 
 import (
-	"strings"
-
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -72,13 +70,7 @@ func NewInput(r Request, opts Options) *Input {
 	}
 	group, version, kind, resource := r.Group, r.Version, r.Kind, r.Resource
 	if kind == "" {
-		apiVersion, _ := object["apiVersion"].(string)
-		kind, _ = object["kind"].(string)
-		if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
-			group, version = apiVersion[:i], apiVersion[i+1:]
-		} else {
-			version = apiVersion
-		}
+		group, version, kind = kyverno.ObjectGVK(object)
 	}
 	if resource == "" && kind != "" {
 		gvr, _ := meta.UnsafeGuessKindToResource(schema.GroupVersionKind{Group: group, Version: version, Kind: kind})

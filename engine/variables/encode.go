@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 
 	"github.com/verdict-policy/verdict/engine/internal/jsonquote"
@@ -52,42 +51,17 @@ func appendJSON(b []byte, v any) ([]byte, error) {
 		}
 		return append(b, x...), nil
 	case map[string]any:
-		if x == nil {
-			return append(b, "null"...), nil
+		b, err := jsonquote.AppendObject(b, x, jsonquote.Iterator, appendJSON)
+		if err != nil {
+			return nil, err
 		}
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonquote.Append(b, k, jsonquote.Iterator)
-			b = append(b, ':')
-			var err error
-			if b, err = appendJSON(b, x[k]); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, '}'), nil
+		return b, nil
 	case []any:
-		if x == nil {
-			return append(b, "null"...), nil
+		b, err := jsonquote.AppendArray(b, x, appendJSON)
+		if err != nil {
+			return nil, err
 		}
-		b = append(b, '[')
-		for i, item := range x {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			var err error
-			if b, err = appendJSON(b, item); err != nil {
-				return nil, err
-			}
-		}
-		return append(b, ']'), nil
+		return b, nil
 	}
 	raw, err := json.Marshal(v)
 	if err != nil {

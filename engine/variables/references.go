@@ -65,36 +65,18 @@ func (rs *references) walk(v any, ptr, field string) (any, bool) {
 			if newKey == k && !changed {
 				continue
 			}
-			if out == nil {
-				out = maps.Clone(x)
-			}
-			if newKey != k {
-				out[newKey] = val
-				delete(out, k)
-			} else {
-				out[k] = val
-			}
+			out = rekey(out, x, k, newKey, val)
 		}
 		if out == nil {
 			return x, false
 		}
 		return out, true
 	case []any:
-		var out []any
-		for i, item := range x {
+		out, changed, _ := mapList(x, func(i int, item any) (any, bool, error) {
 			val, changed := rs.walk(item, ptr+"/"+strconv.Itoa(i), field+"["+strconv.Itoa(i)+"]")
-			if !changed {
-				continue
-			}
-			if out == nil {
-				out = slices.Clone(x)
-			}
-			out[i] = val
-		}
-		if out == nil {
-			return x, false
-		}
-		return out, true
+			return val, changed, nil
+		})
+		return out, changed
 	}
 	return v, false
 }

@@ -2,6 +2,7 @@ package variables
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -271,18 +272,7 @@ func (r *renderer) object(m map[string]any, path string, depth int) (any, bool, 
 		if newKey == k && !changed {
 			continue
 		}
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for k, v := range m {
-				out[k] = v
-			}
-		}
-		if newKey != k {
-			out[newKey] = val
-			delete(out, k)
-		} else {
-			out[k] = val
-		}
+		out = rekey(out, m, k, newKey, val)
 	}
 	if out == nil {
 		return m, false, nil
@@ -291,13 +281,38 @@ func (r *renderer) object(m map[string]any, path string, depth int) (any, bool, 
 }
 
 func (r *renderer) list(l []any, path string, depth int) (any, bool, error) {
-	var out []any
+	out, changed, err := mapList(l, func(i int, item any) (any, bool, error) {
+		return r.value(item, path+"/"+itoa(i), depth)
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return out, changed, nil
+}
+
+// rekey sets val at newKey in out, a copy of m made on the first change,
+// and drops k when the key changed; it returns out.
+func rekey(out, m map[string]any, k, newKey string, val any) map[string]any {
+	if out == nil {
+		out = maps.Clone(m)
+	}
+	if newKey != k {
+		delete(out, k)
+	}
+	out[newKey] = val
+	return out
+}
+
+// mapList is l with each item replaced by what f returns for it, copied
+// on the first change (changed reports one); l itself is never changed.
+// The first error of f is returned.
+func mapList(l []any, f func(i int, item any) (any, bool, error)) (out []any, changed bool, err error) {
 	for i, item := range l {
-		val, changed, err := r.value(item, path+"/"+itoa(i), depth)
+		val, ch, err := f(i, item)
 		if err != nil {
 			return nil, false, err
 		}
-		if !changed {
+		if !ch {
 			continue
 		}
 		if out == nil {

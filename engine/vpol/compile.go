@@ -170,15 +170,11 @@ func (c *compiler) policy(doc *Document) *Policy {
 			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
 		}
 	}
-	if fp := spec.FailurePolicy; fp != nil {
-		switch *fp {
-		case admissionregistrationv1.Fail:
-		case admissionregistrationv1.Ignore:
-			p.FailurePolicyIgnore = true
-		default:
-			c.errorf(engine.CodeInvalidPolicy, "spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
+	ignore, fpErr := FailurePolicyIgnore(spec.FailurePolicy)
+	if fpErr != nil {
+		c.errs = append(c.errs, fpErr)
 	}
+	p.FailurePolicyIgnore = ignore
 	if p.Mode == ModeKubernetes && (spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0) {
 		c.errorf(engine.CodeInvalidPolicy, "spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
 	}
@@ -207,34 +203,25 @@ func (c *compiler) policy(doc *Document) *Policy {
 // checkRequired reports the fields the CRD requires that the schema check
 // of decoding does not (it checks types only).
 func (c *compiler) checkRequired(spec *policiesv1.ValidatingPolicySpec) {
-	for i, v := range spec.Validations {
-		if v.Expression == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.validations[%d].expression", i), "a validation needs an expression")
+	need := func(missing bool, path string, i int, message string) {
+		if missing {
+			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf(path, i), "%s", message)
 		}
+	}
+	for i, v := range spec.Validations {
+		need(v.Expression == "", "spec.validations[%d].expression", i, "a validation needs an expression")
 	}
 	for i, m := range spec.MatchConditions {
-		if m.Name == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.matchConditions[%d].name", i), "a match condition needs a name")
-		}
-		if m.Expression == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.matchConditions[%d].expression", i), "a match condition needs an expression")
-		}
+		need(m.Name == "", "spec.matchConditions[%d].name", i, "a match condition needs a name")
+		need(m.Expression == "", "spec.matchConditions[%d].expression", i, "a match condition needs an expression")
 	}
 	for i, v := range spec.Variables {
-		if v.Name == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.variables[%d].name", i), "a variable needs a name")
-		}
-		if v.Expression == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.variables[%d].expression", i), "a variable needs an expression")
-		}
+		need(v.Name == "", "spec.variables[%d].name", i, "a variable needs a name")
+		need(v.Expression == "", "spec.variables[%d].expression", i, "a variable needs an expression")
 	}
 	for i, a := range spec.AuditAnnotations {
-		if a.Key == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
-		}
-		if a.ValueExpression == "" {
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), "an audit annotation needs a valueExpression")
-		}
+		need(a.Key == "", "spec.auditAnnotations[%d].key", i, "an audit annotation needs a key")
+		need(a.ValueExpression == "", "spec.auditAnnotations[%d].valueExpression", i, "an audit annotation needs a valueExpression")
 	}
 }
 

@@ -29,12 +29,19 @@ type Family[S any] struct {
 	kinds            *Kinds
 }
 
-// NewFamily describes kind and "Namespaced"+kind. pkg names the package
-// whose embedded schemaJSON (schemas by "Kind/version") this is, for the
-// panic of a broken embedded file; versions lists the served versions of
-// each kind.
-func NewFamily[S any](pkg, kind string, schemaJSON []byte, versions map[string][]string) *Family[S] {
-	return &Family[S]{kind: kind, namespaced: "Namespaced" + kind, kinds: NewKinds(pkg, schemaJSON, versions)}
+// NewFamily describes kind and "Namespaced"+kind, in the versions their
+// CRDs serve (and Kyverno's CLI loads): v1, v1beta1 and v1alpha1 of kind,
+// v1 and v1beta1 of the namespaced kind (it has no v1alpha1), as for
+// ValidatingPolicy. pkg names the package whose embedded schemaJSON
+// (schemas by "Kind/version") this is, for the panic of a broken embedded
+// file.
+func NewFamily[S any](pkg, kind string, schemaJSON []byte) *Family[S] {
+	namespaced := "Namespaced" + kind
+	versions := map[string][]string{
+		kind:       {"v1", "v1beta1", "v1alpha1"},
+		namespaced: {"v1", "v1beta1"},
+	}
+	return &Family[S]{kind: kind, namespaced: namespaced, kinds: NewKinds(pkg, schemaJSON, versions)}
 }
 
 // IsPolicy reports whether apiVersion and kind name one of the family's

@@ -116,13 +116,7 @@ func NewInput(r Request) *Input {
 	}
 	in.group, in.version, in.kind = r.Group, r.Version, r.Kind
 	if in.kind == "" {
-		apiVersion, _ := subject["apiVersion"].(string)
-		in.kind, _ = subject["kind"].(string)
-		if i := strings.LastIndex(apiVersion, "/"); i >= 0 {
-			in.group, in.version = apiVersion[:i], apiVersion[i+1:]
-		} else {
-			in.version = apiVersion
-		}
+		in.group, in.version, in.kind = kyverno.ObjectGVK(subject)
 	}
 	in.resGroup, in.resVersion, in.resource = in.group, in.version, r.Resource
 	if in.resource != "" && r.ResourceVersion != "" {

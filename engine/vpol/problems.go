@@ -82,3 +82,19 @@ func (p *Problems) Common(kind string, md *metav1.ObjectMeta, namespaced bool, m
 		}
 	}
 }
+
+// FailurePolicyIgnore reports whether spec.failurePolicy fp is Ignore (nil
+// is Fail); a value other than Fail and Ignore is an error of Code
+// engine.CodeInvalidPolicy at "spec.failurePolicy".
+func FailurePolicyIgnore(fp *admissionregistrationv1.FailurePolicyType) (bool, *engine.Error) {
+	if fp == nil {
+		return false, nil
+	}
+	switch *fp {
+	case admissionregistrationv1.Fail:
+		return false, nil
+	case admissionregistrationv1.Ignore:
+		return true, nil
+	}
+	return false, engine.Errorf(engine.CodeInvalidPolicy, "spec.failurePolicy", fmt.Sprintf("unknown failure policy %q (want Fail or Ignore)", *fp))
+}

@@ -157,6 +157,19 @@ func resolve(root *spec.Schema, s spec.Schema) (spec.Schema, bool) {
 }
 
 // schema returns the node index of s (0 when no merge list is reachable).
+// child is the node of the child schema c of a schema, keyed by its $ref
+// or else by key; false when the $ref does not resolve.
+func (g *gen) child(c spec.Schema, key string) (int, bool) {
+	rc, ok := resolve(g.root, c)
+	if !ok {
+		return 0, false
+	}
+	if ref := c.Ref.String(); ref != "" {
+		key = ref
+	}
+	return g.schema(&rc, key), true
+}
+
 func (g *gen) schema(s *spec.Schema, key string) int {
 	if i, ok := g.byRef[key]; ok {
 		return i
@@ -176,48 +189,24 @@ func (g *gen) schema(s *spec.Schema, key string) int {
 	if len(s.Properties) > 0 {
 		n.fields = map[string]int{}
 		for _, name := range sortedKeys(s.Properties) {
-			ps, ok := resolve(g.root, s.Properties[name])
-			if !ok {
-				continue
-			}
-			childKey := key + "." + name
-			prop := s.Properties[name]
-			if ref := prop.Ref.String(); ref != "" {
-				childKey = ref
-			}
-			c := g.schema(&ps, childKey)
-			n.fields[name] = c
-			if c != 0 {
-				interesting = true
+			if c, ok := g.child(s.Properties[name], key+"."+name); ok {
+				n.fields[name] = c
+				interesting = interesting || c != 0
 			}
 		}
 	}
 	if s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		n.hasAdditional = true
-		as, ok := resolve(g.root, *s.AdditionalProperties.Schema)
-		if ok {
-			childKey := key + ".*"
-			if ref := s.AdditionalProperties.Schema.Ref.String(); ref != "" {
-				childKey = ref
-			}
-			n.additional = g.schema(&as, childKey)
-			if n.additional != 0 {
-				interesting = true
-			}
+		var ok bool
+		if n.additional, ok = g.child(*s.AdditionalProperties.Schema, key+".*"); ok && n.additional != 0 {
+			interesting = true
 		}
 	}
 	if len(s.Type) == 1 && s.Type[0] == "array" && s.Items != nil && s.Items.Schema != nil {
 		n.array = true
-		is, ok := resolve(g.root, *s.Items.Schema)
-		if ok {
-			childKey := key + ".[]"
-			if ref := s.Items.Schema.Ref.String(); ref != "" {
-				childKey = ref
-			}
-			n.elem = g.schema(&is, childKey)
-			if n.elem != 0 {
-				interesting = true
-			}
+		var ok bool
+		if n.elem, ok = g.child(*s.Items.Schema, key+".[]"); ok && n.elem != 0 {
+			interesting = true
 		}
 	}
 	rs := openapi.ResourceSchema{Schema: s}

@@ -126,22 +126,15 @@ type system struct {
 	url   string // the webhook's base URL, https://127.0.0.1:PORT
 }
 
-func (s *system) cpuSeconds() (float64, error) {
-	var sum float64
-	for _, p := range s.procs {
-		c, err := p.cpuSeconds()
-		if err != nil {
-			return 0, err
-		}
-		sum += c
-	}
-	return sum, nil
-}
+func (s *system) cpuSeconds() (float64, error) { return sumProcs(s.procs, (*proc).cpuSeconds) }
 
-func (s *system) peakRSS() (int64, error) {
-	var sum int64
-	for _, p := range s.procs {
-		c, err := p.peakRSS()
+func (s *system) peakRSS() (int64, error) { return sumProcs(s.procs, (*proc).peakRSS) }
+
+// sumProcs is the sum of measure over procs; the first error stops it.
+func sumProcs[T int64 | float64](procs []*proc, measure func(*proc) (T, error)) (T, error) {
+	var sum T
+	for _, p := range procs {
+		c, err := measure(p)
 		if err != nil {
 			return 0, err
 		}

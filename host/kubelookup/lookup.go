@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/options"
+
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -93,33 +95,15 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	if o.CacheTTL <= 0 {
-		o.CacheTTL = DefaultCacheTTL
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.APICallTimeout <= 0 {
-		o.APICallTimeout = DefaultAPICallTimeout
-	}
-	if o.MaxResponseBytes <= 0 {
-		o.MaxResponseBytes = DefaultMaxResponseBytes
-	}
-	if o.MaxListObjects <= 0 {
-		o.MaxListObjects = DefaultMaxListObjects
-	}
-	if o.DiscoveryInterval <= 0 {
-		o.DiscoveryInterval = DefaultDiscoveryInterval
-	}
-	if o.ServiceClients <= 0 {
-		o.ServiceClients = DefaultServiceClients
-	}
-	if o.MaxGlobalContextEntries <= 0 {
-		o.MaxGlobalContextEntries = DefaultMaxGlobalContextEntries
-	}
-	if o.GlobalContextMinRefresh <= 0 {
-		o.GlobalContextMinRefresh = DefaultGlobalContextMinRefresh
-	}
+	options.Positive(&o.CacheTTL, DefaultCacheTTL)
+	options.Positive(&o.CacheSize, DefaultCacheSize)
+	options.Positive(&o.APICallTimeout, DefaultAPICallTimeout)
+	options.Positive(&o.MaxResponseBytes, DefaultMaxResponseBytes)
+	options.Positive(&o.MaxListObjects, DefaultMaxListObjects)
+	options.Positive(&o.DiscoveryInterval, DefaultDiscoveryInterval)
+	options.Positive(&o.ServiceClients, DefaultServiceClients)
+	options.Positive(&o.MaxGlobalContextEntries, DefaultMaxGlobalContextEntries)
+	options.Positive(&o.GlobalContextMinRefresh, DefaultGlobalContextMinRefresh)
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -116,9 +116,7 @@ func (p *parser) object(depth int) (any, error) {
 	}
 	p.pos++ // {
 	m := make(map[string]any)
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == '}' {
-		p.pos++
+	if p.closes('}') {
 		return m, nil
 	}
 	for {
@@ -140,18 +138,10 @@ func (p *parser) object(depth int) (any, error) {
 			return nil, err
 		}
 		m[k] = v
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, errSlow
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case '}':
-			p.pos++
+		if end, err := p.separator('}'); err != nil {
+			return nil, err
+		} else if end {
 			return m, nil
-		default:
-			return nil, errSlow
 		}
 	}
 }
@@ -162,9 +152,7 @@ func (p *parser) array(depth int) (any, error) {
 	}
 	p.pos++ // [
 	list := make([]any, 0, 4)
-	p.skipSpace()
-	if p.pos < len(p.data) && p.data[p.pos] == ']' {
-		p.pos++
+	if p.closes(']') {
 		return list, nil
 	}
 	for {
@@ -173,20 +161,41 @@ func (p *parser) array(depth int) (any, error) {
 			return nil, err
 		}
 		list = append(list, v)
-		p.skipSpace()
-		if p.pos >= len(p.data) {
-			return nil, errSlow
-		}
-		switch p.data[p.pos] {
-		case ',':
-			p.pos++
-		case ']':
-			p.pos++
+		if end, err := p.separator(']'); err != nil {
+			return nil, err
+		} else if end {
 			return list, nil
-		default:
-			return nil, errSlow
 		}
 	}
+}
+
+// closes reports whether the object or array just opened closes at once
+// (with close, read).
+func (p *parser) closes(close byte) bool {
+	p.skipSpace()
+	if p.pos < len(p.data) && p.data[p.pos] == close {
+		p.pos++
+		return true
+	}
+	return false
+}
+
+// separator reads what follows a member or an element: a comma (false) or
+// close, which ends the object or array (true).
+func (p *parser) separator(close byte) (end bool, err error) {
+	p.skipSpace()
+	if p.pos >= len(p.data) {
+		return false, errSlow
+	}
+	switch p.data[p.pos] {
+	case ',':
+		p.pos++
+		return false, nil
+	case close:
+		p.pos++
+		return true, nil
+	}
+	return false, errSlow
 }
 
 // string reads a quoted string. Strings with escapes or bytes outside
@@ -246,19 +255,13 @@ func (p *parser) number() (any, error) {
 	case i < len(p.data) && p.data[i] == '0':
 		i++
 	case i < len(p.data) && p.data[i] >= '1' && p.data[i] <= '9':
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
+		i, _ = digits(p.data, i)
 	default:
 		return nil, errSlow
 	}
 	if i < len(p.data) && p.data[i] == '.' {
-		i++
-		d := i
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
-		if i == d {
+		var ok bool
+		if i, ok = digits(p.data, i+1); !ok {
 			return nil, errSlow
 		}
 	}
@@ -267,11 +270,8 @@ func (p *parser) number() (any, error) {
 		if i < len(p.data) && (p.data[i] == '+' || p.data[i] == '-') {
 			i++
 		}
-		d := i
-		for i < len(p.data) && p.data[i] >= '0' && p.data[i] <= '9' {
-			i++
-		}
-		if i == d {
+		var ok bool
+		if i, ok = digits(p.data, i); !ok {
 			return nil, errSlow
 		}
 	}
@@ -281,4 +281,14 @@ func (p *parser) number() (any, error) {
 	}
 	p.pos = i
 	return f, nil
+}
+
+// digits returns the end of the run of digits of data at i, and whether
+// there is at least one.
+func digits(data []byte, i int) (int, bool) {
+	j := i
+	for j < len(data) && data[j] >= '0' && data[j] <= '9' {
+		j++
+	}
+	return j, j > i
 }

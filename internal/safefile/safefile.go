@@ -19,20 +19,25 @@ func (e *NotRegularError) Error() string {
 	return fmt.Sprintf("%s: not a regular file (%s)", e.Path, kind(e.Mode))
 }
 
+// fileKinds names the kinds of file that are not regular, in the order
+// kind tests their mode bits (a character device is a device too).
+var fileKinds = []struct {
+	bit  fs.FileMode
+	name string
+}{
+	{fs.ModeDir, "a folder"},
+	{fs.ModeNamedPipe, "a named pipe"},
+	{fs.ModeSocket, "a socket"},
+	{fs.ModeCharDevice, "a character device"},
+	{fs.ModeDevice, "a device"},
+	{fs.ModeSymlink, "a symbolic link"},
+}
+
 func kind(m fs.FileMode) string {
-	switch {
-	case m&fs.ModeDir != 0:
-		return "a folder"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
+	for _, k := range fileKinds {
+		if m&k.bit != 0 {
+			return k.name
+		}
 	}
 	return "an irregular file"
 }

@@ -6,10 +6,16 @@
 // they differ only in \b and \f, which encoding/json writes short and
 // json-iterator as \u0008 and \u000c.
 //
+// AppendObject and AppendArray write the containers around the values
+// an encoder writes itself (map keys sorted, as both encoders sort them).
+//
 // It imports only the standard library.
 package jsonquote
 
-import "unicode/utf8"
+import (
+	"slices"
+	"unicode/utf8"
+)
 
 // Style is whose output Append gives.
 type Style uint8
@@ -73,4 +79,50 @@ func Append(dst []byte, s string, style Style) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// AppendObject appends m as a JSON object: "null" for a nil map, else its
+// keys sorted and quoted as style does, each value written by elem. The
+// first error of elem is returned, with what was written up to it.
+func AppendObject(dst []byte, m map[string]any, style Style, elem func([]byte, any) ([]byte, error)) ([]byte, error) {
+	if m == nil {
+		return append(dst, "null"...), nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = Append(dst, k, style)
+		dst = append(dst, ':')
+		var err error
+		if dst, err = elem(dst, m[k]); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, '}'), nil
+}
+
+// AppendArray appends list as a JSON array ("null" for a nil slice), each
+// item written by elem; the first error of elem is returned.
+func AppendArray(dst []byte, list []any, elem func([]byte, any) ([]byte, error)) ([]byte, error) {
+	if list == nil {
+		return append(dst, "null"...), nil
+	}
+	dst = append(dst, '[')
+	for i, item := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var err error
+		if dst, err = elem(dst, item); err != nil {
+			return dst, err
+		}
+	}
+	return append(dst, ']'), nil
 }

@@ -2,6 +2,7 @@ package jsonquote
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 )
 
@@ -43,4 +44,50 @@ func FuzzMarshal(f *testing.F) {
 			t.Errorf("Append(%q, Marshal) = %s, want %s (json.Marshal)", s, got, want)
 		}
 	})
+}
+
+// jsonElem writes strings and nested containers, and fails on anything
+// else, as the engine's encoders do.
+func jsonElem(dst []byte, v any) ([]byte, error) {
+	switch t := v.(type) {
+	case string:
+		return Append(dst, t, Marshal), nil
+	case map[string]any:
+		return AppendObject(dst, t, Marshal, jsonElem)
+	case []any:
+		return AppendArray(dst, t, jsonElem)
+	}
+	return dst, errNotString
+}
+
+var errNotString = errors.New("not a string")
+
+func TestAppendContainers(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    any
+		wantErr bool
+	}{
+		{name: "nil map", give: map[string]any(nil)},
+		{name: "nil list", give: []any(nil)},
+		{name: "empty", give: map[string]any{"m": map[string]any{}, "l": []any{}}},
+		{name: "keys sorted and quoted", give: map[string]any{"b": "1", "a<": []any{"x", "y"}, "": map[string]any{"z": "&"}}},
+		{name: "element error", give: []any{"a", 1.0}, wantErr: true},
+		{name: "value error", give: map[string]any{"a": true}, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := jsonElem(nil, tt.give)
+			if tt.wantErr {
+				if !errors.Is(err, errNotString) {
+					t.Fatalf("jsonElem(%v) error = %v, want %v", tt.give, err, errNotString)
+				}
+				return
+			}
+			want, _ := json.Marshal(tt.give)
+			if err != nil || string(got) != string(want) {
+				t.Errorf("jsonElem(%v) = %s, %v, want %s", tt.give, got, err, want)
+			}
+		})
+	}
 }

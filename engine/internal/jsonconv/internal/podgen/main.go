@@ -211,8 +211,11 @@ func (g *gen) alias(pkgPath string) (string, error) {
 }
 
 // typeExpr is the Go expression of t in the generated file.
-func (g *gen) typeExpr(t reflect.Type) (string, error) {
-	if t.Name() != "" {
+func (g *gen) typeExpr(t reflect.Type) (string, error) { return g.spell(t, &goSpelling) }
+
+// goSpelling writes types as Go expressions.
+var goSpelling = spelling{
+	named: func(g *gen, t reflect.Type) (string, error) {
 		if strings.Contains(t.Name(), "[") {
 			return "", fmt.Errorf("generic type %v", t)
 		}
@@ -227,27 +230,43 @@ func (g *gen) typeExpr(t reflect.Type) (string, error) {
 			return "", fmt.Errorf("unexported type %v", t)
 		}
 		return a + "." + t.Name(), nil
+	},
+	ptr: "*", slice: "[]", array: "[%d]%s", mapOf: "map[%s]%s", any: "any",
+}
+
+// spelling is how a type is written: named types by named, the others
+// from their parts (array and mapOf are formats of the length or key
+// and the element).
+type spelling struct {
+	named                         func(g *gen, t reflect.Type) (string, error)
+	ptr, slice, array, mapOf, any string
+}
+
+// spell writes t as sp does.
+func (g *gen) spell(t reflect.Type, sp *spelling) (string, error) {
+	if t.Name() != "" {
+		return sp.named(g, t)
 	}
 	switch t.Kind() {
 	case reflect.Pointer:
-		e, err := g.typeExpr(t.Elem())
-		return "*" + e, err
+		e, err := g.spell(t.Elem(), sp)
+		return sp.ptr + e, err
 	case reflect.Slice:
-		e, err := g.typeExpr(t.Elem())
-		return "[]" + e, err
+		e, err := g.spell(t.Elem(), sp)
+		return sp.slice + e, err
 	case reflect.Array:
-		e, err := g.typeExpr(t.Elem())
-		return fmt.Sprintf("[%d]%s", t.Len(), e), err
+		e, err := g.spell(t.Elem(), sp)
+		return fmt.Sprintf(sp.array, t.Len(), e), err
 	case reflect.Map:
-		k, err := g.typeExpr(t.Key())
+		k, err := g.spell(t.Key(), sp)
 		if err != nil {
 			return "", err
 		}
-		e, err := g.typeExpr(t.Elem())
-		return "map[" + k + "]" + e, err
+		e, err := g.spell(t.Elem(), sp)
+		return fmt.Sprintf(sp.mapOf, k, e), err
 	case reflect.Interface:
 		if t.NumMethod() == 0 {
-			return "any", nil
+			return sp.any, nil
 		}
 	}
 	return "", fmt.Errorf("unnamed type %v", t)
@@ -259,8 +278,11 @@ func token(name string) bool {
 
 // suffix names t inside function names: corev1.PodSpec → Corev1PodSpec,
 // []*corev1.Container → SlicePtrCorev1Container.
-func (g *gen) suffix(t reflect.Type) (string, error) {
-	if t.Name() != "" {
+func (g *gen) suffix(t reflect.Type) (string, error) { return g.spell(t, &suffixSpelling) }
+
+// suffixSpelling writes types as parts of function names.
+var suffixSpelling = spelling{
+	named: func(g *gen, t reflect.Type) (string, error) {
 		if t.PkgPath() == "" {
 			return strings.ToUpper(t.Name()[:1]) + t.Name()[1:], nil
 		}
@@ -269,30 +291,8 @@ func (g *gen) suffix(t reflect.Type) (string, error) {
 			return "", err
 		}
 		return strings.ToUpper(a[:1]) + a[1:] + t.Name(), nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		e, err := g.suffix(t.Elem())
-		return "Ptr" + e, err
-	case reflect.Slice:
-		e, err := g.suffix(t.Elem())
-		return "Slice" + e, err
-	case reflect.Array:
-		e, err := g.suffix(t.Elem())
-		return fmt.Sprintf("Array%d%s", t.Len(), e), err
-	case reflect.Map:
-		k, err := g.suffix(t.Key())
-		if err != nil {
-			return "", err
-		}
-		e, err := g.suffix(t.Elem())
-		return "Map" + k + "To" + e, err
-	case reflect.Interface:
-		if t.NumMethod() == 0 {
-			return "Any", nil
-		}
-	}
-	return "", fmt.Errorf("unnamed type %v", t)
+	},
+	ptr: "Ptr", slice: "Slice", array: "Array%d%s", mapOf: "Map%sTo%s", any: "Any",
 }
 
 // fn is the name of the function storing into t, queued for emission on
