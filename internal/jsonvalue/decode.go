@@ -67,7 +67,7 @@ type parser struct {
 	shared bool
 	// strs and nums hold the string and number values of the result,
 	// which the result's interfaces point to: a few allocations for all
-	// of them instead of one per value (see box).
+	// of them instead of one per value (see boxString).
 	strs []string
 	nums []float64
 }
