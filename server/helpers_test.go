@@ -32,7 +32,7 @@ type testServer struct {
 }
 
 // startServer runs a Server with opts on 127.0.0.1:0 until the test ends.
-func startServer(t *testing.T, opts Options) *testServer {
+func startServer(t testing.TB, opts Options) *testServer {
 	t.Helper()
 	lis, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -215,7 +215,50 @@ type requestCounters struct {
 	// overflow: kind and namespace are OverflowLabel (the series cap was
 	// reached).
 	overflow bool
-	policies sync.Map // policyLabels -> *policyCounters
+	// policies holds the policyCounters by policy (countersKey ->
+	// *policyList): the name of a cluster-wide policy is a string key,
+	// which hashes on sync.Map's fast path, where the whole policyLabels
+	// struct would be hashed field by field through its type descriptor
+	// for each policy of each evaluation.
+	policies sync.Map
+}
+
+// policyList holds the policyCounters of one policy (countersKey): a list
+// that only grows, read without a lock, with one entry per set of the
+// other policy labels (server or inline, background, validation mode):
+// one or two.
+type policyList struct {
+	mu   sync.Mutex // serialises add
+	list atomic.Pointer[[]*policyCounters]
+}
+
+// lookup returns the counters of l, nil when there are none yet.
+func (pl *policyList) lookup(l policyLabels) *policyCounters {
+	if list := pl.list.Load(); list != nil {
+		for _, pc := range *list {
+			if pc.labels == l {
+				return pc
+			}
+		}
+	}
+	return nil
+}
+
+// loadOrAdd returns the counters of pc.labels, adding pc unless another
+// call added counters for them first.
+func (pl *policyList) loadOrAdd(pc *policyCounters) *policyCounters {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if c := pl.lookup(pc.labels); c != nil {
+		return c
+	}
+	var list []*policyCounters
+	if l := pl.list.Load(); l != nil {
+		list = slices.Clip(*l) // readers keep the old list; append copies
+	}
+	list = append(list, pc)
+	pl.list.Store(&list)
+	return pc
 }
 
 // policyCounters holds the counters of one policy's rules: a list that
@@ -325,8 +368,10 @@ func (m *metrics) reserve(n *atomic.Int64) bool {
 // policies seen once the series cap is reached share one entry named
 // OverflowLabel.
 func (m *metrics) policyCounters(rq *requestCounters, l policyLabels) *policyCounters {
-	if c, ok := rq.policies.Load(l); ok {
-		return c.(*policyCounters)
+	if pl, ok := rq.policies.Load(countersKey(l)); ok {
+		if c := pl.(*policyList).lookup(l); c != nil {
+			return c
+		}
 	}
 	pc := &policyCounters{labels: l}
 	if l.inline && (rq.overflow || m.series.Load() >= m.limits.maxSeries) {
@@ -339,8 +384,26 @@ func (m *metrics) policyCounters(rq *requestCounters, l policyLabels) *policyCou
 		// keep copies.
 		pc.labels.name, pc.labels.namespace = strings.Clone(l.name), strings.Clone(l.namespace)
 	}
-	c, _ := rq.policies.LoadOrStore(pc.labels, pc)
-	return c.(*policyCounters)
+	key := countersKey(pc.labels)
+	pl, ok := rq.policies.Load(key)
+	if !ok {
+		pl, _ = rq.policies.LoadOrStore(key, &policyList{})
+	}
+	return pl.(*policyList).loadOrAdd(pc)
+}
+
+// namespacedPolicy is the key of a namespaced policy's counters in
+// requestCounters.policies.
+type namespacedPolicy struct{ namespace, name string }
+
+// countersKey is the key of l's counters in requestCounters.policies: the
+// name of a cluster-wide policy, the namespace and name of a namespaced
+// one.
+func countersKey(l policyLabels) any {
+	if l.namespace == "" {
+		return l.name
+	}
+	return namespacedPolicy{l.namespace, l.name}
 }
 
 // addCounter returns the counter of k under rq and pc, made unless another
