@@ -65,66 +65,6 @@ type parser struct {
 	pos  int
 	// shared: strings point into data (DecodeObjectShared).
 	shared bool
-	// strs and nums hold the string and number values of the result,
-	// which the result's interfaces point to: a few allocations for all
-	// of them instead of one per value (see boxString).
-	strs []string
-	nums []float64
-}
-
-// The slabs of string and number values start at minSlab values and
-// double up to maxSlab: a small document wastes little, a large one
-// allocates once per maxSlab values.
-const (
-	minSlab = 8
-	maxSlab = 256
-)
-
-// eface is the layout of an interface without methods (runtime.eface).
-type eface struct {
-	typ, data unsafe.Pointer
-}
-
-var (
-	stringType  = typeOf("")
-	float64Type = typeOf(0.0)
-)
-
-func typeOf(v any) unsafe.Pointer { return (*eface)(unsafe.Pointer(&v)).typ }
-
-// boxString returns s as an interface whose value lives in the parser's
-// slab of strings, as any(s) would hold it in its own allocation. The
-// slab's entries are never written again, so the interface's value never
-// changes, and the interface keeps its slab alive as any(s) keeps its
-// copy. The empty string needs no allocation (any("") points to a static
-// value).
-func (p *parser) boxString(s string) any {
-	if s == "" {
-		return ""
-	}
-	if len(p.strs) == cap(p.strs) {
-		p.strs = make([]string, 0, slabSize(cap(p.strs)))
-	}
-	p.strs = append(p.strs, s)
-	var v any
-	*(*eface)(unsafe.Pointer(&v)) = eface{typ: stringType, data: unsafe.Pointer(&p.strs[len(p.strs)-1])}
-	return v
-}
-
-// boxNumber is boxString for a number.
-func (p *parser) boxNumber(f float64) any {
-	if len(p.nums) == cap(p.nums) {
-		p.nums = make([]float64, 0, slabSize(cap(p.nums)))
-	}
-	p.nums = append(p.nums, f)
-	var v any
-	*(*eface)(unsafe.Pointer(&v)) = eface{typ: float64Type, data: unsafe.Pointer(&p.nums[len(p.nums)-1])}
-	return v
-}
-
-// slabSize is the capacity of the slab after one of capacity n.
-func slabSize(n int) int {
-	return min(max(2*n, minSlab), maxSlab)
 }
 
 func (p *parser) skipSpace() {
@@ -149,11 +89,7 @@ func (p *parser) value(depth int) (any, error) {
 	case c == '[':
 		return p.array(depth + 1)
 	case c == '"':
-		s, err := p.string()
-		if err != nil {
-			return nil, err
-		}
-		return p.boxString(s), nil
+		return p.string()
 	case c == 't':
 		return p.literal("true", true)
 	case c == 'f':
@@ -344,7 +280,7 @@ func (p *parser) number() (any, error) {
 		return nil, errSlow
 	}
 	p.pos = i
-	return p.boxNumber(f), nil
+	return f, nil
 }
 
 // digits returns the end of the run of digits of data at i, and whether

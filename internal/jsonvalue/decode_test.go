@@ -138,15 +138,6 @@ func BenchmarkDecode(b *testing.B) {
 			}
 		}
 	})
-	b.Run("jsonvalue-shared", func(b *testing.B) {
-		b.SetBytes(int64(len(data)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := DecodeObjectShared(data); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("encoding-json", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		b.ReportAllocs()

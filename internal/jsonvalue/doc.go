@@ -8,9 +8,7 @@
 // shapes (ASCII strings without escapes, ordinary numbers) and hands
 // anything else — escapes, non-ASCII text, invalid input, extreme nesting
 // — to encoding/json, so values and error messages are encoding/json's.
-// The tests and the fuzzer compare the two. The string and number values
-// of a result are held in a few shared arrays that the result's interfaces
-// point to, instead of one allocation each (the boxing of any(s)).
+// The tests and the fuzzer compare the two.
 //
 // Depends on the standard library only.
 package jsonvalue
