@@ -1,0 +1,5 @@
+// Package imageref parses image references as Kyverno does (its
+// ImageInfo): docker.io is the default registry and latest the default
+// tag. engine/eval fills `images` with it, engine/ivpol names the images
+// mutateDigest pins.
+package imageref
