@@ -12,33 +12,21 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"reflect"
 
 	"github.com/verdict-policy/verdict/engine/internal/crdschema"
 )
 
-// objectMeta is metav1.ObjectMeta. As in Kyverno's CLI, an unknown field
-// there is an error too.
-var objectMeta = map[string]any{
-	"type": "object",
-	"properties": map[string]any{
-		"name":                       map[string]any{"type": "string"},
-		"generateName":               map[string]any{"type": "string"},
-		"namespace":                  map[string]any{"type": "string"},
-		"selfLink":                   map[string]any{"type": "string"},
-		"uid":                        map[string]any{"type": "string"},
-		"resourceVersion":            map[string]any{"type": "string"},
-		"generation":                 map[string]any{"type": "integer", "format": "int64"},
-		"creationTimestamp":          map[string]any{"preserve": true},
-		"deletionTimestamp":          map[string]any{"preserve": true},
-		"deletionGracePeriodSeconds": map[string]any{"type": "integer", "format": "int64"},
-		"labels":                     map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
-		"annotations":                map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
-		"ownerReferences":            map[string]any{"type": "array", "items": map[string]any{"preserve": true}},
-		"finalizers":                 map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
-		"managedFields":              map[string]any{"type": "array", "items": map[string]any{"preserve": true}},
-	},
+// objectMeta is crdschema.ObjectMeta with creationTimestamp and
+// deletionTimestamp of any type (kept as written) in ClusterPolicies and
+// Policies. As in Kyverno's CLI, an unknown field there is an error too.
+func objectMeta() map[string]any {
+	props := maps.Clone(crdschema.ObjectMeta["properties"].(map[string]any))
+	props["creationTimestamp"] = map[string]any{"preserve": true}
+	props["deletionTimestamp"] = map[string]any{"preserve": true}
+	return map[string]any{"type": "object", "properties": props}
 }
 
 func main() {
@@ -50,7 +38,7 @@ func main() {
 		}
 		for _, v := range versions {
 			props := v.Schema["properties"].(map[string]any)
-			props["metadata"] = objectMeta
+			props["metadata"] = objectMeta()
 			props["status"] = map[string]any{"preserve": true}
 			if prev, ok := out[v.Name]; ok {
 				if !reflect.DeepEqual(prev, v.Schema) {
