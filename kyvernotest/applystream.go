@@ -158,6 +158,15 @@ type textOut struct {
 	scratch      []byte // errWriter.scratch, kept between resources
 }
 
+// spoolMutated writes the mutated and generated resources of outs to sp
+// as WriteMutated does, reusing *scratch between resources.
+func spoolMutated(sp *spool.Spool, scratch *[]byte, outs []PolicyOutput, bare bool) error {
+	bw := &errWriter{w: sp, scratch: *scratch}
+	writeMutatedOutputs(bw, outs, bare)
+	*scratch = bw.scratch
+	return bw.err
+}
+
 func (t *textOut) start(r *ApplyResult) error {
 	t.mutated, t.body = newSpool(t.tempDir), newSpool(t.tempDir)
 	t.auditWarn = r.AuditWarn
@@ -166,11 +175,8 @@ func (t *textOut) start(r *ApplyResult) error {
 
 func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
-		bw := &errWriter{w: t.mutated, scratch: t.scratch}
-		writeMutatedOutputs(bw, outs, t.bare)
-		t.scratch = bw.scratch
-		if bw.err != nil {
-			return bw.err
+		if err := spoolMutated(t.mutated, &t.scratch, outs, t.bare); err != nil {
+			return err
 		}
 	}
 	bw := &errWriter{w: t.body, scratch: t.scratch}
@@ -243,11 +249,8 @@ func (t *tableOut) start(r *ApplyResult) error {
 
 func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
 	if t.printMutated {
-		bw := &errWriter{w: t.mutated, scratch: t.scratch}
-		writeMutatedOutputs(bw, outs, t.bare)
-		t.scratch = bw.scratch
-		if bw.err != nil {
-			return bw.err
+		if err := spoolMutated(t.mutated, &t.scratch, outs, t.bare); err != nil {
+			return err
 		}
 	}
 	return tableRows(resps, t.auditWarn, t.detailed, t.n+1, func(cells []string) error {

@@ -387,19 +387,9 @@ func tidy(v any) any {
 // a namespace is in "default"), without changing it.
 func identityOf(obj map[string]any) *Resource {
 	r := &Resource{Object: obj}
-	r.APIVersion, _ = obj["apiVersion"].(string)
-	r.Kind, _ = obj["kind"].(string)
-	if i := strings.LastIndex(r.APIVersion, "/"); i >= 0 {
-		r.Group, r.Version = r.APIVersion[:i], r.APIVersion[i+1:]
-	} else {
-		r.Version = r.APIVersion
-	}
+	r.setType(obj)
 	meta, _ := obj["metadata"].(map[string]any)
-	r.Name, _ = meta["name"].(string)
-	r.Namespace, _ = meta["namespace"].(string)
-	if r.Namespace == "" && r.Kind != "" && !clusterScoped(r.Group, r.Kind) {
-		r.Namespace = "default"
-	}
+	r.setName(meta)
 	return r
 }
 

@@ -271,18 +271,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 			if err != nil {
 				return err
 			}
-			ectx, stopEvents := context.WithCancel(context.Background())
-			eventsDone := make(chan struct{})
-			go func() { defer close(eventsDone); em.Run(ectx) }()
-			defer func() {
-				fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := em.Flush(fctx); err != nil {
-					log.Warn("events", "error", err)
-				}
-				stopEvents()
-				<-eventsDone
-			}()
+			defer runEmitter(em, log, 10*time.Second)()
 			gopts := scanner.GeneratorOptions{Logger: log, Failed: func(f scanner.Failure) {
 				source := kubeevents.GeneratePolicyController
 				if f.Mutate {
