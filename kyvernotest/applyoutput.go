@@ -314,13 +314,17 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyre
 func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	kv := yamlKV
 	first := true
-	field := func(key, value string) {
+	// item starts a key of the result: "- " on its first, "  " after.
+	item := func() {
 		if first {
 			w.WriteString("- ")
 			first = false
 		} else {
 			w.WriteString("  ")
 		}
+	}
+	field := func(key, value string) {
+		item()
 		kv(w, "", key, value)
 	}
 	if res.Category != "" {
@@ -331,12 +335,8 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	}
 	field("policy", res.Policy)
 	if len(res.Properties) > 0 {
-		if first {
-			w.WriteString("- properties:\n")
-			first = false
-		} else {
-			w.WriteString("  properties:\n")
-		}
+		item()
+		w.WriteString("properties:\n")
 		keys := make([]string, 0, len(res.Properties))
 		for k := range res.Properties {
 			keys = append(keys, k)
@@ -347,12 +347,8 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 		}
 	}
 	if len(res.Resources) > 0 {
-		if first {
-			w.WriteString("- resources:\n")
-			first = false
-		} else {
-			w.WriteString("  resources:\n")
-		}
+		item()
+		w.WriteString("resources:\n")
 		for _, o := range res.Resources {
 			dash := "  - "
 			ref := func(key, value string) {

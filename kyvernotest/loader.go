@@ -345,6 +345,15 @@ func cachedFile[T any](l *loader, what, action, path string, parse func(path str
 	})
 }
 
+// loadNamed is load(path) when path is set, the zero T otherwise.
+func loadNamed[T any](path string, load func(string) (T, error)) (T, error) {
+	if path == "" {
+		var zero T
+		return zero, nil
+	}
+	return load(path)
+}
+
 // cached is l.get for a load that returns a T.
 func cached[T any](l *loader, what, path string, load func() (T, error)) (T, error) {
 	v, err := l.get(what, path, func() (any, error) { return load() })

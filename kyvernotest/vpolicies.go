@@ -160,11 +160,9 @@ func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*c
 	if s.namespaces, err = namespaceObjects(values); err != nil {
 		return nil, fmt.Errorf("load values: %w", err)
 	}
-	var c *CLIContext
-	if opts.ContextFile != "" {
-		if c, err = l.cliContext(opts.ContextFile); err != nil {
-			return nil, err
-		}
+	c, err := loadNamed(opts.ContextFile, l.cliContext)
+	if err != nil {
+		return nil, err
 	}
 	return newCELData(c, nil, nil)
 }
@@ -206,17 +204,7 @@ type ImageData struct {
 
 // ParseCLIContext decodes a Context file strictly.
 func ParseCLIContext(name string, data []byte) (*CLIContext, error) {
-	var c CLIContext
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if c.APIVersion != "" && c.APIVersion != "cli.kyverno.io/v1alpha1" {
-		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, c.APIVersion)
-	}
-	if c.Kind != "" && c.Kind != "Context" {
-		return nil, fmt.Errorf("%s: kind %q is not Context", name, c.Kind)
-	}
-	return &c, nil
+	return parseCLIFile(name, data, "Context", func(c *CLIContext) (string, string) { return c.APIVersion, c.Kind })
 }
 
 func (l *loader) cliContext(path string) (*CLIContext, error) {
