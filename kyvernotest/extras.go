@@ -90,6 +90,7 @@ func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any,
 	return out, nil
 }
 
+// labelsOf is the string labels of obj.
 func labelsOf(obj map[string]any) map[string]string {
 	meta, _ := obj["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)
