@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -337,12 +338,7 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	if len(res.Properties) > 0 {
 		item()
 		w.WriteString("properties:\n")
-		keys := make([]string, 0, len(res.Properties))
-		for k := range res.Properties {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(res.Properties)) {
 			kv(w, "    ", yamlString(k), res.Properties[k])
 		}
 	}

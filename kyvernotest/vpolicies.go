@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -264,14 +263,7 @@ func newCELData(c *CLIContext, calls []APICallResponse, globals []GlobalContextE
 		}
 	}
 	for _, call := range calls {
-		url := strings.TrimSpace(call.URL)
-		if url == "" {
-			url = strings.TrimSpace(call.URLPath)
-		}
-		key := url
-		if m := strings.ToUpper(strings.TrimSpace(call.Method)); m != "" {
-			key = m + ":" + url
-		}
+		key := call.key()
 		status := call.Response.StatusCode
 		if status == 0 {
 			status = 200

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -553,12 +556,7 @@ func (s *Store) publish() {
 	for _, src := range s.sources {
 		st := s.states[src.Name()]
 		set.sourceErrors = append(set.sourceErrors, st.errors...)
-		keys := make([]string, 0, len(st.entries))
-		for k := range st.entries {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(st.entries)) {
 			e := st.entries[k]
 			if first, dup := set.byIdentity[k]; dup {
 				err := fmt.Errorf("%s %s is also defined at %s, which is used", e.kind, e.key(), first.origin)
@@ -613,16 +611,8 @@ func (s *Store) publish() {
 }
 
 func entryLess(a, b *entry) bool {
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	if a.group != b.group {
-		return a.group < b.group
-	}
-	if a.namespace != b.namespace {
-		return a.namespace < b.namespace
-	}
-	return a.name < b.name
+	return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.group, b.group),
+		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name)) < 0
 }
 
 // selectPolicies returns the policies in use that sel picks (all of them

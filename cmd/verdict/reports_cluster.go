@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/internal/shard"
@@ -114,10 +113,7 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if _, err := kubeevents.ParseOmit(c.events.omit); err != nil {
 		return &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
 	}
-	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
-	if err == nil {
-		err = c.kube.apply(cfg)
-	}
+	cfg, err := c.kube.load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}

@@ -229,10 +229,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		src := fs.Rereading()
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
-		cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
-		if err == nil {
-			err = fl.kube.apply(cfg)
-		}
+		cfg, err := fl.kube.load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
 		if err != nil {
 			return usageError("%v", err)
 		}
@@ -412,6 +409,19 @@ func (k *kubeRateFlags) register(fs *pflag.FlagSet) {
 }
 
 // apply sets the rate limit of cfg.
+// load is kubeconfig.Load of the cluster named (kubeconfig file and
+// context, or inCluster) as agent, at the rate of k.
+func (k *kubeRateFlags) load(kubeconfigFile, kubeContext string, inCluster bool, agent string) (*rest.Config, error) {
+	cfg, err := kubeconfig.Load(kubeconfigFile, kubeContext, inCluster, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.apply(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
 func (k *kubeRateFlags) apply(cfg *rest.Config) error {
 	if k.qps <= 0 || k.burst <= 0 {
 		return fmt.Errorf("--kube-qps and --kube-burst must be positive")
