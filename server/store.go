@@ -411,80 +411,35 @@ const kindPolicyException = "PolicyException"
 
 // compileException decodes and compiles the one PolicyException of data.
 func compileException(source string, data []byte) (*policy.Exception, error) {
-	docs, err := kyverno.DecodeExceptions(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
-	}
-	return policy.CompileException(docs[0])
+	return compileOne(source, data, "policy exceptions", kyverno.DecodeExceptions, policy.CompileException) // gpol.go
 }
 
 // compileCELException decodes and compiles the one policies.kyverno.io
 // PolicyException of data.
 func compileCELException(source string, data []byte) (*vpol.Exception, error) {
-	docs, err := vpol.DecodeExceptions(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
-	}
-	return vpol.CompileException(docs[0])
+	return compileOne(source, data, "policy exceptions", vpol.DecodeExceptions, vpol.CompileException)
 }
 
 // compileValidating decodes and compiles every ValidatingPolicy and
 // NamespacedValidatingPolicy of data.
-func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := vpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileValidating) // gpol.go
-}
+var compileValidating = compilerOf(vpol.Decode, policy.CompileValidating) // gpol.go
 
 // compileMutating decodes and compiles every MutatingPolicy and
 // NamespacedMutatingPolicy of data.
-func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := mpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileMutating) // gpol.go
-}
+var compileMutating = compilerOf(mpol.Decode, policy.CompileMutating) // gpol.go
 
 // compileImageValidating decodes and compiles every ImageValidatingPolicy
 // and NamespacedImageValidatingPolicy of data.
-func compileImageValidating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := ivpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileImageValidating) // gpol.go
-}
+var compileImageValidating = compilerOf(ivpol.Decode, policy.CompileImageValidating) // gpol.go
 
 // compileVAP decodes and compiles every ValidatingAdmissionPolicy of
 // data.
-func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := vap.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileVAP)
-}
+var compileVAP = compilerOf(vap.Decode, policy.CompileVAP) // gpol.go
 
 // compileBinding decodes and compiles the one
 // ValidatingAdmissionPolicyBinding of data.
 func compileBinding(source string, data []byte) (*vap.Binding, error) {
-	docs, err := vap.DecodeBindings(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d bindings, want 1", len(docs)))
-	}
-	return vap.CompileBinding(docs[0])
+	return compileOne(source, data, "bindings", vap.DecodeBindings, vap.CompileBinding)
 }
 
 // contentHash is the hash of the version in use: the engine's policy hash
@@ -505,18 +460,7 @@ func sha256Hex(b []byte) string {
 }
 
 // compileDocuments decodes and compiles every policy of data.
-func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := kyverno.DecodePolicies(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileDecoded(docs)
-}
-
-// compileDecoded compiles decoded policies.
-func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
-	return compileAll(docs, policy.Compile)
-}
+var compileDocuments = compilerOf(kyverno.DecodePolicies, policy.Compile) // gpol.go
 
 // policyErrors returns the engine errors of err, or err as one error.
 func policyErrors(err error) []*engine.Error {
