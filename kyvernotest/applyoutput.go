@@ -27,7 +27,7 @@ const divider = "---------------------------------------------------------------
 // error in the counts is in the default output.
 // "pass: N, fail: N, warn: N, error: N, skip: N".
 func WriteApplyText(w io.Writer, r *ApplyResult) error {
-	return replay(r, &textOut{w: w, printMutated: r.PrintMutated})
+	return replay(r, &textOut{applyOut: applyOut{w: w, printMutated: r.PrintMutated}})
 }
 
 // writeSkipped writes the policies Apply did not evaluate.
@@ -430,7 +430,7 @@ func plainSafe(s string) bool {
 // MESSAGE when detailed. The title of the ID column is "ID (N) " for more
 // than 10 rows, as Kyverno's.
 func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
-	return replay(r, &tableOut{w: w, detailed: detailed, printMutated: r.PrintMutated})
+	return replay(r, &tableOut{applyOut: applyOut{w: w, printMutated: r.PrintMutated}, detailed: detailed})
 }
 
 // tableRows are the rows of the results of one resource's responses;

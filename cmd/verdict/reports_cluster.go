@@ -118,11 +118,9 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	reg := newMetricsRegistry()
-	queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
-	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+	if err := countKubeRequests(cfg, reg, kubemetrics.DefaultMaxSeries); err != nil {
+		return err
 	}
-	queries.Wrap(cfg)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}

@@ -234,11 +234,9 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 			return usageError("%v", err)
 		}
 		if reg != nil {
-			queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
-			if err != nil {
-				return fmt.Errorf("register metrics: %w", err)
+			if err := countKubeRequests(cfg, reg, kubemetrics.DefaultMaxSeries); err != nil {
+				return err
 			}
-			queries.Wrap(cfg)
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {
@@ -420,6 +418,17 @@ func (k *kubeRateFlags) load(kubeconfigFile, kubeContext string, inCluster bool,
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// countKubeRequests registers the Kubernetes client metrics (at most
+// maxSeries series) in reg and counts the requests of cfg's clients there.
+func countKubeRequests(cfg *rest.Config, reg prometheus.Registerer, maxSeries int) error {
+	queries, err := kubemetrics.New(reg, maxSeries)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	queries.Wrap(cfg)
+	return nil
 }
 
 func (k *kubeRateFlags) apply(cfg *rest.Config) error {
