@@ -608,36 +608,25 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	if want == verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
 		return true
 	}
-	if p.Validating != nil {
-		if p.Validating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+	var ignore bool
+	switch {
+	case p.Validating != nil:
+		ignore = p.Validating.FailurePolicyIgnore
+	case p.Mutating != nil:
+		ignore = p.Mutating.FailurePolicyIgnore
+	case p.ImageValidating != nil:
+		ignore = p.ImageValidating.FailurePolicyIgnore
+	case p.VAP != nil:
+		ignore = p.VAP.FailurePolicyIgnore
+	default:
+		spec := p.Document().Spec
+		fp := spec.FailurePolicy
+		if wc := spec.WebhookConfiguration; wc != nil && wc.FailurePolicy != "" {
+			fp = wc.FailurePolicy
 		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+		ignore = fp == "Ignore"
 	}
-	if p.Mutating != nil {
-		if p.Mutating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	if p.ImageValidating != nil {
-		if p.ImageValidating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	if p.VAP != nil {
-		if p.VAP.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	spec := p.Document().Spec
-	fp := spec.FailurePolicy
-	if wc := spec.WebhookConfiguration; wc != nil && wc.FailurePolicy != "" {
-		fp = wc.FailurePolicy
-	}
-	if fp == "Ignore" {
+	if ignore {
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 	}
 	return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
