@@ -162,22 +162,14 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		return nil, ErrStdinBoth
 	}
 	l := newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings, open: opts.open, stdin: opts.Stdin})
-	var spec *ValuesSpec
-	if opts.ValuesFile != "" {
-		v, err := l.values(opts.ValuesFile)
-		if err != nil {
-			return nil, err
-		}
-		spec = v
+	spec, err := loadNamed(opts.ValuesFile, l.values)
+	if err != nil {
+		return nil, err
 	}
 	vars := newVariables(spec, ParseSet(opts.Set))
-	var user *UserInfo
-	if opts.UserInfoFile != "" {
-		u, err := l.userInfo(opts.UserInfoFile)
-		if err != nil {
-			return nil, err
-		}
-		user = u
+	user, err := loadNamed(opts.UserInfoFile, l.userInfo)
+	if err != nil {
+		return nil, err
 	}
 	docs, err := l.policies(opts.PolicyPaths)
 	if err != nil {

@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,7 +27,7 @@ const divider = "---------------------------------------------------------------
 // error in the counts is in the default output.
 // "pass: N, fail: N, warn: N, error: N, skip: N".
 func WriteApplyText(w io.Writer, r *ApplyResult) error {
-	return replay(r, &textOut{w: w, printMutated: r.PrintMutated})
+	return replay(r, &textOut{applyOut: applyOut{w: w, printMutated: r.PrintMutated}})
 }
 
 // writeSkipped writes the policies Apply did not evaluate.
@@ -314,13 +315,17 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyre
 func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	kv := yamlKV
 	first := true
-	field := func(key, value string) {
+	// item starts a key of the result: "- " on its first, "  " after.
+	item := func() {
 		if first {
 			w.WriteString("- ")
 			first = false
 		} else {
 			w.WriteString("  ")
 		}
+	}
+	field := func(key, value string) {
+		item()
 		kv(w, "", key, value)
 	}
 	if res.Category != "" {
@@ -331,28 +336,15 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	}
 	field("policy", res.Policy)
 	if len(res.Properties) > 0 {
-		if first {
-			w.WriteString("- properties:\n")
-			first = false
-		} else {
-			w.WriteString("  properties:\n")
-		}
-		keys := make([]string, 0, len(res.Properties))
-		for k := range res.Properties {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		item()
+		w.WriteString("properties:\n")
+		for _, k := range slices.Sorted(maps.Keys(res.Properties)) {
 			kv(w, "    ", yamlString(k), res.Properties[k])
 		}
 	}
 	if len(res.Resources) > 0 {
-		if first {
-			w.WriteString("- resources:\n")
-			first = false
-		} else {
-			w.WriteString("  resources:\n")
-		}
+		item()
+		w.WriteString("resources:\n")
 		for _, o := range res.Resources {
 			dash := "  - "
 			ref := func(key, value string) {
@@ -438,7 +430,7 @@ func plainSafe(s string) bool {
 // MESSAGE when detailed. The title of the ID column is "ID (N) " for more
 // than 10 rows, as Kyverno's.
 func WriteApplyTable(w io.Writer, r *ApplyResult, detailed bool) error {
-	return replay(r, &tableOut{w: w, detailed: detailed, printMutated: r.PrintMutated})
+	return replay(r, &tableOut{applyOut: applyOut{w: w, printMutated: r.PrintMutated}, detailed: detailed})
 }
 
 // tableRows are the rows of the results of one resource's responses;

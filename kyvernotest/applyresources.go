@@ -146,6 +146,22 @@ func WriteMutated(w io.Writer, r *ApplyResult) error {
 	return bw.err
 }
 
+// appendAppliedBlock appends the head of one kyverno apply block: the
+// "policy <p> applied to <path>:" line (unless bare), then obj as YAML and
+// a document separator.
+func appendAppliedBlock(b []byte, policy, path string, obj map[string]any, bare bool) []byte {
+	if !bare {
+		b = append(b, "\npolicy "...)
+		b = append(b, policy...)
+		b = append(b, " applied to "...)
+		b = append(b, path...)
+		b = append(b, ':')
+	}
+	b = append(b, '\n')
+	b = appendYAML(b, obj)
+	return append(b, "\n---\n"...)
+}
+
 // writeMutatedOutputs writes outs as WriteMutated does; bare drops the
 // "policy <p> applied to <resource>:" lines, as kyverno apply -i does.
 func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput, bare bool) {
@@ -153,16 +169,7 @@ func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput, bare bool) {
 		path := o.Resource.Namespace + "/" + o.Resource.Kind + "/" + o.Resource.Name
 		b := bw.scratch[:0]
 		if o.Mutates {
-			if !bare {
-				b = append(b, "\npolicy "...)
-				b = append(b, o.Policy.Name...)
-				b = append(b, " applied to "...)
-				b = append(b, path...)
-				b = append(b, ':')
-			}
-			b = append(b, '\n')
-			b = appendYAML(b, o.Patched)
-			b = append(b, "\n---\n"...)
+			b = appendAppliedBlock(b, o.Policy.Name, path, o.Patched, bare)
 			if len(o.Targets) > 0 {
 				b = append(b, "patched targets: \n"...)
 				for _, t := range o.Targets {
@@ -174,16 +181,7 @@ func writeMutatedOutputs(bw *errWriter, outs []PolicyOutput, bare bool) {
 			b = append(b, "\n\nMutation:\nMutation has been applied successfully."...)
 		}
 		for _, g := range o.Generated {
-			if !bare {
-				b = append(b, "\npolicy "...)
-				b = append(b, o.Policy.Name...)
-				b = append(b, " applied to "...)
-				b = append(b, path...)
-				b = append(b, ':')
-			}
-			b = append(b, '\n')
-			b = appendYAML(b, g.Object)
-			b = append(b, "\n---\n"...)
+			b = appendAppliedBlock(b, o.Policy.Name, path, g.Object, bare)
 			b = append(b, "\n\nGenerate:\nGeneration completed successfully."...)
 		}
 		if len(b) > 0 {

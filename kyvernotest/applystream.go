@@ -73,11 +73,11 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 	var main applyEmitter
 	switch out.Format {
 	case ApplyTable:
-		main = &tableOut{w: w, detailed: out.Detailed, color: out.Color, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
+		main = &tableOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, detailed: out.Detailed, color: out.Color}
 	case ApplyReportYAML, ApplyReportJSON:
 		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
 	default:
-		main = &textOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}
+		main = &textOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}}
 	}
 	emitters := multiEmitter{main}
 	if out.MutatedPath != "" {
@@ -146,32 +146,66 @@ var spoolThreshold = spool.DefaultMemory
 
 func newSpool(dir string) *spool.Spool { return &spool.Spool{Dir: dir, Memory: spoolThreshold} }
 
-// textOut is kyverno apply's output (WriteApplyText).
-type textOut struct {
+// applyOut is what kyverno apply's text and table outputs share: the
+// mutated resources, spooled until the end, and the lines before the
+// results.
+type applyOut struct {
 	w            io.Writer
 	printMutated bool
 	bare         bool // ApplyOutput.Stdin
 	tempDir      string
 	mutated      *spool.Spool
-	body         *spool.Spool
 	auditWarn    bool
 	scratch      []byte // errWriter.scratch, kept between resources
 }
 
+func (a *applyOut) start(r *ApplyResult) {
+	a.mutated = newSpool(a.tempDir)
+	a.auditWarn = r.AuditWarn
+}
+
+// spoolMutated spools the mutated and generated resources of outs, as
+// WriteMutated writes them, when they are printed.
+func (a *applyOut) spoolMutated(outs []PolicyOutput) error {
+	if !a.printMutated {
+		return nil
+	}
+	bw := &errWriter{w: a.mutated, scratch: a.scratch}
+	writeMutatedOutputs(bw, outs, a.bare)
+	a.scratch = bw.scratch
+	return bw.err
+}
+
+// writeHead writes what comes before the results of n resources: the
+// "Applying" line (unless bare), the mutated resources and the skipped
+// policies.
+func (a *applyOut) writeHead(r *ApplyResult, n int) *errWriter {
+	bw := &errWriter{w: a.w}
+	if !a.bare {
+		writeApplying(bw, r, n)
+	}
+	if a.printMutated && bw.err == nil {
+		bw.err = a.mutated.CopyTo(a.w)
+	}
+	writeSkipped(bw, r.Skipped)
+	return bw
+}
+
+// textOut is kyverno apply's output (WriteApplyText).
+type textOut struct {
+	applyOut
+	body *spool.Spool
+}
+
 func (t *textOut) start(r *ApplyResult) error {
-	t.mutated, t.body = newSpool(t.tempDir), newSpool(t.tempDir)
-	t.auditWarn = r.AuditWarn
+	t.applyOut.start(r)
+	t.body = newSpool(t.tempDir)
 	return nil
 }
 
 func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
-	if t.printMutated {
-		bw := &errWriter{w: t.mutated, scratch: t.scratch}
-		writeMutatedOutputs(bw, outs, t.bare)
-		t.scratch = bw.scratch
-		if bw.err != nil {
-			return bw.err
-		}
+	if err := t.spoolMutated(outs); err != nil {
+		return err
 	}
 	bw := &errWriter{w: t.body, scratch: t.scratch}
 	writeFailures(bw, resps, t.auditWarn)
@@ -180,14 +214,7 @@ func (t *textOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutp
 }
 
 func (t *textOut) finish(r *ApplyResult, n int) error {
-	bw := &errWriter{w: t.w}
-	if !t.bare {
-		writeApplying(bw, r, n)
-	}
-	if t.printMutated && bw.err == nil {
-		bw.err = t.mutated.CopyTo(t.w)
-	}
-	writeSkipped(bw, r.Skipped)
+	bw := t.writeHead(r, n)
 	if bw.err == nil {
 		bw.err = t.body.CopyTo(t.w)
 	}
@@ -210,19 +237,13 @@ func closeSpool(s *spool.Spool) error {
 // spooled, each cell a length and its bytes, while the table learns their
 // widths.
 type tableOut struct {
-	w            io.Writer
-	detailed     bool
-	color        bool
-	printMutated bool
-	bare         bool // ApplyOutput.Stdin
-	tempDir      string
-	auditWarn    bool
-	mutated      *spool.Spool
-	rows         *spool.Spool
-	table        *table
-	n            int // rows
-	enc          []byte
-	scratch      []byte // errWriter.scratch, kept between resources
+	applyOut
+	detailed bool
+	color    bool
+	rows     *spool.Spool
+	table    *table
+	n        int // rows
+	enc      []byte
 }
 
 func (t *tableOut) header() []string {
@@ -235,20 +256,15 @@ func (t *tableOut) header() []string {
 }
 
 func (t *tableOut) start(r *ApplyResult) error {
-	t.mutated, t.rows = newSpool(t.tempDir), newSpool(t.tempDir)
-	t.auditWarn = r.AuditWarn
+	t.applyOut.start(r)
+	t.rows = newSpool(t.tempDir)
 	t.table = newTable(t.header())
 	return nil
 }
 
 func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
-	if t.printMutated {
-		bw := &errWriter{w: t.mutated, scratch: t.scratch}
-		writeMutatedOutputs(bw, outs, t.bare)
-		t.scratch = bw.scratch
-		if bw.err != nil {
-			return bw.err
-		}
+	if err := t.spoolMutated(outs); err != nil {
+		return err
 	}
 	return tableRows(resps, t.auditWarn, t.detailed, t.n+1, func(cells []string) error {
 		t.n++
@@ -264,14 +280,7 @@ func (t *tableOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOut
 }
 
 func (t *tableOut) finish(res *ApplyResult, n int) error {
-	bw := &errWriter{w: t.w}
-	if !t.bare {
-		writeApplying(bw, res, n)
-	}
-	if t.printMutated && bw.err == nil {
-		bw.err = t.mutated.CopyTo(t.w)
-	}
-	writeSkipped(bw, res.Skipped)
+	bw := t.writeHead(res, n)
 	if bw.err != nil {
 		return bw.err
 	}

@@ -18,20 +18,23 @@ import (
 // As in Kyverno's CLI, a document that is not a PolicyException is an
 // error.
 func (l *loader) exceptions(paths []string) ([]*policy.Exception, error) {
-	var out []*policy.Exception
+	return loadExceptions(l, "exception", paths, kyverno.DecodeExceptions, policy.CompileException)
+}
+
+// loadExceptions reads each exceptions file once (cached under what),
+// decodes its documents with decode and compiles each with compile; the
+// kyverno.io and policies.kyverno.io loaders differ only in those two.
+func loadExceptions[D, E any](l *loader, what string, paths []string, decode func(string, []byte) ([]D, error), compile func(D) (E, error)) ([]E, error) {
+	var out []E
 	for _, p := range paths {
-		v, err := l.get("exception", p, func() (any, error) {
-			data, err := l.readFile(p)
+		exs, err := cachedFile(l, what, "load exceptions", p, func(p string, data []byte) ([]E, error) {
+			docs, err := decode(p, data)
 			if err != nil {
 				return nil, fmt.Errorf("load exceptions: %w", err)
 			}
-			docs, err := kyverno.DecodeExceptions(p, data)
-			if err != nil {
-				return nil, fmt.Errorf("load exceptions: %w", err)
-			}
-			var exs []*policy.Exception
+			var exs []E
 			for _, d := range docs {
-				ex, err := policy.CompileException(d)
+				ex, err := compile(d)
 				if err != nil {
 					return nil, fmt.Errorf("load exceptions: %s: %w", p, err)
 				}
@@ -42,7 +45,7 @@ func (l *loader) exceptions(paths []string) ([]*policy.Exception, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, v.([]*policy.Exception)...)
+		out = append(out, exs...)
 	}
 	return out, nil
 }
@@ -87,6 +90,7 @@ func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any,
 	return out, nil
 }
 
+// labelsOf is the string labels of obj.
 func labelsOf(obj map[string]any) map[string]string {
 	meta, _ := obj["metadata"].(map[string]any)
 	labels, _ := meta["labels"].(map[string]any)

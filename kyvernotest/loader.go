@@ -140,11 +140,7 @@ func (l *loader) policyPath(p string, top bool) ([]*Policy, error) {
 		if l.files.stdin == nil {
 			return nil, fmt.Errorf("load policies: %w", errNoStdin)
 		}
-		v, err := l.get("policy", p, func() (any, error) { return l.loadPolicyFile(p) })
-		if err != nil {
-			return nil, err
-		}
-		return v.([]*Policy), nil
+		return cached(l, "policy", p, func() ([]*Policy, error) { return l.loadPolicyFile(p) })
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -179,11 +175,7 @@ func (l *loader) policyPath(p string, top bool) ([]*Policy, error) {
 		l.skipped(err)
 		return nil, nil
 	}
-	v, err := l.get("policy", p, func() (any, error) { return l.loadPolicyFile(p) })
-	if err != nil {
-		return nil, err
-	}
-	return v.([]*Policy), nil
+	return cached(l, "policy", p, func() ([]*Policy, error) { return l.loadPolicyFile(p) })
 }
 
 func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
@@ -300,7 +292,7 @@ func (l *loader) resources(paths []string) ([]*Resource, error) {
 }
 
 func (l *loader) resourceFile(path string) ([]*Resource, error) {
-	v, err := l.get("resource", path, func() (any, error) {
+	return cached(l, "resource", path, func() ([]*Resource, error) {
 		objs, err := l.readObjects(path)
 		if err != nil {
 			return nil, fmt.Errorf("load resources: %w", err)
@@ -314,10 +306,6 @@ func (l *loader) resourceFile(path string) ([]*Resource, error) {
 		}
 		return out, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.([]*Resource), nil
 }
 
 // uniqueResources drops later resources of the same group, kind, namespace
@@ -337,31 +325,43 @@ func uniqueResources(in []*Resource) []*Resource {
 }
 
 func (l *loader) values(path string) (*ValuesSpec, error) {
-	v, err := l.get("values", path, func() (any, error) {
-		data, err := l.readFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("load values: %w", err)
-		}
-		return ParseValues(path, data)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*ValuesSpec), nil
+	return cachedFile(l, "values", "load values", path, ParseValues)
 }
 
 func (l *loader) userInfo(path string) (*UserInfo, error) {
-	v, err := l.get("userinfo", path, func() (any, error) {
+	return cachedFile(l, "userinfo", "load user info", path, ParseUserInfo)
+}
+
+// cachedFile reads the file at path once per what (l.get) and parses it
+// with parse; a read error is wrapped as "<action>: <error>".
+func cachedFile[T any](l *loader, what, action, path string, parse func(path string, data []byte) (T, error)) (T, error) {
+	return cached(l, what, path, func() (T, error) {
 		data, err := l.readFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("load user info: %w", err)
+			var zero T
+			return zero, fmt.Errorf("%s: %w", action, err)
 		}
-		return ParseUserInfo(path, data)
+		return parse(path, data)
 	})
-	if err != nil {
-		return nil, err
+}
+
+// loadNamed is load(path) when path is set, the zero T otherwise.
+func loadNamed[T any](path string, load func(string) (T, error)) (T, error) {
+	if path == "" {
+		var zero T
+		return zero, nil
 	}
-	return v.(*UserInfo), nil
+	return load(path)
+}
+
+// cached is l.get for a load that returns a T.
+func cached[T any](l *loader, what, path string, load func() (T, error)) (T, error) {
+	v, err := l.get(what, path, func() (any, error) { return load() })
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v.(T), nil
 }
 
 // errNotInManifest is Kyverno's "not found in manifest": an expected

@@ -26,17 +26,23 @@ type lookup struct {
 	objects []*Resource
 }
 
+// key is the mock's key: "METHOD:url" with a method, "url" without (url
+// or else urlPath).
+func (c *APICallResponse) key() string {
+	url := strings.TrimSpace(c.URL)
+	if url == "" {
+		url = strings.TrimSpace(c.URLPath)
+	}
+	if m := strings.ToUpper(strings.TrimSpace(c.Method)); m != "" {
+		return m + ":" + url
+	}
+	return url
+}
+
 func newLookup(calls []APICallResponse, globals []GlobalContextEntry) *lookup {
 	l := &lookup{}
 	for _, c := range calls {
-		url := strings.TrimSpace(c.URL)
-		if url == "" {
-			url = strings.TrimSpace(c.URLPath)
-		}
-		key := url
-		if m := strings.ToUpper(strings.TrimSpace(c.Method)); m != "" {
-			key = m + ":" + url
-		}
+		key := c.key()
 		if l.calls == nil {
 			l.calls = map[string]APICallResponse{}
 		}

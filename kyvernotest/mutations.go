@@ -197,24 +197,12 @@ func (l *lookup) Resources(_ context.Context, apiVersion, kind, namespace string
 		if apiVersion != "" && o.APIVersion != apiVersion || o.Kind != kind || namespace != "" && o.Namespace != namespace {
 			continue
 		}
-		if selector != nil && !selector.Matches(labels.Set(stringMap(o.Object))) {
+		if selector != nil && !selector.Matches(labels.Set(labelsOf(o.Object))) {
 			continue
 		}
 		out = append(out, o.Object)
 	}
 	return out, nil
-}
-
-func stringMap(obj map[string]any) map[string]string {
-	meta, _ := obj["metadata"].(map[string]any)
-	ls, _ := meta["labels"].(map[string]any)
-	out := make(map[string]string, len(ls))
-	for k, v := range ls {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
 
 // resultRows checks one rule result as kyverno test does: the resource the
@@ -387,19 +375,9 @@ func tidy(v any) any {
 // a namespace is in "default"), without changing it.
 func identityOf(obj map[string]any) *Resource {
 	r := &Resource{Object: obj}
-	r.APIVersion, _ = obj["apiVersion"].(string)
-	r.Kind, _ = obj["kind"].(string)
-	if i := strings.LastIndex(r.APIVersion, "/"); i >= 0 {
-		r.Group, r.Version = r.APIVersion[:i], r.APIVersion[i+1:]
-	} else {
-		r.Version = r.APIVersion
-	}
+	r.setType(obj)
 	meta, _ := obj["metadata"].(map[string]any)
-	r.Name, _ = meta["name"].(string)
-	r.Namespace, _ = meta["namespace"].(string)
-	if r.Namespace == "" && r.Kind != "" && !clusterScoped(r.Group, r.Kind) {
-		r.Namespace = "default"
-	}
+	r.setName(meta)
 	return r
 }
 

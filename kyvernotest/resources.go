@@ -21,6 +21,21 @@ type Resource struct {
 
 func newResource(path string, line int, obj map[string]any) *Resource {
 	r := &Resource{Object: obj, Path: path, Line: line}
+	r.setType(obj)
+	normalizeNilMaps(obj)
+	meta, _ := obj["metadata"].(map[string]any)
+	if meta == nil && r.Kind != "" {
+		meta = map[string]any{}
+		obj["metadata"] = meta
+	}
+	if r.setName(meta) {
+		meta["namespace"] = "default"
+	}
+	return r
+}
+
+// setType sets the apiVersion, kind, group and version of r from obj.
+func (r *Resource) setType(obj map[string]any) {
 	r.APIVersion, _ = obj["apiVersion"].(string)
 	r.Kind, _ = obj["kind"].(string)
 	if i := strings.LastIndex(r.APIVersion, "/"); i >= 0 {
@@ -28,19 +43,19 @@ func newResource(path string, line int, obj map[string]any) *Resource {
 	} else {
 		r.Version = r.APIVersion
 	}
-	normalizeNilMaps(obj)
-	meta, _ := obj["metadata"].(map[string]any)
-	if meta == nil && r.Kind != "" {
-		meta = map[string]any{}
-		obj["metadata"] = meta
-	}
+}
+
+// setName sets the name and namespace of r from meta; a namespaced kind
+// without a namespace is in "default", and setName reports whether it
+// defaulted it so.
+func (r *Resource) setName(meta map[string]any) (defaulted bool) {
 	r.Name, _ = meta["name"].(string)
 	r.Namespace, _ = meta["namespace"].(string)
 	if r.Namespace == "" && r.Kind != "" && !clusterScoped(r.Group, r.Kind) {
 		r.Namespace = "default"
-		meta["namespace"] = "default"
+		return true
 	}
-	return r
+	return false
 }
 
 // Display is the resource as Kyverno's test tables show it:

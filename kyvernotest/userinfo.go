@@ -24,15 +24,23 @@ type UserInfo struct {
 
 // ParseUserInfo decodes a user info file strictly.
 func ParseUserInfo(name string, data []byte) (*UserInfo, error) {
-	var u UserInfo
-	if err := yaml.UnmarshalStrict(data, &u); err != nil {
+	return parseCLIFile(name, data, "UserInfo", func(u *UserInfo) (string, string) { return u.APIVersion, u.Kind })
+}
+
+// parseCLIFile decodes a cli.kyverno.io/v1alpha1 file of the given kind
+// strictly; typeOf gives its apiVersion and kind, which may be empty but
+// not another.
+func parseCLIFile[T any](name string, data []byte, kind string, typeOf func(*T) (apiVersion, kind string)) (*T, error) {
+	var v T
+	if err := yaml.UnmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if u.APIVersion != "" && u.APIVersion != "cli.kyverno.io/v1alpha1" {
-		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, u.APIVersion)
+	apiVersion, k := typeOf(&v)
+	if apiVersion != "" && apiVersion != "cli.kyverno.io/v1alpha1" {
+		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, apiVersion)
 	}
-	if u.Kind != "" && u.Kind != "UserInfo" {
-		return nil, fmt.Errorf("%s: kind %q is not UserInfo", name, u.Kind)
+	if k != "" && k != kind {
+		return nil, fmt.Errorf("%s: kind %q is not %s", name, k, kind)
 	}
-	return &u, nil
+	return &v, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -137,11 +136,7 @@ type ClusterResource struct {
 
 // clusterResources loads a ClusterResource file, strictly.
 func (l *loader) clusterResources(path string) (*ClusterResource, error) {
-	v, err := l.get("clusterresources", path, func() (any, error) {
-		data, err := l.readFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("load cluster resources: %w", err)
-		}
+	return cachedFile(l, "clusterresources", "load cluster resources", path, func(path string, data []byte) (*ClusterResource, error) {
 		var c ClusterResource
 		if err := yaml.UnmarshalStrict(data, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
@@ -151,10 +146,6 @@ func (l *loader) clusterResources(path string) (*ClusterResource, error) {
 		}
 		return &c, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*ClusterResource), nil
 }
 
 // applyCEL loads what the policies.kyverno.io kinds need for Apply: the
@@ -168,11 +159,9 @@ func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*c
 	if s.namespaces, err = namespaceObjects(values); err != nil {
 		return nil, fmt.Errorf("load values: %w", err)
 	}
-	var c *CLIContext
-	if opts.ContextFile != "" {
-		if c, err = l.cliContext(opts.ContextFile); err != nil {
-			return nil, err
-		}
+	c, err := loadNamed(opts.ContextFile, l.cliContext)
+	if err != nil {
+		return nil, err
 	}
 	return newCELData(c, nil, nil)
 }
@@ -180,36 +169,11 @@ func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*c
 // celExceptions loads the policies.kyverno.io PolicyExceptions of the
 // test's exceptions files (the kyverno.io ones are loaded by exceptions).
 func (l *loader) celExceptions(paths []string) ([]*vpol.Exception, error) {
-	var out []*vpol.Exception
-	for _, p := range paths {
-		v, err := l.get("celexception", p, func() (any, error) {
-			data, err := l.readFile(p)
-			if err != nil {
-				return nil, fmt.Errorf("load exceptions: %w", err)
-			}
-			docs, err := vpol.DecodeExceptions(p, data)
-			if err != nil {
-				return nil, fmt.Errorf("load exceptions: %w", err)
-			}
-			var exs []*vpol.Exception
-			for _, d := range docs {
-				// Kyverno's CLI applies exceptions whatever their
-				// expiresAt says.
-				d.Spec.ExpiresAt = nil
-				ex, err := vpol.CompileException(d)
-				if err != nil {
-					return nil, fmt.Errorf("load exceptions: %s: %w", p, err)
-				}
-				exs = append(exs, ex)
-			}
-			return exs, nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v.([]*vpol.Exception)...)
-	}
-	return out, nil
+	return loadExceptions(l, "celexception", paths, vpol.DecodeExceptions, func(d *vpol.ExceptionDocument) (*vpol.Exception, error) {
+		// Kyverno's CLI applies exceptions whatever their expiresAt says.
+		d.Spec.ExpiresAt = nil
+		return vpol.CompileException(d)
+	})
 }
 
 // CLIContext is a cli.kyverno.io/v1alpha1 Context file: the cluster
@@ -239,31 +203,11 @@ type ImageData struct {
 
 // ParseCLIContext decodes a Context file strictly.
 func ParseCLIContext(name string, data []byte) (*CLIContext, error) {
-	var c CLIContext
-	if err := yaml.UnmarshalStrict(data, &c); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	if c.APIVersion != "" && c.APIVersion != "cli.kyverno.io/v1alpha1" {
-		return nil, fmt.Errorf("%s: apiVersion %q is not cli.kyverno.io/v1alpha1", name, c.APIVersion)
-	}
-	if c.Kind != "" && c.Kind != "Context" {
-		return nil, fmt.Errorf("%s: kind %q is not Context", name, c.Kind)
-	}
-	return &c, nil
+	return parseCLIFile(name, data, "Context", func(c *CLIContext) (string, string) { return c.APIVersion, c.Kind })
 }
 
 func (l *loader) cliContext(path string) (*CLIContext, error) {
-	v, err := l.get("context", path, func() (any, error) {
-		data, err := l.readFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("load context: %w", err)
-		}
-		return ParseCLIContext(path, data)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return v.(*CLIContext), nil
+	return cachedFile(l, "context", "load context", path, ParseCLIContext)
 }
 
 // celData is the data of Kyverno's CEL libraries in the CLI, as its fake
@@ -319,14 +263,7 @@ func newCELData(c *CLIContext, calls []APICallResponse, globals []GlobalContextE
 		}
 	}
 	for _, call := range calls {
-		url := strings.TrimSpace(call.URL)
-		if url == "" {
-			url = strings.TrimSpace(call.URLPath)
-		}
-		key := url
-		if m := strings.ToUpper(strings.TrimSpace(call.Method)); m != "" {
-			key = m + ":" + url
-		}
+		key := call.key()
 		status := call.Response.StatusCode
 		if status == 0 {
 			status = 200

@@ -2,7 +2,9 @@ package server
 
 import (
 	"errors"
+	"fmt"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/gpol"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -29,24 +31,40 @@ func clusterWide(kind string) bool {
 
 // compileGenerating decodes and compiles every GeneratingPolicy and
 // NamespacedGeneratingPolicy of data.
-func compileGenerating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := gpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileGenerating)
-}
+var compileGenerating = compilerOf(gpol.Decode, policy.CompileGenerating)
 
 // compileDeleting decodes and compiles every DeletingPolicy and
 // NamespacedDeletingPolicy of data. The server holds them (ListPolicies,
 // ValidatePolicies); evaluation gives them no result on requests: a
 // cluster runs them on their schedule (the scanner's deletion runner).
-func compileDeleting(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := dpol.Decode(source, data)
-	if err != nil {
-		return nil, err
+var compileDeleting = compilerOf(dpol.Decode, policy.CompileDeleting)
+
+// compilerOf is the compile function of a kind: decode its documents of
+// data, then compileAll with compile.
+func compilerOf[D any](decode func(source string, data []byte) ([]D, error), compile func(D) (*policy.Policy, error)) func(source string, data []byte) ([]*policy.Policy, error) {
+	return func(source string, data []byte) ([]*policy.Policy, error) {
+		docs, err := decode(source, data)
+		if err != nil {
+			return nil, err
+		}
+		return compileAll(docs, compile)
 	}
-	return compileAll(docs, policy.CompileDeleting)
+}
+
+// compileOne decodes the one document of data (what names its kind, in
+// the plural, in the error when data holds another number) and compiles
+// it.
+func compileOne[D, T any](source string, data []byte, what string, decode func(source string, data []byte) ([]D, error), compile func(D) (T, error)) (T, error) {
+	docs, err := decode(source, data)
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	if len(docs) != 1 {
+		var zero T
+		return zero, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d %s, want 1", len(docs), what))
+	}
+	return compile(docs[0])
 }
 
 // compileAll compiles every document with compile; the errors of all

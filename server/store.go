@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -8,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -408,80 +411,35 @@ const kindPolicyException = "PolicyException"
 
 // compileException decodes and compiles the one PolicyException of data.
 func compileException(source string, data []byte) (*policy.Exception, error) {
-	docs, err := kyverno.DecodeExceptions(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
-	}
-	return policy.CompileException(docs[0])
+	return compileOne(source, data, "policy exceptions", kyverno.DecodeExceptions, policy.CompileException) // gpol.go
 }
 
 // compileCELException decodes and compiles the one policies.kyverno.io
 // PolicyException of data.
 func compileCELException(source string, data []byte) (*vpol.Exception, error) {
-	docs, err := vpol.DecodeExceptions(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d policy exceptions, want 1", len(docs)))
-	}
-	return vpol.CompileException(docs[0])
+	return compileOne(source, data, "policy exceptions", vpol.DecodeExceptions, vpol.CompileException)
 }
 
 // compileValidating decodes and compiles every ValidatingPolicy and
 // NamespacedValidatingPolicy of data.
-func compileValidating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := vpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileValidating) // gpol.go
-}
+var compileValidating = compilerOf(vpol.Decode, policy.CompileValidating) // gpol.go
 
 // compileMutating decodes and compiles every MutatingPolicy and
 // NamespacedMutatingPolicy of data.
-func compileMutating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := mpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileMutating) // gpol.go
-}
+var compileMutating = compilerOf(mpol.Decode, policy.CompileMutating) // gpol.go
 
 // compileImageValidating decodes and compiles every ImageValidatingPolicy
 // and NamespacedImageValidatingPolicy of data.
-func compileImageValidating(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := ivpol.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileImageValidating) // gpol.go
-}
+var compileImageValidating = compilerOf(ivpol.Decode, policy.CompileImageValidating) // gpol.go
 
 // compileVAP decodes and compiles every ValidatingAdmissionPolicy of
 // data.
-func compileVAP(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := vap.Decode(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileAll(docs, policy.CompileVAP)
-}
+var compileVAP = compilerOf(vap.Decode, policy.CompileVAP) // gpol.go
 
 // compileBinding decodes and compiles the one
 // ValidatingAdmissionPolicyBinding of data.
 func compileBinding(source string, data []byte) (*vap.Binding, error) {
-	docs, err := vap.DecodeBindings(source, data)
-	if err != nil {
-		return nil, err
-	}
-	if len(docs) != 1 {
-		return nil, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("document holds %d bindings, want 1", len(docs)))
-	}
-	return vap.CompileBinding(docs[0])
+	return compileOne(source, data, "bindings", vap.DecodeBindings, vap.CompileBinding)
 }
 
 // contentHash is the hash of the version in use: the engine's policy hash
@@ -502,18 +460,7 @@ func sha256Hex(b []byte) string {
 }
 
 // compileDocuments decodes and compiles every policy of data.
-func compileDocuments(source string, data []byte) ([]*policy.Policy, error) {
-	docs, err := kyverno.DecodePolicies(source, data)
-	if err != nil {
-		return nil, err
-	}
-	return compileDecoded(docs)
-}
-
-// compileDecoded compiles decoded policies.
-func compileDecoded(docs []*kyverno.Document) ([]*policy.Policy, error) {
-	return compileAll(docs, policy.Compile)
-}
+var compileDocuments = compilerOf(kyverno.DecodePolicies, policy.Compile) // gpol.go
 
 // policyErrors returns the engine errors of err, or err as one error.
 func policyErrors(err error) []*engine.Error {
@@ -553,12 +500,7 @@ func (s *Store) publish() {
 	for _, src := range s.sources {
 		st := s.states[src.Name()]
 		set.sourceErrors = append(set.sourceErrors, st.errors...)
-		keys := make([]string, 0, len(st.entries))
-		for k := range st.entries {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(st.entries)) {
 			e := st.entries[k]
 			if first, dup := set.byIdentity[k]; dup {
 				err := fmt.Errorf("%s %s is also defined at %s, which is used", e.kind, e.key(), first.origin)
@@ -613,16 +555,8 @@ func (s *Store) publish() {
 }
 
 func entryLess(a, b *entry) bool {
-	if a.kind != b.kind {
-		return a.kind < b.kind
-	}
-	if a.group != b.group {
-		return a.group < b.group
-	}
-	if a.namespace != b.namespace {
-		return a.namespace < b.namespace
-	}
-	return a.name < b.name
+	return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.group, b.group),
+		cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name)) < 0
 }
 
 // selectPolicies returns the policies in use that sel picks (all of them
@@ -674,36 +608,25 @@ func hasFailurePolicy(p *policy.Policy, want verdictv1.FailurePolicy) bool {
 	if want == verdictv1.FailurePolicy_FAILURE_POLICY_UNSPECIFIED {
 		return true
 	}
-	if p.Validating != nil {
-		if p.Validating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
+	var ignore bool
+	switch {
+	case p.Validating != nil:
+		ignore = p.Validating.FailurePolicyIgnore
+	case p.Mutating != nil:
+		ignore = p.Mutating.FailurePolicyIgnore
+	case p.ImageValidating != nil:
+		ignore = p.ImageValidating.FailurePolicyIgnore
+	case p.VAP != nil:
+		ignore = p.VAP.FailurePolicyIgnore
+	default:
+		spec := p.Document().Spec
+		fp := spec.FailurePolicy
+		if wc := spec.WebhookConfiguration; wc != nil && wc.FailurePolicy != "" {
+			fp = wc.FailurePolicy
 		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
+		ignore = fp == "Ignore"
 	}
-	if p.Mutating != nil {
-		if p.Mutating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	if p.ImageValidating != nil {
-		if p.ImageValidating.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	if p.VAP != nil {
-		if p.VAP.FailurePolicyIgnore {
-			return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
-		}
-		return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL
-	}
-	spec := p.Document().Spec
-	fp := spec.FailurePolicy
-	if wc := spec.WebhookConfiguration; wc != nil && wc.FailurePolicy != "" {
-		fp = wc.FailurePolicy
-	}
-	if fp == "Ignore" {
+	if ignore {
 		return want == verdictv1.FailurePolicy_FAILURE_POLICY_IGNORE
 	}
 	return want == verdictv1.FailurePolicy_FAILURE_POLICY_FAIL

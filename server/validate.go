@@ -126,44 +126,29 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		}
 		switch {
 		case vpol.IsPolicy(apiVersion, kind):
-			if _, err := compileValidating(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileValidating(source, raw)
 		case mpol.IsPolicy(apiVersion, kind):
-			if _, err := compileMutating(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileMutating(source, raw)
 		case ivpol.IsPolicy(apiVersion, kind):
-			if _, err := compileImageValidating(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileImageValidating(source, raw)
 		case genOrDelKind:
-			if _, err := genOrDelCompile(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = genOrDelCompile(source, raw)
 		case vpol.IsException(apiVersion, kind):
-			if _, err := compileCELException(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileCELException(source, raw)
 		case vap.IsPolicy(apiVersion, kind):
-			if _, err := compileVAP(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileVAP(source, raw)
 		case vap.IsBinding(apiVersion, kind):
-			if _, err := compileBinding(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileBinding(source, raw)
 		case kind == kyverno.KindClusterPolicy || kind == kyverno.KindPolicy:
-			if _, err := compileDocuments(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileDocuments(source, raw)
 		case kind == kindPolicyException:
-			if _, err := compileException(source, raw); err != nil {
-				addErr(err, engine.CodeInvalidPolicy)
-			}
+			_, err = compileException(source, raw)
 		default:
 			out.Errors = append(out.Errors, &verdictv1.PolicyError{Code: string(engine.CodeUnsupported), Path: "kind",
 				Message: kind + " policies are not supported yet"})
+		}
+		if err != nil {
+			addErr(err, engine.CodeInvalidPolicy)
 		}
 	}
 	return out

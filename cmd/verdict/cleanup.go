@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/cleanup"
-	"github.com/verdict-policy/verdict/internal/kubeconfig"
 )
 
 // cleanupFlags are the flags of `verdict cleanup`.
@@ -83,10 +82,7 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 		return usageError("--log-level: %v", err)
 	}
 	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-cleanup")
-	if err == nil {
-		err = fl.kube.apply(cfg)
-	}
+	cfg, err := fl.kube.load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-cleanup")
 	if err != nil {
 		return usageError("%v", err)
 	}

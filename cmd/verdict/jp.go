@@ -53,13 +53,9 @@ is read from standard input; without an expression, the expression is
   kubectl get pod x -o yaml | verdict jp query -u 'to_upper(metadata.name)'`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			limit := int64(maxInput)
-			queries := slices.Clone(args)
-			for _, f := range queryFiles {
-				b, err := safefile.ReadFile(f, limit)
-				if err != nil {
-					return fmt.Errorf("failed to read file %s: %w", f, err)
-				}
-				queries = append(queries, string(b))
+			queries, err := argsAndFiles(args, queryFiles, limit, "failed to read file")
+			if err != nil {
+				return err
 			}
 			var doc []byte
 			if input != "" {
@@ -191,13 +187,9 @@ input), as kyverno jp parse does. A syntax error is printed with its
 location.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			limit := int64(maxInput)
-			exprs := slices.Clone(args)
-			for _, f := range files {
-				b, err := safefile.ReadFile(f, limit)
-				if err != nil {
-					return fmt.Errorf("failed read file %s: %w", f, err)
-				}
-				exprs = append(exprs, string(b))
+			exprs, err := argsAndFiles(args, files, limit, "failed read file")
+			if err != nil {
+				return err
 			}
 			if len(exprs) == 0 {
 				b, err := readStdin(cmd, "Enter a jmespath expression and hit Ctrl+D.", limit)
@@ -251,4 +243,19 @@ JMESPath built-ins (length, contains, ...) are not listed.`,
 			return err
 		},
 	}
+}
+
+// argsAndFiles is args, then the content of each file (each read up to
+// limit bytes); a file that cannot be read is an error "<failed> <file>:
+// <error>", in the words of the kyverno jp subcommand.
+func argsAndFiles(args, files []string, limit int64, failed string) ([]string, error) {
+	out := slices.Clone(args)
+	for _, f := range files {
+		b, err := safefile.ReadFile(f, limit)
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", failed, f, err)
+		}
+		out = append(out, string(b))
+	}
+	return out, nil
 }

@@ -16,7 +16,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
-	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/internal/kubeevents"
 	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	"github.com/verdict-policy/verdict/internal/shard"
@@ -114,19 +113,14 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	if _, err := kubeevents.ParseOmit(c.events.omit); err != nil {
 		return &exitError{code: exitUsage, msg: "--omit-events " + err.Error()}
 	}
-	cfg, err := kubeconfig.Load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
-	if err == nil {
-		err = c.kube.apply(cfg)
-	}
+	cfg, err := c.kube.load(c.kubeconfig, c.kubeContext, c.inCluster, "verdict-reports")
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
 	reg := newMetricsRegistry()
-	queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
-	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+	if err := countKubeRequests(cfg, reg, kubemetrics.DefaultMaxSeries); err != nil {
+		return err
 	}
-	queries.Wrap(cfg)
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
@@ -202,19 +196,8 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 	fmt.Fprintf(cmd.OutOrStdout(), "Verdict report writer on %s, shard %s, lease %s/%s (Ctrl-C to stop).\n", srv.lis.Addr(), sh, ns, name)
 	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGTERM)
 	defer stop()
-	ectx, stopEvents := context.WithCancel(context.Background())
-	eventsDone := make(chan struct{})
-	go func() { defer close(eventsDone); emitter.Run(ectx) }()
-	defer func() {
-		// The events of the last batches, then stop.
-		fctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := emitter.Flush(fctx); err != nil {
-			log.Warn("events", "error", err)
-		}
-		stopEvents()
-		<-eventsDone
-	}()
+	// The events of the last batches are flushed on the way out.
+	defer runEmitter(emitter, log, 5*time.Second)()
 	// A failed gRPC server stops the replica too.
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -232,6 +215,24 @@ func reportsServeCluster(cmd *cobra.Command, f reportsServeFlags, log *slog.Logg
 // emitter is the Kubernetes Events emitter of the writer, on a client of
 // its own (--events-kube-qps, --events-kube-burst) so that events never
 // hold the reports' writes.
+// runEmitter runs em in the background until the returned function is
+// called; that function flushes what em still holds (waiting at most
+// flushTimeout, a failure logged), then stops it.
+func runEmitter(em *kubeevents.Emitter, log *slog.Logger, flushTimeout time.Duration) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); em.Run(ctx) }()
+	return func() {
+		fctx, fcancel := context.WithTimeout(context.Background(), flushTimeout)
+		defer fcancel()
+		if err := em.Flush(fctx); err != nil {
+			log.Warn("events", "error", err)
+		}
+		cancel()
+		<-done
+	}
+}
+
 func (e *eventsFlags) emitter(cfg *rest.Config, log *slog.Logger, reg *prometheus.Registry) (*kubeevents.Emitter, error) {
 	omit, err := kubeevents.ParseOmit(e.omit)
 	if err != nil {

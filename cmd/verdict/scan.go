@@ -229,19 +229,14 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 		src := fs.Rereading()
 		source = func(*scanner.PolicySet) scanner.Source { return src }
 	} else {
-		cfg, err := kubeconfig.Load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
-		if err == nil {
-			err = fl.kube.apply(cfg)
-		}
+		cfg, err := fl.kube.load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-scan")
 		if err != nil {
 			return usageError("%v", err)
 		}
 		if reg != nil {
-			queries, err := kubemetrics.New(reg, kubemetrics.DefaultMaxSeries)
-			if err != nil {
-				return fmt.Errorf("register metrics: %w", err)
+			if err := countKubeRequests(cfg, reg, kubemetrics.DefaultMaxSeries); err != nil {
+				return err
 			}
-			queries.Wrap(cfg)
 		}
 		dyn, err := dynamic.NewForConfig(cfg)
 		if err != nil {
@@ -271,18 +266,7 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 			if err != nil {
 				return err
 			}
-			ectx, stopEvents := context.WithCancel(context.Background())
-			eventsDone := make(chan struct{})
-			go func() { defer close(eventsDone); em.Run(ectx) }()
-			defer func() {
-				fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := em.Flush(fctx); err != nil {
-					log.Warn("events", "error", err)
-				}
-				stopEvents()
-				<-eventsDone
-			}()
+			defer runEmitter(em, log, 10*time.Second)()
 			gopts := scanner.GeneratorOptions{Logger: log, Failed: func(f scanner.Failure) {
 				source := kubeevents.GeneratePolicyController
 				if f.Mutate {
@@ -423,6 +407,30 @@ func (k *kubeRateFlags) register(fs *pflag.FlagSet) {
 }
 
 // apply sets the rate limit of cfg.
+// load is kubeconfig.Load of the cluster named (kubeconfig file and
+// context, or inCluster) as agent, at the rate of k.
+func (k *kubeRateFlags) load(kubeconfigFile, kubeContext string, inCluster bool, agent string) (*rest.Config, error) {
+	cfg, err := kubeconfig.Load(kubeconfigFile, kubeContext, inCluster, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := k.apply(cfg); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// countKubeRequests registers the Kubernetes client metrics (at most
+// maxSeries series) in reg and counts the requests of cfg's clients there.
+func countKubeRequests(cfg *rest.Config, reg prometheus.Registerer, maxSeries int) error {
+	queries, err := kubemetrics.New(reg, maxSeries)
+	if err != nil {
+		return fmt.Errorf("register metrics: %w", err)
+	}
+	queries.Wrap(cfg)
+	return nil
+}
+
 func (k *kubeRateFlags) apply(cfg *rest.Config) error {
 	if k.qps <= 0 || k.burst <= 0 {
 		return fmt.Errorf("--kube-qps and --kube-burst must be positive")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/verdict-policy/verdict/internal/kubeconfig"
 	"github.com/verdict-policy/verdict/internal/kubeevents"
-	"github.com/verdict-policy/verdict/internal/kubemetrics"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/webhookproxy"
 )
@@ -57,11 +56,9 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 	if err != nil {
 		return &exitError{code: exitUsage, msg: err.Error()}
 	}
-	queries, err := kubemetrics.New(opts.Registry, opts.MetricsMaxSeries)
-	if err != nil {
-		return fmt.Errorf("register metrics: %w", err)
+	if err := countKubeRequests(cfg, opts.Registry, opts.MetricsMaxSeries); err != nil {
+		return err
 	}
-	queries.Wrap(cfg)
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return fmt.Errorf("kubernetes client: %w", err)

@@ -1,6 +1,7 @@
 package kubesource
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -343,16 +344,8 @@ func snapshot(lists []list) server.Snapshot {
 	}
 	sort.Slice(docs, func(i, j int) bool {
 		a, b := docs[i], docs[j]
-		if a.kind != b.kind {
-			return a.kind < b.kind
-		}
-		if a.group != b.group {
-			return a.group < b.group
-		}
-		if a.namespace != b.namespace {
-			return a.namespace < b.namespace
-		}
-		return a.name < b.name
+		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.group, b.group),
+			cmp.Compare(a.namespace, b.namespace), cmp.Compare(a.name, b.name)) < 0
 	})
 	for _, d := range docs {
 		snap.Documents = append(snap.Documents, d.d)
