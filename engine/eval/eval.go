@@ -35,8 +35,11 @@ type Engine struct {
 	parsed  sync.Map // string -> *jmespath.Query
 	nParsed atomic.Int64
 	// templates caches texts with variables built at evaluation (deny
-	// messages joined from condition messages); they come from policies.
-	templates sync.Map // string -> *variables.Template
+	// messages joined from condition messages). Policies come and go in a
+	// long-lived engine, so the cache stops growing at maxParsed entries
+	// too.
+	templates  sync.Map // string -> *variables.Template
+	nTemplates atomic.Int64
 	// celData and clock serve the policies.kyverno.io kinds (vpol.go, mpol.go).
 	celData kyvernocel.Sources
 	clock   func() time.Time
@@ -44,7 +47,8 @@ type Engine struct {
 	kyvernoCLI bool
 }
 
-// maxParsed bounds the cache of expressions parsed at evaluation.
+// maxParsed bounds each cache of what is parsed at evaluation
+// (expressions, templates).
 const maxParsed = 4096
 
 // New returns an Engine.
@@ -368,6 +372,8 @@ func (e *Engine) parseTemplate(text string) (*variables.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.templates.Store(text, t)
+	if e.nTemplates.Add(1) <= maxParsed {
+		e.templates.Store(text, t)
+	}
 	return t, nil
 }

@@ -1,0 +1,43 @@
+package eval
+
+import (
+	"fmt"
+	"testing"
+)
+
+// TestParseCachesBounded checks that the caches of what is parsed at
+// evaluation stop growing at maxParsed entries and still answer past it.
+func TestParseCachesBounded(t *testing.T) {
+	count := func(m interface{ Range(func(k, v any) bool) }) int {
+		n := 0
+		m.Range(func(any, any) bool { n++; return true })
+		return n
+	}
+	tests := []struct {
+		name  string
+		parse func(e *Engine, i int) error
+		size  func(e *Engine) int
+	}{
+		{"expressions", func(e *Engine, i int) error {
+			_, err := e.parseCached(fmt.Sprintf("a.b%d", i))
+			return err
+		}, func(e *Engine) int { return count(&e.parsed) }},
+		{"templates", func(e *Engine, i int) error {
+			_, err := e.parseTemplate(fmt.Sprintf("message {{ request.object.metadata.name }} %d", i))
+			return err
+		}, func(e *Engine) int { return count(&e.templates) }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := New(Options{})
+			for i := range maxParsed + 10 {
+				if err := tt.parse(e, i); err != nil {
+					t.Fatalf("parse(%d) = %v, want no error", i, err)
+				}
+			}
+			if got := tt.size(e); got != maxParsed {
+				t.Errorf("cached entries after %d texts = %d, want %d", maxParsed+10, got, maxParsed)
+			}
+		})
+	}
+}
