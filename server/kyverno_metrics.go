@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -249,7 +250,7 @@ func (k *kyvernoMetrics) changed(old, cur *policySet, counted func(namespace str
 			count(p, "created")
 		case was.Hash() != p.Hash():
 			count(was, "updated")
-			if !equalStrings(policyInfo(was), policyInfo(p)) {
+			if !slices.Equal(policyInfo(was), policyInfo(p)) {
 				count(p, "updated")
 			}
 		}
@@ -257,18 +258,6 @@ func (k *kyvernoMetrics) changed(old, cur *policySet, counted func(namespace str
 	for _, p := range prev {
 		count(p, "deleted")
 	}
-}
-
-func equalStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // ruleInfoCollector reports kyverno_policy_rule_info_total at each scrape
