@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -509,21 +510,12 @@ func (run *scanRun) replayFor(r *Resource, candidates []*PolicyRef, what Replay)
 		if !p.Matches(r) || g.Applied(r, p, what) {
 			continue
 		}
-		if len(run.so.Policies) > 0 && !contains(run.so.Policies, p.Key()) {
+		if len(run.so.Policies) > 0 && !slices.Contains(run.so.Policies, p.Key()) {
 			continue
 		}
 		out = append(out, p)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // result handles the answer for one item.

@@ -138,11 +138,11 @@ func ValidateExclusions(level string, excludes []Exclude, path string) engine.Er
 			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", fmt.Sprintf("unknown control %q", e.ControlName)))
 		}
 		switch {
-		case contains(containerLevelControls, e.ControlName):
+		case slices.Contains(containerLevelControls, e.ControlName):
 			if len(e.Images) == 0 {
 				errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "exclude.images must be specified for the container level control"))
 			}
-		case contains(podLevelControls, e.ControlName):
+		case slices.Contains(podLevelControls, e.ControlName):
 			if len(e.Images) != 0 {
 				errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "exclude.images must not be specified for the pod level control"))
 			}
@@ -153,7 +153,7 @@ func ValidateExclusions(level string, excludes []Exclude, path string) engine.Er
 		if e.RestrictedField == "" && len(e.Values) != 0 {
 			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".restrictedField", "restrictedField is required"))
 		}
-		if level == "baseline" && e.ControlName != "Seccomp" && e.ControlName != "Capabilities" && contains(restrictedControls, e.ControlName) {
+		if level == "baseline" && e.ControlName != "Seccomp" && e.ControlName != "Capabilities" && slices.Contains(restrictedControls, e.ControlName) {
 			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, p+".controlName", "Invalid control name defined at the given level"))
 		}
 	}
@@ -654,13 +654,4 @@ func writeField(b *strings.Builder, f, prefix string) {
 			f = f[1:]
 		}
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
