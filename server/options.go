@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"crypto/tls"
 	"log/slog"
 	"runtime"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/internal/options"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
 )
@@ -223,54 +225,22 @@ type Options struct {
 
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
-	if o.MetricsMaxSeries <= 0 {
-		o.MetricsMaxSeries = DefaultMetricsMaxSeries
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.InlineCacheBytes <= 0 {
-		o.InlineCacheBytes = DefaultInlineCacheBytes
-	}
-	if o.MaxRequestPolicyBytes <= 0 {
-		o.MaxRequestPolicyBytes = DefaultMaxRequestPolicyBytes
-	}
-	if o.MaxRequestPolicyRules <= 0 {
-		o.MaxRequestPolicyRules = DefaultMaxRequestPolicyRules
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = DefaultCallTimeout
-	}
-	if o.MaxConcurrentStreams == 0 {
-		o.MaxConcurrentStreams = DefaultMaxConcurrentStreams
-	}
-	if o.MaxBatchSize <= 0 {
-		o.MaxBatchSize = DefaultMaxBatchSize
-	}
-	if o.StreamWorkers <= 0 {
-		o.StreamWorkers = runtime.GOMAXPROCS(0)
-	}
-	if o.MaxEvaluations == 0 {
-		o.MaxEvaluations = runtime.GOMAXPROCS(0)
-	}
-	if o.MaxConnectionAge == 0 {
-		o.MaxConnectionAge = DefaultMaxConnectionAge
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if o.MaxCELDataCalls <= 0 {
-		o.MaxCELDataCalls = DefaultMaxCELDataCalls
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
+	options.Positive(&o.MetricsMaxSeries, DefaultMetricsMaxSeries)
+	options.Positive(&o.CacheSize, DefaultCacheSize)
+	options.Positive(&o.InlineCacheBytes, DefaultInlineCacheBytes)
+	options.Positive(&o.MaxRequestPolicyBytes, DefaultMaxRequestPolicyBytes)
+	options.Positive(&o.MaxRequestPolicyRules, DefaultMaxRequestPolicyRules)
+	options.Positive(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	options.Positive(&o.CallTimeout, DefaultCallTimeout)
+	o.MaxConcurrentStreams = cmp.Or(o.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+	options.Positive(&o.MaxBatchSize, DefaultMaxBatchSize)
+	options.Positive(&o.StreamWorkers, runtime.GOMAXPROCS(0))
+	o.MaxEvaluations = cmp.Or(o.MaxEvaluations, runtime.GOMAXPROCS(0))
+	o.MaxConnectionAge = cmp.Or(o.MaxConnectionAge, DefaultMaxConnectionAge)
+	options.Positive(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	options.Positive(&o.MaxCELDataCalls, DefaultMaxCELDataCalls)
 	return o
 }
 
