@@ -1,6 +1,7 @@
 package celdata
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/internal/options"
 )
 
 // Defaults of ImageOptions.
@@ -89,18 +91,10 @@ func NewImages(opts ImageOptions) (*Images, error) {
 	if opts.Block == nil {
 		opts.Block = DefaultHTTPBlock
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultImageTimeout
-	}
-	if opts.MaxResponseBytes <= 0 {
-		opts.MaxResponseBytes = DefaultImageMaxResponseBytes
-	}
-	if opts.CacheSize == 0 {
-		opts.CacheSize = DefaultImageCacheSize
-	}
-	if opts.CacheTTL <= 0 {
-		opts.CacheTTL = DefaultImageCacheTTL
-	}
+	options.Positive(&opts.Timeout, DefaultImageTimeout)
+	options.Positive(&opts.MaxResponseBytes, DefaultImageMaxResponseBytes)
+	opts.CacheSize = cmp.Or(opts.CacheSize, DefaultImageCacheSize)
+	options.Positive(&opts.CacheTTL, DefaultImageCacheTTL)
 	if opts.now == nil {
 		opts.now = time.Now
 	}
