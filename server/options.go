@@ -14,6 +14,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
 )
@@ -245,29 +246,13 @@ func (o Options) withDefaults() Options {
 }
 
 // NamespaceFilter selects namespaces as Kyverno's metricsConfig.namespaces
-// does: Include, when not empty, lists the only namespaces counted;
-// Exclude lists namespaces never counted, and wins over Include. Results
-// of cluster-scoped resources are always counted. (Kyverno v1.19 applies
-// the filter to kyverno_policy_results by the policy's namespace; Verdict
-// applies it to the resource's, which is the same for a namespaced Policy
-// and is the label that requests control.)
-type NamespaceFilter struct {
-	Include, Exclude []string
-}
+// does (promreg.Namespaces). (Kyverno v1.19 applies the filter to
+// kyverno_policy_results by the policy's namespace; Verdict applies it to
+// the resource's, which is the same for a namespaced Policy and is the
+// label that requests control.)
+type NamespaceFilter = promreg.Namespaces
 
 // resultLimits returns the limits of verdict_policy_results_total.
 func (o Options) resultLimits() resultLimits {
-	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries), noKyverno: o.NoKyvernoResultMetrics}
-	set := func(names []string) map[string]bool {
-		if len(names) == 0 {
-			return nil
-		}
-		m := make(map[string]bool, len(names))
-		for _, n := range names {
-			m[n] = true
-		}
-		return m
-	}
-	l.include, l.exclude = set(o.MetricsNamespaces.Include), set(o.MetricsNamespaces.Exclude)
-	return l
+	return resultLimits{maxSeries: int64(o.MetricsMaxSeries), namespaces: o.MetricsNamespaces, noKyverno: o.NoKyvernoResultMetrics}
 }
