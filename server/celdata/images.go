@@ -88,9 +88,6 @@ var _ kyvernocel.ImageData = (*Images)(nil)
 // NewImages returns the Images source of opts; a blocked range that does
 // not parse is an error naming it.
 func NewImages(opts ImageOptions) (*Images, error) {
-	if opts.Block == nil {
-		opts.Block = DefaultHTTPBlock
-	}
 	options.Positive(&opts.Timeout, DefaultImageTimeout)
 	options.Positive(&opts.MaxResponseBytes, DefaultImageMaxResponseBytes)
 	opts.CacheSize = cmp.Or(opts.CacheSize, DefaultImageCacheSize)
@@ -98,7 +95,8 @@ func NewImages(opts ImageOptions) (*Images, error) {
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	// The blocked addresses and the dial check are HTTP's.
+	// The blocked addresses (DefaultHTTPBlock when nil) and the dial check
+	// are HTTP's.
 	guard, err := NewHTTP(HTTPOptions{Block: opts.Block, Timeout: opts.Timeout})
 	if err != nil {
 		return nil, err
