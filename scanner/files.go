@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -184,14 +183,11 @@ func isResourceFile(name string) bool {
 // folder. A folder entry that is not a regular file is skipped with a
 // warning; path itself is an error then.
 func (s *FileSource) resourceFiles(path string) ([]string, error) {
-	fi, err := os.Stat(path)
+	fi, err := safefile.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return nil, &safefile.NotRegularError{Path: path, Mode: fi.Mode()}
-		}
 		return []string{path}, nil
 	}
 	out, err := safefile.Files(path, isResourceFile, func(p string, err error) error {
