@@ -2,7 +2,6 @@ package server
 
 import (
 	"bytes"
-	"maps"
 	"slices"
 	"strings"
 
@@ -41,7 +40,12 @@ func encodeFailures(failures map[string]map[string]string) (out []byte, ok bool)
 }
 
 func sortedYAMLKeys[V any](m map[string]V) []string {
-	return slices.SortedFunc(maps.Keys(m), yamlenc.CompareKeys)
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, yamlenc.CompareKeys)
+	return keys
 }
 
 // writeScalar writes s in the style yaml.v3 picks in block context: plain
