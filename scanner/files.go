@@ -7,9 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -185,51 +183,24 @@ func isResourceFile(name string) bool {
 // folder. A folder entry that is not a regular file is skipped with a
 // warning; path itself is an error then.
 func (s *FileSource) resourceFiles(path string) ([]string, error) {
-	fi, err := os.Stat(path)
+	fi, err := safefile.Stat(path)
 	if err != nil {
 		return nil, err
 	}
 	if !fi.IsDir() {
-		if !fi.Mode().IsRegular() {
-			return nil, &safefile.NotRegularError{Path: path, Mode: fi.Mode()}
-		}
 		return []string{path}, nil
 	}
-	var out []string
-	err = filepath.WalkDir(path, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if p != path && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
+	out, err := safefile.Files(path, isResourceFile, func(p string, err error) error {
+		var nr *safefile.NotRegularError
+		if errors.As(err, &nr) {
+			s.opts.Logger.Warn("skipped: not a regular file", "path", p, "type", nr.Mode.Type().String())
 			return nil
 		}
-		if d.IsDir() || !isResourceFile(d.Name()) {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			fi, err := safefile.Stat(p)
-			var nr *safefile.NotRegularError
-			switch {
-			case errors.As(err, &nr):
-				s.opts.Logger.Warn("skipped: not a regular file", "path", p, "type", nr.Mode.Type().String())
-				return nil
-			case err != nil:
-				return err
-			case !fi.Mode().IsRegular():
-				s.opts.Logger.Warn("skipped: not a regular file", "path", p, "type", fi.Mode().Type().String())
-				return nil
-			}
-		}
-		out = append(out, p)
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	sort.Strings(out)
 	return out, nil
 }
 

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"slices"
 	"strings"
-	"unicode"
+
+	"github.com/verdict-policy/verdict/internal/yamlenc"
 )
 
 // encodeFailures writes the policy → rule → message map of a blocked
@@ -43,15 +44,7 @@ func sortedYAMLKeys[V any](m map[string]V) []string {
 	for k := range m {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b string) int {
-		switch {
-		case yamlKeyLess(a, b):
-			return -1
-		case yamlKeyLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(keys, yamlenc.CompareKeys)
 	return keys
 }
 
@@ -119,53 +112,4 @@ func plainAllowed(s string) bool {
 		}
 	}
 	return true
-}
-
-// yamlKeyLess is yaml.v3's keyList.Less for two strings: other characters
-// before letters, runs of digits compared as numbers.
-func yamlKeyLess(a, b string) bool {
-	ar, br := []rune(a), []rune(b)
-	digits := false
-	for i := 0; i < len(ar) && i < len(br); i++ {
-		if ar[i] == br[i] {
-			digits = unicode.IsDigit(ar[i])
-			continue
-		}
-		al := unicode.IsLetter(ar[i])
-		bl := unicode.IsLetter(br[i])
-		if al && bl {
-			return ar[i] < br[i]
-		}
-		if al || bl {
-			if digits {
-				return al
-			}
-			return bl
-		}
-		var ai, bi int
-		var an, bn int64
-		if ar[i] == '0' || br[i] == '0' {
-			for j := i - 1; j >= 0 && unicode.IsDigit(ar[j]); j-- {
-				if ar[j] != '0' {
-					an = 1
-					bn = 1
-					break
-				}
-			}
-		}
-		for ai = i; ai < len(ar) && unicode.IsDigit(ar[ai]); ai++ {
-			an = an*10 + int64(ar[ai]-'0')
-		}
-		for bi = i; bi < len(br) && unicode.IsDigit(br[bi]); bi++ {
-			bn = bn*10 + int64(br[bi]-'0')
-		}
-		if an != bn {
-			return an < bn
-		}
-		if ai != bi {
-			return ai < bi
-		}
-		return ar[i] < br[i]
-	}
-	return len(ar) < len(br)
 }

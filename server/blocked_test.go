@@ -55,25 +55,6 @@ func TestEncodeFailuresFastPath(t *testing.T) {
 	}
 }
 
-func TestYAMLKeyLess(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want bool
-	}{
-		{"rule2", "rule10", true},
-		{"rule10", "rule2", false},
-		{"a", "b", true},
-		{"a", "ab", true},
-		{"a-b", "ab", true}, // other characters sort before letters
-		{"rule09", "rule9", false},
-	}
-	for _, tt := range tests {
-		if got := yamlKeyLess(tt.a, tt.b); got != tt.want {
-			t.Errorf("yamlKeyLess(%q, %q) = %v, want %v", tt.a, tt.b, got, tt.want)
-		}
-	}
-}
-
 func FuzzEncodeFailures(f *testing.F) {
 	for _, s := range blockedTexts[:20] {
 		f.Add(s, "rule", s)

@@ -5,12 +5,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -134,35 +132,14 @@ func (f *FolderSource) read() (Snapshot, [sha256.Size]byte) {
 // error of its path; a link to nothing is left out, as when a ConfigMap
 // volume swaps its links.
 func policyFiles(dir string) ([]string, []SourceError, error) {
-	var out []string
 	var skipped []SourceError
-	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
+	out, err := safefile.Files(dir, policyFileName, func(path string, err error) error {
+		var nr *safefile.NotRegularError
+		if errors.As(err, &nr) {
+			skipped = append(skipped, SourceError{Origin: path, Err: nr})
 		}
-		if path != dir && strings.HasPrefix(d.Name(), ".") {
-			if d.IsDir() {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if d.IsDir() || !policyFileName(d.Name()) {
-			return nil
-		}
-		if !d.Type().IsRegular() {
-			fi, err := os.Stat(path)
-			switch {
-			case err != nil:
-				return nil
-			case !fi.Mode().IsRegular():
-				skipped = append(skipped, SourceError{Origin: path, Err: &safefile.NotRegularError{Path: path, Mode: fi.Mode()}})
-				return nil
-			}
-		}
-		out = append(out, path)
 		return nil
 	})
-	sort.Strings(out)
 	return out, skipped, err
 }
 

@@ -210,6 +210,23 @@ func decodeInlineObject[T any](source string, o kyverno.Object, decode func(stri
 	return decode(fmt.Sprintf("%s:%d", source, o.Line), raw)
 }
 
+// compilePolicy compiles the policy of o, of whichever kind it is.
+func (o inlineObject) compilePolicy() (*policy.Policy, error) {
+	switch {
+	case o.validating != nil:
+		return policy.CompileValidating(o.validating)
+	case o.mutating != nil:
+		return policy.CompileMutating(o.mutating)
+	case o.generating != nil:
+		return policy.CompileGenerating(o.generating)
+	case o.deleting != nil:
+		return policy.CompileDeleting(o.deleting)
+	case o.imageValid != nil:
+		return policy.CompileImageValidating(o.imageValid)
+	}
+	return policy.Compile(o.policy)
+}
+
 // compile compiles the decoded document: every object, every problem
 // reported.
 func (d *inlineDocument) compile() *compiled {
@@ -219,58 +236,26 @@ func (d *inlineDocument) compile() *compiled {
 	}
 	var errs []error
 	for _, o := range d.objects {
+		var err error
 		switch {
-		case o.policy != nil:
-			p, err := policy.Compile(o.policy)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			c.policies = append(c.policies, p)
-		case o.validating != nil:
-			p, err := policy.CompileValidating(o.validating)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			c.policies = append(c.policies, p)
-		case o.mutating != nil:
-			p, err := policy.CompileMutating(o.mutating)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			c.policies = append(c.policies, p)
-		case o.generating != nil || o.deleting != nil || o.imageValid != nil:
-			var p *policy.Policy
-			var err error
-			switch {
-			case o.generating != nil:
-				p, err = policy.CompileGenerating(o.generating)
-			case o.deleting != nil:
-				p, err = policy.CompileDeleting(o.deleting)
-			default:
-				p, err = policy.CompileImageValidating(o.imageValid)
-			}
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			c.policies = append(c.policies, p)
 		case o.exception != nil:
-			e, err := policy.CompileException(o.exception)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+			var e *policy.Exception
+			if e, err = policy.CompileException(o.exception); err == nil {
+				c.exceptions = append(c.exceptions, e)
 			}
-			c.exceptions = append(c.exceptions, e)
 		case o.celException != nil:
-			e, err := vpol.CompileException(o.celException)
-			if err != nil {
-				errs = append(errs, err)
-				continue
+			var e *vpol.Exception
+			if e, err = vpol.CompileException(o.celException); err == nil {
+				c.celExceptions = append(c.celExceptions, e)
 			}
-			c.celExceptions = append(c.celExceptions, e)
+		default:
+			var p *policy.Policy
+			if p, err = o.compilePolicy(); err == nil {
+				c.policies = append(c.policies, p)
+			}
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if len(errs) > 0 {

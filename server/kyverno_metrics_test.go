@@ -145,7 +145,7 @@ func TestKyvernoPolicyChanges(t *testing.T) {
 	}
 	steps := []*policySet{set(), set(team, latest), set(team, latest), set(team2, latest), set(team2)}
 	for i := 1; i < len(steps); i++ {
-		m.kyverno.changed(steps[i-1], steps[i], m.limits.counted)
+		m.kyverno.changed(steps[i-1], steps[i], m.limits.namespaces.Counted)
 	}
 	change := func(name, mode, typ, value string) map[string]string {
 		return withScope(map[string]string{"policy_validation_mode": mode, "policy_type": "cluster", "policy_background_mode": "true",

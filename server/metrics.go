@@ -106,12 +106,11 @@ const maxInlineRuleCounters = 256
 // so they are bounded too. The cap is checked only when a counter is
 // made: the path of a result whose counter exists does not change.
 //
-// As Kyverno's metricsConfig.namespaces, include (when not empty) and
-// exclude (which wins) select the resource namespaces counted at all;
-// results of cluster-scoped resources are always counted.
+// namespaces (Options.MetricsNamespaces) selects the resource namespaces
+// counted at all.
 type resultLimits struct {
-	maxSeries        int64
-	include, exclude map[string]bool
+	maxSeries  int64
+	namespaces promreg.Namespaces
 	// noKyverno: Kyverno's result metrics are not exported
 	// (Options.NoKyvernoResultMetrics).
 	noKyverno bool
@@ -321,7 +320,7 @@ func (m *metrics) requestCounters(l requestLabels) *requestCounters {
 	if c, ok := m.resultCounters.Load(l); ok {
 		return c.(*requestCounters)
 	}
-	if !m.limits.counted(l.namespace) {
+	if !m.limits.namespaces.Counted(l.namespace) {
 		return nil
 	}
 	rq := &requestCounters{labels: l}
@@ -337,18 +336,6 @@ func (m *metrics) requestCounters(l requestLabels) *requestCounters {
 	rq.labels.kind, rq.labels.namespace, rq.overflow = OverflowLabel, OverflowLabel, true
 	c, _ := m.resultCounters.LoadOrStore(rq.labels, rq)
 	return c.(*requestCounters)
-}
-
-// counted reports whether the results of resources in namespace are
-// counted.
-func (l *resultLimits) counted(namespace string) bool {
-	if namespace == "" {
-		return true
-	}
-	if l.exclude[namespace] {
-		return false
-	}
-	return len(l.include) == 0 || l.include[namespace]
 }
 
 // reserve takes one of the maxSeries places counted by n, if one is left.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"crypto/tls"
 	"log/slog"
 	"runtime"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/internal/options"
+	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
 )
@@ -223,81 +226,33 @@ type Options struct {
 
 // withDefaults returns o with every unset field set to its default.
 func (o Options) withDefaults() Options {
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	if o.Registry == nil {
-		o.Registry = prometheus.NewRegistry()
-	}
-	if o.MetricsMaxSeries <= 0 {
-		o.MetricsMaxSeries = DefaultMetricsMaxSeries
-	}
-	if o.CacheSize <= 0 {
-		o.CacheSize = DefaultCacheSize
-	}
-	if o.InlineCacheBytes <= 0 {
-		o.InlineCacheBytes = DefaultInlineCacheBytes
-	}
-	if o.MaxRequestPolicyBytes <= 0 {
-		o.MaxRequestPolicyBytes = DefaultMaxRequestPolicyBytes
-	}
-	if o.MaxRequestPolicyRules <= 0 {
-		o.MaxRequestPolicyRules = DefaultMaxRequestPolicyRules
-	}
-	if o.MaxMessageBytes <= 0 {
-		o.MaxMessageBytes = DefaultMaxMessageBytes
-	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = DefaultCallTimeout
-	}
-	if o.MaxConcurrentStreams == 0 {
-		o.MaxConcurrentStreams = DefaultMaxConcurrentStreams
-	}
-	if o.MaxBatchSize <= 0 {
-		o.MaxBatchSize = DefaultMaxBatchSize
-	}
-	if o.StreamWorkers <= 0 {
-		o.StreamWorkers = runtime.GOMAXPROCS(0)
-	}
-	if o.MaxEvaluations == 0 {
-		o.MaxEvaluations = runtime.GOMAXPROCS(0)
-	}
-	if o.MaxConnectionAge == 0 {
-		o.MaxConnectionAge = DefaultMaxConnectionAge
-	}
-	if o.ShutdownTimeout <= 0 {
-		o.ShutdownTimeout = DefaultShutdownTimeout
-	}
-	if o.MaxCELDataCalls <= 0 {
-		o.MaxCELDataCalls = DefaultMaxCELDataCalls
-	}
+	o.Logger = cmp.Or(o.Logger, slog.New(slog.DiscardHandler))
+	o.Registry = cmp.Or(o.Registry, prometheus.NewRegistry())
+	options.Positive(&o.MetricsMaxSeries, DefaultMetricsMaxSeries)
+	options.Positive(&o.CacheSize, DefaultCacheSize)
+	options.Positive(&o.InlineCacheBytes, DefaultInlineCacheBytes)
+	options.Positive(&o.MaxRequestPolicyBytes, DefaultMaxRequestPolicyBytes)
+	options.Positive(&o.MaxRequestPolicyRules, DefaultMaxRequestPolicyRules)
+	options.Positive(&o.MaxMessageBytes, DefaultMaxMessageBytes)
+	options.Positive(&o.CallTimeout, DefaultCallTimeout)
+	o.MaxConcurrentStreams = cmp.Or(o.MaxConcurrentStreams, DefaultMaxConcurrentStreams)
+	options.Positive(&o.MaxBatchSize, DefaultMaxBatchSize)
+	options.Positive(&o.StreamWorkers, runtime.GOMAXPROCS(0))
+	o.MaxEvaluations = cmp.Or(o.MaxEvaluations, runtime.GOMAXPROCS(0))
+	o.MaxConnectionAge = cmp.Or(o.MaxConnectionAge, DefaultMaxConnectionAge)
+	options.Positive(&o.ShutdownTimeout, DefaultShutdownTimeout)
+	options.Positive(&o.MaxCELDataCalls, DefaultMaxCELDataCalls)
 	return o
 }
 
 // NamespaceFilter selects namespaces as Kyverno's metricsConfig.namespaces
-// does: Include, when not empty, lists the only namespaces counted;
-// Exclude lists namespaces never counted, and wins over Include. Results
-// of cluster-scoped resources are always counted. (Kyverno v1.19 applies
-// the filter to kyverno_policy_results by the policy's namespace; Verdict
-// applies it to the resource's, which is the same for a namespaced Policy
-// and is the label that requests control.)
-type NamespaceFilter struct {
-	Include, Exclude []string
-}
+// does (promreg.Namespaces). (Kyverno v1.19 applies the filter to
+// kyverno_policy_results by the policy's namespace; Verdict applies it to
+// the resource's, which is the same for a namespaced Policy and is the
+// label that requests control.)
+type NamespaceFilter = promreg.Namespaces
 
 // resultLimits returns the limits of verdict_policy_results_total.
 func (o Options) resultLimits() resultLimits {
-	l := resultLimits{maxSeries: int64(o.MetricsMaxSeries), noKyverno: o.NoKyvernoResultMetrics}
-	set := func(names []string) map[string]bool {
-		if len(names) == 0 {
-			return nil
-		}
-		m := make(map[string]bool, len(names))
-		for _, n := range names {
-			m[n] = true
-		}
-		return m
-	}
-	l.include, l.exclude = set(o.MetricsNamespaces.Include), set(o.MetricsNamespaces.Exclude)
-	return l
+	return resultLimits{maxSeries: int64(o.MetricsMaxSeries), namespaces: o.MetricsNamespaces, noKyverno: o.NoKyvernoResultMetrics}
 }

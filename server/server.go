@@ -123,7 +123,7 @@ func New(opts Options) (*Server, error) {
 		newCompileCache(opts.CacheSize, opts.InlineCacheBytes, newSharedMemory(policy.Shared), m),
 		requestLimits{bytes: opts.MaxRequestPolicyBytes, rules: opts.MaxRequestPolicyRules},
 		opts.Logger, m)
-	if err := opts.Registry.Register(ruleInfoCollector{desc: m.kyverno.ruleInfo, store: s.store.current, counted: m.limits.counted}); err != nil {
+	if err := opts.Registry.Register(ruleInfoCollector{desc: m.kyverno.ruleInfo, store: s.store.current, counted: m.limits.namespaces.Counted}); err != nil {
 		return nil, fmt.Errorf("register metrics: %w", err)
 	}
 	s.grpc = grpc.NewServer(s.serverOptions()...)

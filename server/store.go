@@ -550,7 +550,7 @@ func (s *Store) publish() {
 	s.metrics.policies.WithLabelValues("ready").Set(float64(ready))
 	s.metrics.policies.WithLabelValues("invalid").Set(float64(invalid))
 	s.metrics.sourceErrors.Set(float64(len(set.sourceErrors)))
-	s.metrics.kyverno.changed(s.set.Load(), set, s.metrics.limits.counted)
+	s.metrics.kyverno.changed(s.set.Load(), set, s.metrics.limits.namespaces.Counted)
 	s.set.Store(set)
 }
 

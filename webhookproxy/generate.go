@@ -1,6 +1,7 @@
 package webhookproxy
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/promreg"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -134,30 +136,14 @@ func NewApplier(dyn dynamic.Interface, mapper meta.ResettableRESTMapper, opts Ap
 	if dyn == nil || mapper == nil {
 		return nil, errors.New("webhookproxy: Applier needs a dynamic client and a REST mapper")
 	}
-	if opts.Workers <= 0 {
-		opts.Workers = DefaultGenerateWorkers
-	}
-	if opts.QueueSize <= 0 {
-		opts.QueueSize = DefaultGenerateQueue
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultGenerateTimeout
-	}
-	if opts.Attempts <= 0 {
-		opts.Attempts = DefaultGenerateAttempts
-	}
-	if opts.Backoff <= 0 {
-		opts.Backoff = DefaultGenerateBackoff
-	}
-	if opts.FieldManager == "" {
-		opts.FieldManager = DefaultFieldManager
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
-	if opts.Registry == nil {
-		opts.Registry = prometheus.NewRegistry()
-	}
+	options.Positive(&opts.Workers, DefaultGenerateWorkers)
+	options.Positive(&opts.QueueSize, DefaultGenerateQueue)
+	options.Positive(&opts.Timeout, DefaultGenerateTimeout)
+	options.Positive(&opts.Attempts, DefaultGenerateAttempts)
+	options.Positive(&opts.Backoff, DefaultGenerateBackoff)
+	opts.FieldManager = cmp.Or(opts.FieldManager, DefaultFieldManager)
+	opts.Logger = cmp.Or(opts.Logger, slog.New(slog.DiscardHandler))
+	opts.Registry = cmp.Or(opts.Registry, prometheus.NewRegistry())
 	b := promreg.New(opts.Registry)
 	total := b.CounterVec("verdict_webhook_generate_total", "Generate intents of admitted requests, by action (create, update, delete) and outcome (applied, exists, failed, dropped).", "action", "outcome")
 	if err := b.Err(); err != nil {

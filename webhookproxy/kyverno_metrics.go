@@ -14,33 +14,10 @@ import (
 const DefaultMetricsMaxSeries = 20000
 
 // MetricsNamespaces selects, as Kyverno's metricsConfig.namespaces, the
-// namespaces whose admission requests Kyverno's admission metrics count:
-// Include, when not empty, lists the only namespaces counted; Exclude
-// lists namespaces never counted, and wins over Include. Requests for
-// cluster-scoped resources are always counted.
-type MetricsNamespaces struct {
-	Include, Exclude []string
-}
-
-func (n MetricsNamespaces) counted(namespace string) bool {
-	if namespace == "" {
-		return true
-	}
-	for _, x := range n.Exclude {
-		if x == namespace {
-			return false
-		}
-	}
-	if len(n.Include) == 0 {
-		return true
-	}
-	for _, x := range n.Include {
-		if x == namespace {
-			return true
-		}
-	}
-	return false
-}
+// namespaces whose admission requests Kyverno's admission metrics count
+// (promreg.Namespaces); requests for cluster-scoped resources are always
+// counted.
+type MetricsNamespaces = promreg.Namespaces
 
 // kyvernoMetrics are the metrics of Kyverno's webhook server
 // (pkg/metrics/admission.go, http.go; pkg/webhooks/handlers/metrics.go),
@@ -77,7 +54,7 @@ func newKyvernoMetrics(b *promreg.Builder, maxSeries int, namespaces MetricsName
 // kind and namespace of the request, its operation in lower case, whether
 // it was allowed and the kind of webhook configuration of the path.
 func (k *kyvernoMetrics) admission(ep Endpoint, req *admissionv1.AdmissionRequest, allowed bool, start time.Time) {
-	if req == nil || !k.namespaces.counted(req.Namespace) {
+	if req == nil || !k.namespaces.Counted(req.Namespace) {
 		return
 	}
 	kind, namespace := req.Kind.Kind, req.Namespace

@@ -6,9 +6,7 @@ import (
 	"log/slog"
 
 	"github.com/spf13/pflag"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
@@ -70,13 +68,9 @@ func (c *applyClusterFlags) source(log *slog.Logger) (func(ctx context.Context, 
 	if err != nil {
 		return nil, err
 	}
-	dyn, err := dynamic.NewForConfig(cfg)
+	dyn, disc, err := kubeClients(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes client: %w", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("kubernetes discovery client: %w", err)
+		return nil, err
 	}
 	cluster, err := scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: memory.NewMemCacheClient(disc), PageSize: c.pageSize, Logger: log})
 	if err != nil {

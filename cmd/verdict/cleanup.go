@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 	"os/signal"
@@ -12,8 +11,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/discovery"
-	"k8s.io/client-go/dynamic"
 
 	"github.com/verdict-policy/verdict/cleanup"
 )
@@ -77,22 +74,17 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 	if fl.maxDeletions <= 0 || fl.pageSize <= 0 || fl.resync <= 0 {
 		return usageError("--max-deletions, --page-size and --resync must be positive")
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
-		return usageError("--log-level: %v", err)
+	log, err := textLogger(cmd.ErrOrStderr(), fl.logLevel)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	cfg, err := fl.kube.load(fl.kubeconfig, fl.kubeContext, fl.inCluster, "verdict-cleanup")
 	if err != nil {
 		return usageError("%v", err)
 	}
-	dc, err := dynamic.NewForConfig(cfg)
+	dc, disc, err := kubeClients(cfg)
 	if err != nil {
-		return usageError("kubernetes client: %v", err)
-	}
-	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-	if err != nil {
-		return usageError("kubernetes discovery client: %v", err)
+		return usageError("%v", err)
 	}
 	r, err := cleanup.New(cleanup.Options{
 		Client: dc, Discovery: disc, Namespace: fl.namespace, DisableExceptions: fl.noExceptions,

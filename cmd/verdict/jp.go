@@ -160,7 +160,7 @@ func jpPrint(out io.Writer, query string, result any, unquoted, compact bool) er
 // says so on stderr (kyverno jp says it on stdout, always).
 func readStdin(cmd *cobra.Command, prompt string, limit int64) ([]byte, error) {
 	in := cmd.InOrStdin()
-	if isTerminalReader(in) {
+	if isTerminal(in) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "Reading from terminal input.\n%s\n", prompt)
 	}
 	b, err := io.ReadAll(io.LimitReader(in, limit+1))

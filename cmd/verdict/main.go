@@ -71,9 +71,10 @@ func newRootCmd() *cobra.Command {
 	return root
 }
 
-// isTerminal reports whether w is a character device (a terminal).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether rw, a reader or a writer, is a character
+// device (a terminal).
+func isTerminal(rw any) bool {
+	f, ok := rw.(*os.File)
 	if !ok {
 		return false
 	}
@@ -96,14 +97,4 @@ func useColor(w io.Writer, removeColor, force bool) bool {
 func registerForceColor(f *pflag.FlagSet, force *bool) {
 	f.BoolVar(force, "force-color", false, "color the tables even when the output is not a terminal")
 	_ = f.MarkHidden("force-color")
-}
-
-// isTerminalReader reports whether r is a character device (a terminal).
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

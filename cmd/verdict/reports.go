@@ -137,11 +137,10 @@ func reportsServe(cmd *cobra.Command, f reportsServeFlags) error {
 		}
 		f.groupResults = !f.perResource
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(f.logLevel)); err != nil {
-		return &exitError{code: exitUsage, msg: fmt.Sprintf("--log-level: %v", err)}
+	log, err := textLogger(cmd.ErrOrStderr(), f.logLevel)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
 	if f.cluster.enabled() {
 		return reportsServeCluster(cmd, f, log)
 	}

@@ -144,6 +144,16 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: exitUsage, msg: fmt.Sprintf(format, args...)}
 }
 
+// textLogger returns a logger of text lines on w at the --log-level
+// level (debug, info, warn or error); another level is a usage error.
+func textLogger(w io.Writer, level string) (*slog.Logger, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		return nil, usageError("--log-level: %v", err)
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l})), nil
+}
+
 func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error {
 	modes := 0
 	for _, on := range []bool{len(fl.files) > 0, fl.kubeconfig != "", fl.inCluster} {
@@ -177,11 +187,10 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM)
 	defer stop()
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(fl.logLevel)); err != nil {
-		return usageError("--log-level: %v", err)
+	log, err := textLogger(stderr, fl.logLevel)
+	if err != nil {
+		return err
 	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	var progress io.Writer
 	switch fl.progress {
 	case "auto":
@@ -238,13 +247,9 @@ func runScan(ctx context.Context, fl scanFlags, stdout, stderr io.Writer) error 
 				return err
 			}
 		}
-		dyn, err := dynamic.NewForConfig(cfg)
+		dyn, disc, err := kubeClients(cfg)
 		if err != nil {
-			return usageError("kubernetes client: %v", err)
-		}
-		disc, err := discovery.NewDiscoveryClientForConfig(cfg)
-		if err != nil {
-			return usageError("kubernetes discovery client: %v", err)
+			return usageError("%v", err)
 		}
 		cached := memory.NewMemCacheClient(disc)
 		cluster, err = scanner.NewCluster(scanner.ClusterOptions{Client: dyn, Discovery: cached, PageSize: fl.pageSize, Logger: log})
@@ -418,6 +423,19 @@ func (k *kubeRateFlags) load(kubeconfigFile, kubeContext string, inCluster bool,
 		return nil, err
 	}
 	return cfg, nil
+}
+
+// kubeClients returns the dynamic and the discovery client of cfg.
+func kubeClients(cfg *rest.Config) (*dynamic.DynamicClient, *discovery.DiscoveryClient, error) {
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes client: %w", err)
+	}
+	disc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("kubernetes discovery client: %w", err)
+	}
+	return dyn, disc, nil
 }
 
 // countKubeRequests registers the Kubernetes client metrics (at most

@@ -7,9 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/restmapper"
 
@@ -79,13 +77,9 @@ func (k *webhookKubeFlags) setup(ctx context.Context, opts *webhookproxy.Options
 	if k.noGenerate {
 		return nil
 	}
-	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	dyn, dc, err := kubeClients(cfg)
 	if err != nil {
-		return fmt.Errorf("discovery client: %w", err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		return fmt.Errorf("dynamic client: %w", err)
+		return err
 	}
 	ao := k.applier
 	ao.Logger, ao.Registry = opts.Logger, opts.Registry

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/verdict-policy/verdict/deploy"
@@ -47,13 +49,8 @@ func generate(dir string, check bool, stdout io.Writer) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	stale := 0
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		if check {
 			b, err := os.ReadFile(p)

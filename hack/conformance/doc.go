@@ -25,5 +25,6 @@
 // demanding policy. Results of a policy that does not
 // compile fail (StrictPolicies), unlike kyverno test, which skips them.
 //
-// It depends on kyvernotest only.
+// It depends on kyvernotest, and on internal/testing/testcorpus to find
+// the corpus next to the repository when -corpus is not given.
 package main

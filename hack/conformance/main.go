@@ -13,6 +13,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 	"github.com/verdict-policy/verdict/kyvernotest"
 )
 
@@ -51,12 +52,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	root := *corpus
 	if root == "" {
-		repo, err := repoRoot()
-		if err != nil {
-			fmt.Fprintln(stderr, err)
+		dir, ok := testcorpus.Corpus("")
+		if !ok {
+			fmt.Fprintf(stderr, "no corpus folder %q: give -corpus\n", dir)
 			return 2
 		}
-		root = filepath.Join(repo, "..", "shared", "conformance", "kyverno-policies")
+		root = dir
 	}
 
 	start := time.Now()
@@ -283,23 +284,4 @@ func writeBaseline(path string, keys []string) error {
 		return fmt.Errorf("write baseline: %w", err)
 	}
 	return nil
-}
-
-// repoRoot is the nearest folder at or above the working directory that
-// holds go.mod.
-func repoRoot() (string, error) {
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", err
-	}
-	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return dir, nil
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return "", fmt.Errorf("no go.mod above the working directory: give -corpus")
-		}
-		dir = parent
-	}
 }

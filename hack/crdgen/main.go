@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
@@ -78,13 +79,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "crdgen:", err)
 		return 2
 	}
-	names := make([]string, 0, len(files))
-	for name := range files {
-		names = append(names, name)
-	}
-	sort.Strings(names)
 	stale := 0
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(files)) {
 		path := filepath.Join(*out, name)
 		if *check {
 			old, err := os.ReadFile(path)

@@ -95,23 +95,6 @@ func ResourceRef(r *verdictv1.ObjectReference) corev1.ObjectReference {
 	return corev1.ObjectReference{APIVersion: r.GetApiVersion(), Kind: r.GetKind(), Namespace: r.GetNamespace(), Name: r.GetName(), UID: types.UID(r.GetUid())}
 }
 
-// status is a result in Kyverno's words (engineapi.RuleStatus).
-func status(r verdictv1.Result) string {
-	switch r {
-	case verdictv1.Result_RESULT_PASS:
-		return "pass"
-	case verdictv1.Result_RESULT_FAIL:
-		return "fail"
-	case verdictv1.Result_RESULT_WARN:
-		return "warn"
-	case verdictv1.Result_RESULT_ERROR:
-		return "error"
-	case verdictv1.Result_RESULT_SKIP:
-		return "skip"
-	}
-	return ""
-}
-
 // Rule is a rule's result, as the events read it.
 type Rule struct {
 	Name, Status, Message string
@@ -216,7 +199,7 @@ func responses(ev *verdictv1.ResourceEvaluation) []*policyResponse {
 			out = append(out, pr)
 		}
 		pr.enforce = pr.enforce || r.GetEnforce()
-		pr.rules = append(pr.rules, Rule{Name: r.GetRule(), Status: status(r.GetResult()), Message: r.GetMessage()})
+		pr.rules = append(pr.rules, Rule{Name: r.GetRule(), Status: r.GetResult().Name(), Message: r.GetMessage()})
 	}
 	return out
 }

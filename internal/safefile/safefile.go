@@ -6,6 +6,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 )
 
 // NotRegularError is the error of a path that is not a regular file (nor a
@@ -169,4 +172,44 @@ func (c *contextReader) Read(p []byte) (int, error) {
 		c.buf = nil
 		return 0, c.err
 	}
+}
+
+// Files lists the files below dir whose names keep accepts, in lexical
+// order: what the folder walkers of policies and resources read. Entries
+// whose name starts with a dot are left out (a folder with all it holds),
+// but dir itself. An entry that is not a regular file itself (a symbolic
+// link, a named pipe, a device, a socket) is stat'ed, following links: a
+// regular file is listed; for anything else notRegular is called with
+// its path and the stat's error or a *NotRegularError, and the entry is
+// left out when it returns nil. An error of notRegular or of the walk
+// ends it; the files listed until then are returned with the error.
+func Files(dir string, keep func(name string) bool, notRegular func(path string, err error) error) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() || !keep(d.Name()) {
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			fi, err := os.Stat(path)
+			if err == nil && !fi.Mode().IsRegular() {
+				err = &NotRegularError{Path: path, Mode: fi.Mode()}
+			}
+			if err != nil {
+				return notRegular(path, err)
+			}
+		}
+		out = append(out, path)
+		return nil
+	})
+	slices.Sort(out)
+	return out, err
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // special makes a regular file, a named pipe, a socket and symbolic links
@@ -178,5 +180,57 @@ func TestContextReader(t *testing.T) {
 	}
 	if _, err := r.Read(buf); !errors.Is(err, context.Canceled) {
 		t.Errorf("Read() once cancelled = %v, want %v", err, context.Canceled)
+	}
+}
+
+func TestFiles(t *testing.T) {
+	dir := special(t)
+	for _, name := range []string{"sub/x.yaml", "note.txt", ".hidden/h.yaml", ".h.yaml"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte("a: 1\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("none.yaml", filepath.Join(dir, "link-none.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	yaml := func(name string) bool { return strings.HasSuffix(name, ".yaml") }
+	got := map[string]string{}
+	files, err := Files(dir, yaml, func(path string, err error) error {
+		var nr *NotRegularError
+		switch {
+		case errors.As(err, &nr):
+			got[filepath.Base(path)] = "not regular"
+		case errors.Is(err, fs.ErrNotExist):
+			got[filepath.Base(path)] = "not found"
+		default:
+			got[filepath.Base(path)] = err.Error()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("Files(%s) = %v", dir, err)
+	}
+	want := []string{"file.yaml", "link-file.yaml", "sub/x.yaml"}
+	for i := range want {
+		want[i] = filepath.Join(dir, want[i])
+	}
+	if diff := cmp.Diff(want, files); diff != "" {
+		t.Errorf("Files(%s) files (-want +got):\n%s", dir, diff)
+	}
+	wantSkipped := map[string]string{
+		"fifo.yaml": "not regular", "link-fifo.yaml": "not regular", "sock.yaml": "not regular",
+		"link-sock.yaml": "not regular", "link-none.yaml": "not found",
+	}
+	if diff := cmp.Diff(wantSkipped, got); diff != "" {
+		t.Errorf("Files(%s) notRegular calls (-want +got):\n%s", dir, diff)
+	}
+
+	stop := errors.New("stop")
+	if _, err := Files(dir, yaml, func(string, error) error { return stop }); !errors.Is(err, stop) {
+		t.Errorf("Files(%s) with a failing notRegular = %v, want %v", dir, err, stop)
 	}
 }

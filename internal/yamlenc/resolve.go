@@ -6,6 +6,16 @@ import (
 	"time"
 )
 
+// isInteger reports whether s, in base (0: by its prefix), is an int64
+// or a uint64, as yaml.v3's resolve reads integers.
+func isInteger(s string, base int) bool {
+	if _, err := strconv.ParseInt(s, base, 64); err == nil {
+		return true
+	}
+	_, err := strconv.ParseUint(s, base, 64)
+	return err == nil
+}
+
 // plainIsString reports whether s, written plain, reads back as a string:
 // yaml.v3's resolve("", s) == "!!str", with the same steps (its table of
 // first characters, its map of names, timestamps, integers in every base
@@ -48,10 +58,7 @@ func plainIsString(s string) bool {
 		return false
 	}
 	plain := strings.ReplaceAll(s, "_", "")
-	if _, err := strconv.ParseInt(plain, 0, 64); err == nil {
-		return false
-	}
-	if _, err := strconv.ParseUint(plain, 0, 64); err == nil {
+	if isInteger(plain, 0) {
 		return false
 	}
 	if isYAMLStyleFloat(plain) {
@@ -59,30 +66,19 @@ func plainIsString(s string) bool {
 			return false
 		}
 	}
-	switch {
-	case strings.HasPrefix(plain, "0b"):
-		if _, err := strconv.ParseInt(plain[2:], 2, 64); err == nil {
-			return false
-		}
-		if _, err := strconv.ParseUint(plain[2:], 2, 64); err == nil {
-			return false
-		}
-	case strings.HasPrefix(plain, "-0b"):
-		if _, err := strconv.ParseInt("-"+plain[3:], 2, 64); err == nil {
-			return false
-		}
-	}
-	switch {
-	case strings.HasPrefix(plain, "0o"):
-		if _, err := strconv.ParseInt(plain[2:], 8, 64); err == nil {
-			return false
-		}
-		if _, err := strconv.ParseUint(plain[2:], 8, 64); err == nil {
-			return false
-		}
-	case strings.HasPrefix(plain, "-0o"):
-		if _, err := strconv.ParseInt("-"+plain[3:], 8, 64); err == nil {
-			return false
+	for _, p := range [...]struct {
+		prefix string
+		base   int
+	}{{"0b", 2}, {"0o", 8}} {
+		switch {
+		case strings.HasPrefix(plain, p.prefix):
+			if isInteger(plain[2:], p.base) {
+				return false
+			}
+		case strings.HasPrefix(plain, "-"+p.prefix):
+			if _, err := strconv.ParseInt("-"+plain[3:], p.base, 64); err == nil {
+				return false
+			}
 		}
 	}
 	return true

@@ -114,6 +114,19 @@ func (e *encoder) sequence(s []any, ind int, inline bool, depth int) bool {
 	return true
 }
 
+// nest starts a non-empty mapping or sequence that is the value of a
+// mapping key at column ind (item false: on the next line, indented) or
+// of a sequence's "-" (item true: inline after it), and returns the
+// column and the inline argument of mapping and sequence.
+func (e *encoder) nest(ind int, item bool) (int, bool) {
+	if item {
+		e.buf = append(e.buf, ' ')
+		return ind + 2, true
+	}
+	e.buf = append(e.buf, '\n')
+	return next(ind), false
+}
+
 // value writes v after a mapping key's ":" (item false) or a sequence's
 // "-" (item true) at column ind, and ends its last line.
 func (e *encoder) value(v any, ind int, item bool, depth int) bool {
@@ -123,23 +136,15 @@ func (e *encoder) value(v any, ind int, item bool, depth int) bool {
 			e.buf = append(e.buf, " {}\n"...)
 			return true
 		}
-		if item {
-			e.buf = append(e.buf, ' ')
-			return e.mapping(v, ind+2, true, depth)
-		}
-		e.buf = append(e.buf, '\n')
-		return e.mapping(v, next(ind), false, depth)
+		cind, inline := e.nest(ind, item)
+		return e.mapping(v, cind, inline, depth)
 	case []any:
 		if len(v) == 0 {
 			e.buf = append(e.buf, " []\n"...)
 			return true
 		}
-		if item {
-			e.buf = append(e.buf, ' ')
-			return e.sequence(v, ind+2, true, depth)
-		}
-		e.buf = append(e.buf, '\n')
-		return e.sequence(v, next(ind), false, depth)
+		cind, inline := e.nest(ind, item)
+		return e.sequence(v, cind, inline, depth)
 	}
 	if s, ok := v.(string); ok && strings.IndexByte(s, '\n') >= 0 {
 		cind := next(ind)
@@ -302,55 +307,33 @@ func (e *encoder) doubleQuoted(s string) {
 		r, w := utf8.DecodeRuneInString(s[i:])
 		i += w
 		e.buf = append(e.buf, '\\')
-		switch r {
-		case 0x00:
-			e.buf = append(e.buf, '0')
-		case 0x07:
-			e.buf = append(e.buf, 'a')
-		case 0x08:
-			e.buf = append(e.buf, 'b')
-		case 0x09:
-			e.buf = append(e.buf, 't')
-		case 0x0a:
-			e.buf = append(e.buf, 'n')
-		case 0x0b:
-			e.buf = append(e.buf, 'v')
-		case 0x0c:
-			e.buf = append(e.buf, 'f')
-		case 0x0d:
-			e.buf = append(e.buf, 'r')
-		case 0x1b:
-			e.buf = append(e.buf, 'e')
-		case '"':
-			e.buf = append(e.buf, '"')
-		case '\\':
-			e.buf = append(e.buf, '\\')
-		case 0x85:
-			e.buf = append(e.buf, 'N')
-		case 0xa0:
-			e.buf = append(e.buf, '_')
-		case 0x2028:
-			e.buf = append(e.buf, 'L')
-		case 0x2029:
-			e.buf = append(e.buf, 'P')
+		if c, ok := shortEscapes[r]; ok {
+			e.buf = append(e.buf, c)
+			continue
+		}
+		digits := 8
+		switch {
+		case r <= 0xff:
+			e.buf = append(e.buf, 'x')
+			digits = 2
+		case r <= 0xffff:
+			e.buf = append(e.buf, 'u')
+			digits = 4
 		default:
-			digits := 8
-			switch {
-			case r <= 0xff:
-				e.buf = append(e.buf, 'x')
-				digits = 2
-			case r <= 0xffff:
-				e.buf = append(e.buf, 'u')
-				digits = 4
-			default:
-				e.buf = append(e.buf, 'U')
-			}
-			for k := (digits - 1) * 4; k >= 0; k -= 4 {
-				e.buf = append(e.buf, "0123456789ABCDEF"[(r>>uint(k))&0x0f])
-			}
+			e.buf = append(e.buf, 'U')
+		}
+		for k := (digits - 1) * 4; k >= 0; k -= 4 {
+			e.buf = append(e.buf, "0123456789ABCDEF"[(r>>uint(k))&0x0f])
 		}
 	}
 	e.buf = append(e.buf, '"')
+}
+
+// shortEscapes are libyaml's one-letter escapes: the rune, then the
+// letter after the backslash.
+var shortEscapes = map[rune]byte{
+	0x00: '0', 0x07: 'a', 0x08: 'b', 0x09: 't', 0x0a: 'n', 0x0b: 'v', 0x0c: 'f', 0x0d: 'r',
+	0x1b: 'e', '"': '"', '\\': '\\', 0x85: 'N', 0xa0: '_', 0x2028: 'L', 0x2029: 'P',
 }
 
 // width is libyaml's width of the UTF-8 sequence that b starts.
@@ -464,15 +447,7 @@ func (e *encoder) sortedKeys(m map[string]any, depth int) ([]string, bool) {
 		}
 	}
 	e.keys[depth] = keys
-	slices.SortFunc(keys, func(a, b string) int {
-		switch {
-		case keyLess(a, b):
-			return -1
-		case keyLess(b, a):
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(keys, CompareKeys)
 	if !digits {
 		// Without digits keyLess orders runes as (letter, code point):
 		// a total order.
@@ -489,6 +464,19 @@ func (e *encoder) sortedKeys(m map[string]any, depth int) ([]string, bool) {
 		}
 	}
 	return keys, true
+}
+
+// CompareKeys orders two mapping keys as yaml.v3's encoder does (its
+// keyList.Less), for slices.SortFunc: -1 when a comes first, 1 when b
+// does, 0 when neither does.
+func CompareKeys(a, b string) int {
+	switch {
+	case keyLess(a, b):
+		return -1
+	case keyLess(b, a):
+		return 1
+	}
+	return 0
 }
 
 // keyLess is yaml.v3's keyList.Less for two strings: other characters

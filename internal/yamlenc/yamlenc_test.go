@@ -215,3 +215,23 @@ const benchPod = `{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pod-
   "containers": [{"name": "c0", "image": "ghcr.io/acme/app:1.2.3", "resources": {"requests": {"cpu": "100m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
    "livenessProbe": {"httpGet": {"path": "/healthz", "port": 8080}}, "securityContext": {"allowPrivilegeEscalation": false, "capabilities": {"drop": ["ALL"]}}},
    {"name": "c1", "image": "nginx:1.25", "ports": [{"containerPort": 8080, "hostPort": 30001}]}]}}`
+
+func TestCompareKeys(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"rule2", "rule10", -1},
+		{"rule10", "rule2", 1},
+		{"a", "b", -1},
+		{"a", "ab", -1},
+		{"a-b", "ab", -1}, // other characters sort before letters
+		{"rule09", "rule9", 1},
+		{"rule9", "rule9", 0},
+	}
+	for _, tt := range tests {
+		if got := CompareKeys(tt.a, tt.b); got != tt.want {
+			t.Errorf("CompareKeys(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/internal/options"
 )
 
 // Defaults of HTTPOptions.
@@ -115,12 +116,8 @@ func NewHTTP(opts HTTPOptions) (*HTTP, error) {
 	if opts.Block == nil {
 		opts.Block = DefaultHTTPBlock
 	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultHTTPTimeout
-	}
-	if opts.MaxResponseBytes <= 0 {
-		opts.MaxResponseBytes = DefaultHTTPMaxResponseBytes
-	}
+	options.Positive(&opts.Timeout, DefaultHTTPTimeout)
+	options.Positive(&opts.MaxResponseBytes, DefaultHTTPMaxResponseBytes)
 	h := &HTTP{opts: opts, hosts: map[string]bool{}}
 	for _, a := range opts.Allow {
 		a = strings.TrimSpace(a)

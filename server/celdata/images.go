@@ -1,6 +1,7 @@
 package celdata
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/internal/options"
 )
 
 // Defaults of ImageOptions.
@@ -86,25 +88,15 @@ var _ kyvernocel.ImageData = (*Images)(nil)
 // NewImages returns the Images source of opts; a blocked range that does
 // not parse is an error naming it.
 func NewImages(opts ImageOptions) (*Images, error) {
-	if opts.Block == nil {
-		opts.Block = DefaultHTTPBlock
-	}
-	if opts.Timeout <= 0 {
-		opts.Timeout = DefaultImageTimeout
-	}
-	if opts.MaxResponseBytes <= 0 {
-		opts.MaxResponseBytes = DefaultImageMaxResponseBytes
-	}
-	if opts.CacheSize == 0 {
-		opts.CacheSize = DefaultImageCacheSize
-	}
-	if opts.CacheTTL <= 0 {
-		opts.CacheTTL = DefaultImageCacheTTL
-	}
+	options.Positive(&opts.Timeout, DefaultImageTimeout)
+	options.Positive(&opts.MaxResponseBytes, DefaultImageMaxResponseBytes)
+	opts.CacheSize = cmp.Or(opts.CacheSize, DefaultImageCacheSize)
+	options.Positive(&opts.CacheTTL, DefaultImageCacheTTL)
 	if opts.now == nil {
 		opts.now = time.Now
 	}
-	// The blocked addresses and the dial check are HTTP's.
+	// The blocked addresses (DefaultHTTPBlock when nil) and the dial check
+	// are HTTP's.
 	guard, err := NewHTTP(HTTPOptions{Block: opts.Block, Timeout: opts.Timeout})
 	if err != nil {
 		return nil, err

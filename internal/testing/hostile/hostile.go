@@ -25,19 +25,10 @@ func Expressions() []Expression {
 // MessagePolicy is a ClusterPolicy named name whose one rule (on Pods,
 // autogen off) has the validate.message {{ expr }}.
 func MessagePolicy(name, expr string) string {
-	return `apiVersion: kyverno.io/v1
-kind: ClusterPolicy
-metadata:
-  name: ` + name + `
-  annotations: {pod-policies.kyverno.io/autogen-controllers: none}
-spec:
-  rules:
-  - name: r
-    match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: "{{ ` + expr + ` }}"
+	return podPolicy(name, `
+      message: "{{ `+expr+` }}"
       pattern: {metadata: {name: "?*"}}
-`
+`)
 }
 
 // AmplifyPolicy is the ClusterPolicy "amplify": it denies Pods with a
@@ -49,22 +40,28 @@ func AmplifyPolicy() string {
 	for range 9 {
 		expr = "replace_all(" + expr + ", 'a', '" + strings.Repeat("a", 72) + "')"
 	}
+	return podPolicy("amplify", `
+      message: m
+      deny:
+        conditions:
+          any:
+          - key: "{{ `+expr+` }}"
+            operator: Equals
+            value: x
+`)
+}
+
+// podPolicy is a ClusterPolicy named name whose one rule, r, validates
+// Pods (autogen off) with validate, the lines of its validate object.
+func podPolicy(name, validate string) string {
 	return `apiVersion: kyverno.io/v1
 kind: ClusterPolicy
 metadata:
-  name: amplify
+  name: ` + name + `
   annotations: {pod-policies.kyverno.io/autogen-controllers: none}
 spec:
   rules:
   - name: r
     match: {any: [{resources: {kinds: [Pod]}}]}
-    validate:
-      message: m
-      deny:
-        conditions:
-          any:
-          - key: "{{ ` + expr + ` }}"
-            operator: Equals
-            value: x
-`
+    validate:` + validate
 }

@@ -6,6 +6,6 @@
 // Read first: Corpus (where a corpus folder is, and whether it is there)
 // and ClusterPolicies (the files of a folder that hold one ClusterPolicy).
 //
-// Only tests and benchmarks import it; it must not depend on the rest of
-// Verdict.
+// Only tests, benchmarks and hack/conformance (the corpus run) import
+// it; it must not depend on the rest of Verdict.
 package testcorpus
