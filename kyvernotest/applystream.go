@@ -366,7 +366,7 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, o.now, o.auditWarn)
 			if o.json {
-				data, err := json.Marshal(res.Open())
+				data, err := json.Marshal(res)
 				if err != nil {
 					return fmt.Errorf("write report %s: %w", target.meta.Name, err)
 				}

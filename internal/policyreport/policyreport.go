@@ -36,7 +36,7 @@ type OpenReport struct {
 	Metadata   OpenMetadata `json:"metadata"`
 	Source     string       `json:"source"`
 	Summary    Summary      `json:"summary"`
-	Results    []OpenResult `json:"results,omitempty"`
+	Results    []Result     `json:"results,omitempty"`
 }
 
 // OpenMetadata is the metadata of an OpenReport (metav1.ObjectMeta's
@@ -48,31 +48,6 @@ type OpenMetadata struct {
 	CreationTimestamp *string `json:"creationTimestamp"`
 }
 
-// OpenResult is a result of an OpenReport (openreports.io's ReportResult).
-type OpenResult struct {
-	Source     string                `json:"source"`
-	Policy     string                `json:"policy"`
-	Rule       string                `json:"rule,omitempty"`
-	Category   string                `json:"category,omitempty"`
-	Severity   string                `json:"severity,omitempty"`
-	Timestamp  Timestamp             `json:"timestamp"`
-	Result     string                `json:"result,omitempty"`
-	Scored     bool                  `json:"scored,omitempty"`
-	Resources  []OpenObjectReference `json:"resources,omitempty"`
-	Message    string                `json:"message,omitempty"`
-	Properties map[string]string     `json:"properties,omitempty"`
-}
-
-// OpenObjectReference is corev1.ObjectReference, in its field order.
-type OpenObjectReference struct {
-	Kind            string `json:"kind,omitempty"`
-	Namespace       string `json:"namespace,omitempty"`
-	Name            string `json:"name,omitempty"`
-	UID             string `json:"uid,omitempty"`
-	APIVersion      string `json:"apiVersion,omitempty"`
-	ResourceVersion string `json:"resourceVersion,omitempty"`
-}
-
 // Open is the OpenReport form of r: the same content, r's apiVersion and
 // kind.
 func (r *PolicyReport) Open() OpenReport {
@@ -81,27 +56,7 @@ func (r *PolicyReport) Open() OpenReport {
 		Metadata: OpenMetadata{Name: r.Metadata.Name, Namespace: r.Metadata.Namespace},
 		Summary:  r.Summary,
 	}
-	if len(r.Results) > 0 {
-		out.Results = make([]OpenResult, len(r.Results))
-		for i := range r.Results {
-			out.Results[i] = r.Results[i].Open()
-		}
-	}
-	return out
-}
-
-// Open is the OpenResult form of r.
-func (r *Result) Open() OpenResult {
-	out := OpenResult{
-		Source: r.Source, Policy: r.Policy, Rule: r.Rule, Category: r.Category, Severity: r.Severity,
-		Timestamp: r.Timestamp, Result: r.Result, Scored: r.Scored, Message: r.Message, Properties: r.Properties,
-	}
-	if len(r.Resources) > 0 {
-		out.Resources = make([]OpenObjectReference, len(r.Resources))
-		for i, o := range r.Resources {
-			out.Resources[i] = OpenObjectReference{Kind: o.Kind, Namespace: o.Namespace, Name: o.Name, UID: o.UID, APIVersion: o.APIVersion, ResourceVersion: o.ResourceVersion}
-		}
-	}
+	out.Results = r.Results
 	return out
 }
 
@@ -130,8 +85,8 @@ type Result struct {
 	Category   string            `json:"category,omitempty"`
 	Severity   string            `json:"severity,omitempty"`
 	Timestamp  Timestamp         `json:"timestamp"`
-	Result     string            `json:"result"`
-	Scored     bool              `json:"scored"`
+	Result     string            `json:"result,omitempty"`
+	Scored     bool              `json:"scored,omitempty"`
 	Resources  []ObjectReference `json:"resources,omitempty"`
 	Message    string            `json:"message,omitempty"`
 	Properties map[string]string `json:"properties,omitempty"`
@@ -139,11 +94,11 @@ type Result struct {
 
 // ObjectReference is the corev1.ObjectReference of a result's resource.
 type ObjectReference struct {
-	APIVersion      string `json:"apiVersion,omitempty"`
 	Kind            string `json:"kind,omitempty"`
 	Namespace       string `json:"namespace,omitempty"`
 	Name            string `json:"name,omitempty"`
 	UID             string `json:"uid,omitempty"`
+	APIVersion      string `json:"apiVersion,omitempty"`
 	ResourceVersion string `json:"resourceVersion,omitempty"`
 }
 

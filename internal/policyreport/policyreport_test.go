@@ -48,3 +48,31 @@ func TestOpen(t *testing.T) {
 		t.Errorf("json.Marshal(Open()) =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestResultOmitsAsKyverno checks that a result leaves out what Kyverno's
+// PolicyReportResult (wgpolicyk8s.io/v1alpha2) and openreports.io's
+// ReportResult leave out: both tag result and scored omitempty, so a
+// report written by the writer and one printed by the CLI carry the same
+// fields.
+func TestResultOmitsAsKyverno(t *testing.T) {
+	tests := []struct {
+		give Result
+		want string
+	}{
+		{give: Result{Source: "kyverno", Policy: "p", Result: "pass", Scored: false},
+			want: `{"source":"kyverno","policy":"p","timestamp":{"seconds":0,"nanos":0},"result":"pass"}`},
+		{give: Result{Source: "kyverno", Policy: "p", Result: "fail", Scored: true},
+			want: `{"source":"kyverno","policy":"p","timestamp":{"seconds":0,"nanos":0},"result":"fail","scored":true}`},
+		{give: Result{Policy: "p"},
+			want: `{"source":"","policy":"p","timestamp":{"seconds":0,"nanos":0}}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.give)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(b); got != tt.want {
+			t.Errorf("json.Marshal(%+v) = %s, want %s", tt.give, got, tt.want)
+		}
+	}
+}
