@@ -46,6 +46,27 @@ type options struct {
 	only                     string
 	kyvernoReports           bool
 	timeout                  time.Duration
+	kyvernoReportsBin        string
+	scanPods                 int
+	scanTimeout              time.Duration
+}
+
+// runs reports whether -only selects the system ("verdict" or "kyverno").
+func (o options) runs(system string) bool {
+	switch o.only {
+	case "both", "admission", "scan":
+		return true
+	}
+	return o.only == system
+}
+
+// part reports whether -only selects the part ("admission" or "scan").
+func (o options) part(p string) bool {
+	switch o.only {
+	case "both", "verdict", "kyverno":
+		return true
+	}
+	return o.only == p
 }
 
 func main() {
@@ -66,10 +87,22 @@ func main() {
 	flag.StringVar(&conc, "concurrency", "16,100,500", "closed-loop reviews in flight")
 	flag.IntVar(&o.maxInFlight, "max-in-flight", 2000, "open loop: most reviews outstanding; later arrivals are counted as dropped")
 	flag.IntVar(&o.apiConcurrency, "api-concurrency", 16, "Pod creates (dry run) in flight through the API server; 0: skip")
-	flag.StringVar(&o.only, "only", "both", "verdict, kyverno or both")
+	flag.StringVar(&o.only, "only", "both", "verdict or kyverno (one system), admission or scan (one part), or both")
+	flag.StringVar(&o.kyvernoReportsBin, "kyverno-reports", "", "Kyverno's reports controller binary (cmd/reports-controller of github.com/kyverno/kyverno@v1.19.0; default: reports-controller-v1.19.0 next to -kyverno)")
+	flag.IntVar(&o.scanPods, "scan-pods", 5000, "Pods of the background scan scenario, in 50 namespaces (0: no scan scenario)")
+	flag.DurationVar(&o.scanTimeout, "scan-timeout", 10*time.Minute, "longest wait for one system's reports to converge")
 	flag.BoolVar(&o.kyvernoReports, "kyverno-admission-reports", false, "Kyverno's --admissionReports (its default is true; the harness runs no reports controller to aggregate them)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of one review")
 	flag.Parse()
+	switch o.only {
+	case "both", "verdict", "kyverno", "admission", "scan":
+	default:
+		fmt.Fprintf(os.Stderr, "-only: %q is not verdict, kyverno, admission, scan or both\n", o.only)
+		os.Exit(2)
+	}
+	if o.kyvernoReportsBin == "" {
+		o.kyvernoReportsBin = filepath.Join(filepath.Dir(o.kyverno), "reports-controller-v1.19.0")
+	}
 	for _, s := range strings.Split(rates, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			v, err := strconv.ParseFloat(s, 64)
@@ -118,7 +151,7 @@ func run(r *runner, o options) {
 		}
 	}
 	for _, p := range []struct{ who, path string }{{"verdict", o.verdict}, {"kyverno", o.kyverno}} {
-		if o.only != "both" && o.only != p.who {
+		if !o.runs(p.who) || (p.who == "kyverno" && !o.part("admission")) {
 			continue
 		}
 		if _, err := os.Stat(p.path); err != nil {
@@ -131,7 +164,24 @@ func run(r *runner, o options) {
 	}
 	os.Setenv(e2e.BinDirEnv, e2eBin)
 	ctx := context.Background()
-	r.Logf("starting etcd and kube-apiserver from %s", e2eBin)
+	fmt.Println(environment(o))
+	var results []*result
+	if o.part("admission") {
+		results = admission(ctx, r, o)
+		printTable(os.Stdout, o, results)
+	}
+	if o.part("scan") && o.scanPods > 0 {
+		scans := scanScenario(ctx, r, o)
+		if len(results) > 0 {
+			fmt.Println()
+		}
+		printScanTable(os.Stdout, o, scans)
+	}
+}
+
+// admission runs the admission scenarios of each system on one cluster.
+func admission(ctx context.Context, r *runner, o options) []*result {
+	r.Logf("starting etcd and kube-apiserver from %s", os.Getenv(e2e.BinDirEnv))
 	cl := e2e.Start(r, e2e.Options{})
 	kubeconfig := filepath.Join(r.dir, "kubeconfig")
 	if err := writeKubeconfig(cl, kubeconfig); err != nil {
@@ -143,12 +193,10 @@ func run(r *runner, o options) {
 	}
 	r.Logf("installed Kyverno's CRDs and %d ClusterPolicies from %s", n, o.policies)
 
-	env := environment(o)
-	fmt.Println(env)
 	set := newReviewSet(1024)
 	c := newClient(o.timeout)
 	var results []*result
-	if o.only == "both" || o.only == "verdict" {
+	if o.runs("verdict") {
 		s := startVerdict(r, o, kubeconfig)
 		waitReady(r, c, s, set)
 		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
@@ -156,7 +204,7 @@ func run(r *runner, o options) {
 		})...)
 		s.stop()
 	}
-	if o.only == "both" || o.only == "kyverno" {
+	if o.runs("kyverno") {
 		s := startKyverno(r, o, kubeconfig)
 		waitReady(r, c, s, set)
 		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
@@ -164,7 +212,7 @@ func run(r *runner, o options) {
 		})...)
 		s.stop()
 	}
-	printTable(os.Stdout, o, results)
+	return results
 }
 
 // pin sets the CPU affinity of every thread of this process.
@@ -211,7 +259,11 @@ func environment(o options) string {
 	fmt.Fprintf(&b, "# verdict: %s (serve + webhook, GC target 400)\n", strings.TrimSpace(v))
 	fmt.Fprintf(&b, "# kyverno: %s (cmd/kyverno of github.com/kyverno/kyverno@v1.19.0; --admissionReports=%t)\n", o.kyverno, o.kyvernoReports)
 	fmt.Fprintf(&b, "# policies: %s; reviews: CREATE of a Pod and a Deployment that pass the restricted profile and of a Pod and a Deployment that fail it, in turn\n", o.policies)
-	fmt.Fprintf(&b, "# each scenario: %s warm-up, %s measured\n", o.warmup, o.duration)
+	fmt.Fprintf(&b, "# each admission scenario: %s warm-up, %s measured\n", o.warmup, o.duration)
+	if o.part("scan") && o.scanPods > 0 {
+		fmt.Fprintf(&b, "# background scan: %d Pods (two containers; every tenth privileged, every seventh on the host network) in %d namespaces, then the policies, on a fresh etcd + kube-apiserver per system; verdict serve + verdict reports serve --kubeconfig + verdict scan --kubeconfig --report-writer; kyverno: %s %s\n",
+			o.scanPods, scanNamespaces, o.kyvernoReportsBin, strings.Join(kyvernoReportsArgs("KUBECONFIG")[2:], " "))
+	}
 	return b.String()
 }
 

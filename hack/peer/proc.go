@@ -22,6 +22,9 @@ type proc struct {
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
+	// oneShot: the process ends by itself (verdict scan), which is no
+	// failure.
+	oneShot bool
 }
 
 // start runs bin with args under taskset -c cpus with GOMAXPROCS set,
