@@ -3,6 +3,7 @@ module github.com/verdict-policy/verdict/hack/peer
 go 1.26.2
 
 require (
+	github.com/google/go-cmp v0.7.0
 	github.com/verdict-policy/verdict v0.0.0
 	golang.org/x/sys v0.48.0
 	google.golang.org/grpc v1.85.0

@@ -44,6 +44,7 @@ type options struct {
 	maxInFlight              int
 	apiConcurrency           int
 	only                     string
+	systems, parts           map[string]bool // of only
 	kyvernoReports           bool
 	timeout                  time.Duration
 	kyvernoReportsBin        string
@@ -52,21 +53,33 @@ type options struct {
 }
 
 // runs reports whether -only selects the system ("verdict" or "kyverno").
-func (o options) runs(system string) bool {
-	switch o.only {
-	case "both", "admission", "scan":
-		return true
-	}
-	return o.only == system
-}
+func (o options) runs(system string) bool { return len(o.systems) == 0 || o.systems[system] }
 
 // part reports whether -only selects the part ("admission" or "scan").
-func (o options) part(p string) bool {
-	switch o.only {
-	case "both", "verdict", "kyverno":
-		return true
+func (o options) part(p string) bool { return o.parts[p] }
+
+// parseOnly reads -only: a comma-separated list of systems (verdict,
+// kyverno; both: each) and parts (admission, scan; all: each). No system
+// named: both; no part named: admission.
+func (o *options) parseOnly() error {
+	o.systems, o.parts = map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Split(o.only, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "verdict", "kyverno":
+			o.systems[w] = true
+		case "admission", "scan":
+			o.parts[w] = true
+		case "all":
+			o.parts["admission"], o.parts["scan"] = true, true
+		case "both", "":
+		default:
+			return fmt.Errorf("-only: %q is none of verdict, kyverno, both, admission, scan, all", w)
+		}
 	}
-	return o.only == p
+	if len(o.parts) == 0 {
+		o.parts["admission"] = true
+	}
+	return nil
 }
 
 func main() {
@@ -87,17 +100,15 @@ func main() {
 	flag.StringVar(&conc, "concurrency", "16,100,500", "closed-loop reviews in flight")
 	flag.IntVar(&o.maxInFlight, "max-in-flight", 2000, "open loop: most reviews outstanding; later arrivals are counted as dropped")
 	flag.IntVar(&o.apiConcurrency, "api-concurrency", 16, "Pod creates (dry run) in flight through the API server; 0: skip")
-	flag.StringVar(&o.only, "only", "both", "verdict or kyverno (one system), admission or scan (one part), or both")
+	flag.StringVar(&o.only, "only", "both", "systems (verdict, kyverno, both) and parts (admission: the webhook scenarios; scan: the background scan of -scan-pods; all), comma-separated; no part named: admission")
 	flag.StringVar(&o.kyvernoReportsBin, "kyverno-reports", "", "Kyverno's reports controller binary (cmd/reports-controller of github.com/kyverno/kyverno@v1.19.0; default: reports-controller-v1.19.0 next to -kyverno)")
 	flag.IntVar(&o.scanPods, "scan-pods", 5000, "Pods of the background scan scenario, in 50 namespaces (0: no scan scenario)")
 	flag.DurationVar(&o.scanTimeout, "scan-timeout", 10*time.Minute, "longest wait for one system's reports to converge")
 	flag.BoolVar(&o.kyvernoReports, "kyverno-admission-reports", false, "Kyverno's --admissionReports (its default is true; the harness runs no reports controller to aggregate them)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of one review")
 	flag.Parse()
-	switch o.only {
-	case "both", "verdict", "kyverno", "admission", "scan":
-	default:
-		fmt.Fprintf(os.Stderr, "-only: %q is not verdict, kyverno, admission, scan or both\n", o.only)
+	if err := o.parseOnly(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	if o.kyvernoReportsBin == "" {
@@ -256,6 +267,7 @@ func environment(o options) string {
 	fmt.Fprintf(&b, "# machine: %s, %d CPUs (%s), load average %s\n", host, runtime.NumCPU(), cpuModel(), loadAvg())
 	fmt.Fprintf(&b, "# systems under test: taskset -c %s, GOMAXPROCS=%d for every process; load generator, etcd, kube-apiserver: taskset -c %s\n", o.cpus, o.gomaxprocs, o.loadCPUs)
 	v, _ := execOutput(o.verdict, "version")
+	v, _, _ = strings.Cut(v, "\n")
 	fmt.Fprintf(&b, "# verdict: %s (serve + webhook, GC target 400)\n", strings.TrimSpace(v))
 	fmt.Fprintf(&b, "# kyverno: %s (cmd/kyverno of github.com/kyverno/kyverno@v1.19.0; --admissionReports=%t)\n", o.kyverno, o.kyvernoReports)
 	fmt.Fprintf(&b, "# policies: %s; reviews: CREATE of a Pod and a Deployment that pass the restricted profile and of a Pod and a Deployment that fail it, in turn\n", o.policies)

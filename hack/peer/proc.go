@@ -25,6 +25,7 @@ type proc struct {
 	// oneShot: the process ends by itself (verdict scan), which is no
 	// failure.
 	oneShot bool
+	endedAt time.Time // set before done is closed
 }
 
 // start runs bin with args under taskset -c cpus with GOMAXPROCS set,
@@ -46,7 +47,7 @@ func start(r *runner, dir, name, cpus string, gomaxprocs int, env []string, bin 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	go func() { _ = cmd.Wait(); p.endedAt = time.Now(); f.Close(); close(p.done) }()
 	r.Cleanup(p.stop)
 	return p, nil
 }

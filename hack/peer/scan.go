@@ -54,24 +54,26 @@ const (
 
 // scanResult is one system's background scan.
 type scanResult struct {
-	system     string
-	pods       int
-	converged  time.Duration // from the first process start; 0: not converged
-	failure    string        // why it did not converge
-	cpu        float64
-	peakRSS    int64
-	writes     map[string]float64 // API write requests by "VERB group/resource"
-	reports    int                // final report objects in etcd
-	repBytes   int
-	inter      int // intermediary objects in etcd at the end
-	interBytes int
-	peakInter  int // most intermediary objects seen (every poll)
-	peakInterB int // most bytes of them seen (every scanBytesEvery polls)
-	load1      string
-	entries    map[string]map[string]int // policy -> result -> count
-	total      int                       // entries
-	covered    int                       // Pods with at least one entry
-	notes      []string                  // printed under the table
+	system      string
+	pods        int
+	converged   time.Duration // from the first process start; 0: not converged
+	failure     string        // why it did not converge
+	cpu         float64
+	peakRSS     int64
+	writes      map[string]float64 // API write requests by "VERB group/resource"
+	reports     int                // final report objects in etcd
+	repBytes    int
+	inter       int // intermediary objects in etcd at the end
+	interBytes  int
+	peakInter   int           // most intermediary objects seen (every poll)
+	peakInterB  int           // most bytes of them seen (every scanBytesEvery polls)
+	firstInter  time.Duration // since start, when an intermediary was first seen
+	peakInterAt time.Duration
+	load1       string
+	entries     map[string]map[string]int // policy -> result -> count
+	total       int                       // entries
+	covered     int                       // Pods with at least one entry
+	notes       []string                  // printed under the table
 }
 
 // scanSystem is a scanning system once started: its processes, and
@@ -79,6 +81,8 @@ type scanResult struct {
 type scanSystem struct {
 	procs []*proc
 	idle  func() (bool, string)
+	// timeline: what happened when, for the notes
+	timeline func(start time.Time) string
 }
 
 // scanScenario runs the background scan of o.scanPods Pods for each
@@ -161,6 +165,12 @@ func scanOne(ctx context.Context, r *runner, o options, name string, startSystem
 		r.Logf("scan, %s: not converged: %s", name, res.failure)
 	}
 	res.peakRSS = scanPeakRSS(sys.procs)
+	if sys.timeline != nil {
+		res.notes = append(res.notes, sys.timeline(start))
+	}
+	if res.peakInter > 0 {
+		res.notes = append(res.notes, fmt.Sprintf("first intermediary report in etcd at %.1f s, most (%d) at %.1f s", res.firstInter.Seconds(), res.peakInter, res.peakInterAt.Seconds()))
+	}
 	if w1, err := apiWrites(hc, cl.URL); err == nil {
 		res.writes = map[string]float64{}
 		for k, v := range w1 {
@@ -264,7 +274,12 @@ func waitConverged(r *runner, o options, etcdURL string, sys *scanSystem, start 
 			last = err.Error()
 			continue
 		}
-		res.peakInter = max(res.peakInter, inter)
+		if inter > 0 && res.firstInter == 0 {
+			res.firstInter = at
+		}
+		if inter > res.peakInter {
+			res.peakInter, res.peakInterAt = inter, at
+		}
 		if inter > 0 && polls%scanBytesEvery == 0 {
 			if kvs, err := etcdRange(etcdURL, etcdIntermediary, false); err == nil {
 				res.peakInterB = max(res.peakInterB, kvBytes(kvs))
@@ -394,6 +409,7 @@ func startVerdictScan(ctx context.Context, r *runner, o options, kubeconfig stri
 		r.Fatalf("%v", err)
 	}
 	scan.oneShot = true
+	ready := time.Now()
 	return &scanSystem{procs: []*proc{srv, writer, scan}, idle: func() (bool, string) {
 		if !scan.exited() {
 			return false, "verdict scan running"
@@ -406,6 +422,8 @@ func startVerdictScan(ctx context.Context, r *runner, o options, kubeconfig stri
 			return false, fmt.Sprintf("writer: %g pending (%v)", pending, err)
 		}
 		return true, "scan done, writer idle"
+	}, timeline: func(start time.Time) string {
+		return fmt.Sprintf("serve (%d policies ready) and writer (leading) at %.1f s; verdict scan ran from then until %.1f s", want, ready.Sub(start).Seconds(), scan.endedAt.Sub(start).Seconds())
 	}}
 }
 

@@ -83,6 +83,9 @@ func printScanTable(w io.Writer, o options, results []*scanResult) {
 			parts = append(parts, fmt.Sprintf("%s %.0f", k, r.writes[k]))
 		}
 		fmt.Fprintf(w, "\n%s, API writes by verb and resource: %s\n", r.system, strings.Join(parts, ", "))
+		for _, n := range r.notes {
+			fmt.Fprintf(w, "%s: %s\n", r.system, n)
+		}
 	}
 	if len(results) == 0 {
 		return
