@@ -1,15 +1,32 @@
-// Command peer runs Verdict (decision server + webhook proxy) and Kyverno
-// v1.19.0's admission controller side by side against one kube-apiserver +
-// etcd (those of Verdict's e2e tests), with the same 17 pod-security
-// ClusterPolicies, the same CPU limit and the same AdmissionReviews, and
-// prints one table: p50, p99, p99.9, throughput, CPU seconds per 1,000
-// reviews and peak RSS of each, for open-loop rates, closed loops of
-// 16/100/500 reviews in flight, and Pod creates through the API server.
+// Command peer runs Verdict and Kyverno v1.19.0 side by side against the
+// kube-apiserver + etcd of Verdict's e2e tests, with the same 17
+// pod-security ClusterPolicies and the same CPU limit for each.
 //
-// It is its own module so that Verdict never depends on Kyverno: Kyverno is
-// a binary built from the module cache (make bench-peer does it).
+// Its admission part (the default; -only admission) runs Verdict's decision
+// server + webhook proxy and Kyverno's admission controller on one cluster
+// with the same AdmissionReviews, and prints one table: p50, p99, p99.9,
+// throughput, CPU seconds per 1,000 reviews and peak RSS of each, for
+// open-loop rates, closed loops of 16/100/500 reviews in flight, and Pod
+// creates through the API server.
+//
+// Its scan part (-only scan; -only all runs both) populates a fresh
+// cluster per system with -scan-pods Pods in 50 namespaces, creates the
+// policies, then starts the scanning system: verdict serve, verdict reports
+// serve --kubeconfig and verdict scan --kubeconfig --report-writer, or
+// Kyverno's reports controller (background scan and aggregation on,
+// admission reports off). It prints the time until the final reports hold
+// every Pod's entries with nothing intermediary left, the CPU seconds and
+// peak RSS of the system's processes, the API write requests (from the
+// apiserver's apiserver_request_total), the report and intermediary
+// objects and their bytes in etcd, and the entries by policy and result of
+// each system side by side.
+//
+// It is its own module so that Verdict never depends on Kyverno: Kyverno's
+// binaries are built from the module cache (make bench-peer builds the
+// admission controller).
 //
 //	make bench-peer
+//	make bench-peer PEER_FLAGS='-only scan'
 //	go run . -kyverno /tmp/peer/kyverno -verdict ../../bin/verdict -e2e-bin ../../bin/e2e
 package main
 
@@ -103,7 +120,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "both", "systems (verdict, kyverno, both) and parts (admission: the webhook scenarios; scan: the background scan of -scan-pods; all), comma-separated; no part named: admission")
 	flag.StringVar(&o.kyvernoReportsBin, "kyverno-reports", "", "Kyverno's reports controller binary (cmd/reports-controller of github.com/kyverno/kyverno@v1.19.0; default: reports-controller-v1.19.0 next to -kyverno)")
 	flag.IntVar(&o.scanPods, "scan-pods", 5000, "Pods of the background scan scenario, in 50 namespaces (0: no scan scenario)")
-	flag.DurationVar(&o.scanTimeout, "scan-timeout", 10*time.Minute, "longest wait for one system's reports to converge")
+	flag.DurationVar(&o.scanTimeout, "scan-timeout", 20*time.Minute, "longest wait for one system's reports to converge")
 	flag.BoolVar(&o.kyvernoReports, "kyverno-admission-reports", false, "Kyverno's --admissionReports (its default is true; the harness runs no reports controller to aggregate them)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of one review")
 	flag.Parse()
