@@ -67,6 +67,7 @@ type options struct {
 	kyvernoReportsBin        string
 	scanPods                 int
 	scanTimeout              time.Duration
+	verdictGrouped           bool
 }
 
 // runs reports whether -only selects the system ("verdict" or "kyverno").
@@ -120,6 +121,7 @@ func main() {
 	flag.StringVar(&o.only, "only", "both", "systems (verdict, kyverno, both) and parts (admission: the webhook scenarios; scan: the background scan of -scan-pods; all), comma-separated; no part named: admission")
 	flag.StringVar(&o.kyvernoReportsBin, "kyverno-reports", "", "Kyverno's reports controller binary (cmd/reports-controller of github.com/kyverno/kyverno@v1.19.0; default: reports-controller-v1.19.0 next to -kyverno)")
 	flag.IntVar(&o.scanPods, "scan-pods", 5000, "Pods of the background scan scenario, in 50 namespaces (0: no scan scenario)")
+	flag.BoolVar(&o.verdictGrouped, "scan-group-results", false, "scan: also Verdict with verdict reports serve --group-results (results grouped by outcome: smaller reports)")
 	flag.DurationVar(&o.scanTimeout, "scan-timeout", 20*time.Minute, "longest wait for one system's reports to converge")
 	flag.BoolVar(&o.kyvernoReports, "kyverno-admission-reports", false, "Kyverno's --admissionReports (its default is true; the harness runs no reports controller to aggregate them)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of one review")
@@ -209,6 +211,9 @@ func run(r *runner, o options) {
 
 // admission runs the admission scenarios of each system on one cluster.
 func admission(ctx context.Context, r *runner, o options) []*result {
+	// Its own runner: the cluster and the systems stop at the end.
+	r = r.child()
+	defer r.close()
 	r.Logf("starting etcd and kube-apiserver from %s", os.Getenv(e2e.BinDirEnv))
 	cl := e2e.Start(r, e2e.Options{})
 	kubeconfig := filepath.Join(r.dir, "kubeconfig")

@@ -70,6 +70,7 @@ type scanResult struct {
 	firstInter  time.Duration // since start, when an intermediary was first seen
 	peakInterAt time.Duration
 	load1       string
+	cpCPU       float64                   // CPU seconds of etcd and kube-apiserver from the system's start to convergence
 	entries     map[string]map[string]int // policy -> result -> count
 	total       int                       // entries
 	covered     int                       // Pods with at least one entry
@@ -93,6 +94,11 @@ func scanScenario(ctx context.Context, r *runner, o options) []*scanResult {
 		out = append(out, scanOne(ctx, r, o, "Verdict", func(cr *runner, kubeconfig string) *scanSystem {
 			return startVerdictScan(ctx, cr, o, kubeconfig)
 		}))
+		if o.verdictGrouped {
+			out = append(out, scanOne(ctx, r, o, "Verdict --group-results", func(cr *runner, kubeconfig string) *scanSystem {
+				return startVerdictScan(ctx, cr, o, kubeconfig, "--group-results")
+			}))
+		}
 	}
 	if o.runs("kyverno") {
 		if _, err := os.Stat(o.kyvernoReportsBin); err != nil {
@@ -147,6 +153,8 @@ func scanOne(ctx context.Context, r *runner, o options, name string, startSystem
 	if err != nil {
 		r.Fatalf("%v", err)
 	}
+	cp := controlPlane(cl.Dir)
+	cp0 := cp.cpu()
 	writes0, err := apiWrites(hc, cl.URL)
 	if err != nil {
 		r.Fatalf("apiserver metrics: %v", err)
@@ -155,6 +163,7 @@ func scanOne(ctx context.Context, r *runner, o options, name string, startSystem
 	start := time.Now()
 	sys := startSystem(cr, kubeconfig)
 	res.converged, res.cpu, res.failure = waitConverged(r, o, cl.EtcdURL, sys, start, res)
+	res.cpCPU = cp.cpu() - cp0
 	res.load1 = strings.Fields(loadAvg())[0]
 	if res.failure == "" {
 		// What a later sample would add is the system's idle work: the
@@ -165,6 +174,12 @@ func scanOne(ctx context.Context, r *runner, o options, name string, startSystem
 		r.Logf("scan, %s: not converged: %s", name, res.failure)
 	}
 	res.peakRSS = scanPeakRSS(sys.procs)
+	var each []string
+	for _, p := range sys.procs {
+		c, _ := scanCPU([]*proc{p})
+		each = append(each, fmt.Sprintf("%s %.1f CPU s, peak RSS %.0f MiB", p.name, c, float64(scanPeakRSS([]*proc{p}))/(1<<20)))
+	}
+	res.notes = append(res.notes, "at the end: "+strings.Join(each, "; "))
 	if sys.timeline != nil {
 		res.notes = append(res.notes, sys.timeline(start))
 	}
@@ -356,18 +371,18 @@ func scanPeakRSS(procs []*proc) int64 {
 
 // startVerdictScan starts verdict serve (the ClusterPolicies from the API
 // server) and verdict reports serve --kubeconfig (Kyverno's layout, the
-// default), waits until the server has every policy ready and the writer
+// default, unless writerArgs say otherwise), waits until the server has every policy ready and the writer
 // serves, then runs verdict scan --kubeconfig --report-writer.
-func startVerdictScan(ctx context.Context, r *runner, o options, kubeconfig string) *scanSystem {
+func startVerdictScan(ctx context.Context, r *runner, o options, kubeconfig string, writerArgs ...string) *scanSystem {
 	grpcAddr, writerAddr, writerMetrics := fmt.Sprintf("127.0.0.1:%d", freePort()), fmt.Sprintf("127.0.0.1:%d", freePort()), fmt.Sprintf("127.0.0.1:%d", freePort())
 	srv, err := start(r, r.dir, "verdict-serve", o.cpus, o.gomaxprocs, nil, o.verdict, "serve",
 		"--kubeconfig", kubeconfig, "--listen", grpcAddr, "--metrics-listen", fmt.Sprintf("127.0.0.1:%d", freePort()))
 	if err != nil {
 		r.Fatalf("%v", err)
 	}
-	writer, err := start(r, r.dir, "verdict-reports", o.cpus, o.gomaxprocs, nil, o.verdict, "reports", "serve",
+	writer, err := start(r, r.dir, "verdict-reports", o.cpus, o.gomaxprocs, nil, o.verdict, append([]string{"reports", "serve",
 		"--kubeconfig", kubeconfig, "--listen", writerAddr, "--metrics-listen", writerMetrics,
-		"--store", filepath.Join(r.dir, "reports.db"), "--lease-namespace", "default")
+		"--store", filepath.Join(r.dir, "reports.db"), "--lease-namespace", "default"}, writerArgs...)...)
 	if err != nil {
 		r.Fatalf("%v", err)
 	}
@@ -688,4 +703,35 @@ func countEntries(kvs []kv) (map[string]map[string]int, int, int) {
 		}
 	}
 	return by, total, len(pods)
+}
+
+// pids are processes measured together.
+type pids []int
+
+func (ps pids) cpu() float64 {
+	sum := 0.0
+	for _, p := range ps {
+		if c, err := pidCPUSeconds(p); err == nil {
+			sum += c
+		}
+	}
+	return sum
+}
+
+// controlPlane finds the etcd and kube-apiserver of a cluster: the
+// processes whose command line names its folder.
+func controlPlane(dir string) pids {
+	var out pids
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(dir+"/")) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
