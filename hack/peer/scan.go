@@ -84,6 +84,8 @@ type scanSystem struct {
 	idle  func() (bool, string)
 	// timeline: what happened when, for the notes
 	timeline func(start time.Time) string
+	// final: more notes, read before the processes stop
+	final func() []string
 }
 
 // scanScenario runs the background scan of o.scanPods Pods for each
@@ -201,6 +203,9 @@ func scanOne(ctx context.Context, r *runner, o options, name string, startSystem
 	}
 	if kvs, err := etcdRange(cl.EtcdURL, etcdIntermediary, false); err == nil {
 		res.inter, res.interBytes = len(kvs), kvBytes(kvs)
+	}
+	if sys.final != nil {
+		res.notes = append(res.notes, sys.final()...)
 	}
 	for _, p := range sys.procs {
 		p.stop()
@@ -437,6 +442,14 @@ func startVerdictScan(ctx context.Context, r *runner, o options, kubeconfig stri
 			return false, fmt.Sprintf("writer: %g pending (%v)", pending, err)
 		}
 		return true, "scan done, writer idle"
+	}, final: func() []string {
+		var out []string
+		for _, m := range []string{"verdict_events_total", "verdict_events_dropped_total"} {
+			if s, err := metricSamples(writerMetrics, m); err == nil && s != "" {
+				out = append(out, "writer: "+s)
+			}
+		}
+		return out
 	}, timeline: func(start time.Time) string {
 		return fmt.Sprintf("serve (%d policies ready) and writer (leading) at %.1f s; verdict scan ran from then until %.1f s", want, ready.Sub(start).Seconds(), scan.endedAt.Sub(start).Seconds())
 	}}
@@ -514,6 +527,24 @@ func metricSum(addr, metric string) (float64, error) {
 		sum += v
 	}
 	return sum, sc.Err()
+}
+
+// metricSamples returns the samples of a Prometheus metric at
+// addr/metrics, as they are written, comma-separated.
+func metricSamples(addr, metric string) (string, error) {
+	resp, err := http.Get("http://" + addr + "/metrics")
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	var out []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if line := sc.Text(); strings.HasPrefix(line, metric+"{") || strings.HasPrefix(line, metric+" ") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, ", "), sc.Err()
 }
 
 // apiWrites reads the apiserver's apiserver_request_total and returns the
