@@ -34,6 +34,16 @@ type runner struct {
 	cleanups   []func()
 	failed     bool
 	exit       sync.Once
+	parent     *runner // of a child: a fatal error ends the parent
+}
+
+// child returns a runner whose cleanups run at its close (a cluster
+// stopped before the next scenario), or at r's close if still pending;
+// its fatal errors are r's.
+func (r *runner) child() *runner {
+	c := &runner{dir: r.TempDir(), parent: r}
+	r.Cleanup(c.close)
+	return c
 }
 
 func newRunner() (*runner, error) {
@@ -58,6 +68,9 @@ func (r *runner) TempDir() string {
 func (r *runner) Cleanup(f func()) { r.mu.Lock(); r.cleanups = append(r.cleanups, f); r.mu.Unlock() }
 func (r *runner) Fatal(a ...any)   { r.Fatalf("%s", fmt.Sprint(a...)) }
 func (r *runner) Fatalf(f string, a ...any) {
+	if r.parent != nil {
+		r.parent.Fatalf(f, a...)
+	}
 	r.mu.Lock()
 	r.failed = true
 	r.mu.Unlock()
@@ -155,7 +168,7 @@ func readObjects(paths ...string) ([]*unstructured.Unstructured, error) {
 }
 
 // install creates Kyverno's CRDs (waiting until they are established),
-// the namespaces and the ClusterPolicies.
+// the namespaces and the ClusterPolicies (none when policyFile is "").
 func install(ctx context.Context, cfg *rest.Config, crdDir, policyFile string, namespaces []string) (int, error) {
 	dc, err := dynamic.NewForConfig(cfg)
 	if err != nil {
@@ -193,6 +206,15 @@ func install(ctx context.Context, cfg *rest.Config, crdDir, policyFile string, n
 			return 0, fmt.Errorf("service account %s/default: %w", ns, err)
 		}
 	}
+	if policyFile == "" {
+		return 0, nil
+	}
+	return installPolicies(ctx, dc, policyFile)
+}
+
+// installPolicies creates the ClusterPolicies of policyFile and returns
+// their number.
+func installPolicies(ctx context.Context, dc dynamic.Interface, policyFile string) (int, error) {
 	pols, err := readObjects(policyFile)
 	if err != nil {
 		return 0, err

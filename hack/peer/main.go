@@ -1,15 +1,32 @@
-// Command peer runs Verdict (decision server + webhook proxy) and Kyverno
-// v1.19.0's admission controller side by side against one kube-apiserver +
-// etcd (those of Verdict's e2e tests), with the same 17 pod-security
-// ClusterPolicies, the same CPU limit and the same AdmissionReviews, and
-// prints one table: p50, p99, p99.9, throughput, CPU seconds per 1,000
-// reviews and peak RSS of each, for open-loop rates, closed loops of
-// 16/100/500 reviews in flight, and Pod creates through the API server.
+// Command peer runs Verdict and Kyverno v1.19.0 side by side against the
+// kube-apiserver + etcd of Verdict's e2e tests, with the same 17
+// pod-security ClusterPolicies and the same CPU limit for each.
 //
-// It is its own module so that Verdict never depends on Kyverno: Kyverno is
-// a binary built from the module cache (make bench-peer does it).
+// Its admission part (the default; -only admission) runs Verdict's decision
+// server + webhook proxy and Kyverno's admission controller on one cluster
+// with the same AdmissionReviews, and prints one table: p50, p99, p99.9,
+// throughput, CPU seconds per 1,000 reviews and peak RSS of each, for
+// open-loop rates, closed loops of 16/100/500 reviews in flight, and Pod
+// creates through the API server.
+//
+// Its scan part (-only scan; -only all runs both) populates a fresh
+// cluster per system with -scan-pods Pods in 50 namespaces, creates the
+// policies, then starts the scanning system: verdict serve, verdict reports
+// serve --kubeconfig and verdict scan --kubeconfig --report-writer, or
+// Kyverno's reports controller (background scan and aggregation on,
+// admission reports off). It prints the time until the final reports hold
+// every Pod's entries with nothing intermediary left, the CPU seconds and
+// peak RSS of the system's processes, the API write requests (from the
+// apiserver's apiserver_request_total), the report and intermediary
+// objects and their bytes in etcd, and the entries by policy and result of
+// each system side by side.
+//
+// It is its own module so that Verdict never depends on Kyverno: Kyverno's
+// binaries are built from the module cache (make bench-peer builds the
+// admission controller).
 //
 //	make bench-peer
+//	make bench-peer PEER_FLAGS='-only scan'
 //	go run . -kyverno /tmp/peer/kyverno -verdict ../../bin/verdict -e2e-bin ../../bin/e2e
 package main
 
@@ -44,8 +61,43 @@ type options struct {
 	maxInFlight              int
 	apiConcurrency           int
 	only                     string
+	systems, parts           map[string]bool // of only
 	kyvernoReports           bool
 	timeout                  time.Duration
+	kyvernoReportsBin        string
+	scanPods                 int
+	scanTimeout              time.Duration
+	verdictGrouped           bool
+}
+
+// runs reports whether -only selects the system ("verdict" or "kyverno").
+func (o options) runs(system string) bool { return len(o.systems) == 0 || o.systems[system] }
+
+// part reports whether -only selects the part ("admission" or "scan").
+func (o options) part(p string) bool { return o.parts[p] }
+
+// parseOnly reads -only: a comma-separated list of systems (verdict,
+// kyverno; both: each) and parts (admission, scan; all: each). No system
+// named: both; no part named: admission.
+func (o *options) parseOnly() error {
+	o.systems, o.parts = map[string]bool{}, map[string]bool{}
+	for _, w := range strings.Split(o.only, ",") {
+		switch w = strings.TrimSpace(w); w {
+		case "verdict", "kyverno":
+			o.systems[w] = true
+		case "admission", "scan":
+			o.parts[w] = true
+		case "all":
+			o.parts["admission"], o.parts["scan"] = true, true
+		case "both", "":
+		default:
+			return fmt.Errorf("-only: %q is none of verdict, kyverno, both, admission, scan, all", w)
+		}
+	}
+	if len(o.parts) == 0 {
+		o.parts["admission"] = true
+	}
+	return nil
 }
 
 func main() {
@@ -66,10 +118,21 @@ func main() {
 	flag.StringVar(&conc, "concurrency", "16,100,500", "closed-loop reviews in flight")
 	flag.IntVar(&o.maxInFlight, "max-in-flight", 2000, "open loop: most reviews outstanding; later arrivals are counted as dropped")
 	flag.IntVar(&o.apiConcurrency, "api-concurrency", 16, "Pod creates (dry run) in flight through the API server; 0: skip")
-	flag.StringVar(&o.only, "only", "both", "verdict, kyverno or both")
+	flag.StringVar(&o.only, "only", "both", "systems (verdict, kyverno, both) and parts (admission: the webhook scenarios; scan: the background scan of -scan-pods; all), comma-separated; no part named: admission")
+	flag.StringVar(&o.kyvernoReportsBin, "kyverno-reports", "", "Kyverno's reports controller binary (cmd/reports-controller of github.com/kyverno/kyverno@v1.19.0; default: reports-controller-v1.19.0 next to -kyverno)")
+	flag.IntVar(&o.scanPods, "scan-pods", 5000, "Pods of the background scan scenario, in 50 namespaces (0: no scan scenario)")
+	flag.BoolVar(&o.verdictGrouped, "scan-group-results", false, "scan: also Verdict with verdict reports serve --group-results (results grouped by outcome: smaller reports)")
+	flag.DurationVar(&o.scanTimeout, "scan-timeout", 20*time.Minute, "longest wait for one system's reports to converge")
 	flag.BoolVar(&o.kyvernoReports, "kyverno-admission-reports", false, "Kyverno's --admissionReports (its default is true; the harness runs no reports controller to aggregate them)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of one review")
 	flag.Parse()
+	if err := o.parseOnly(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if o.kyvernoReportsBin == "" {
+		o.kyvernoReportsBin = filepath.Join(filepath.Dir(o.kyverno), "reports-controller-v1.19.0")
+	}
 	for _, s := range strings.Split(rates, ",") {
 		if s = strings.TrimSpace(s); s != "" {
 			v, err := strconv.ParseFloat(s, 64)
@@ -118,7 +181,7 @@ func run(r *runner, o options) {
 		}
 	}
 	for _, p := range []struct{ who, path string }{{"verdict", o.verdict}, {"kyverno", o.kyverno}} {
-		if o.only != "both" && o.only != p.who {
+		if !o.runs(p.who) || (p.who == "kyverno" && !o.part("admission")) {
 			continue
 		}
 		if _, err := os.Stat(p.path); err != nil {
@@ -131,7 +194,27 @@ func run(r *runner, o options) {
 	}
 	os.Setenv(e2e.BinDirEnv, e2eBin)
 	ctx := context.Background()
-	r.Logf("starting etcd and kube-apiserver from %s", e2eBin)
+	fmt.Println(environment(o))
+	var results []*result
+	if o.part("admission") {
+		results = admission(ctx, r, o)
+		printTable(os.Stdout, o, results)
+	}
+	if o.part("scan") && o.scanPods > 0 {
+		scans := scanScenario(ctx, r, o)
+		if len(results) > 0 {
+			fmt.Println()
+		}
+		printScanTable(os.Stdout, o, scans)
+	}
+}
+
+// admission runs the admission scenarios of each system on one cluster.
+func admission(ctx context.Context, r *runner, o options) []*result {
+	// Its own runner: the cluster and the systems stop at the end.
+	r = r.child()
+	defer r.close()
+	r.Logf("starting etcd and kube-apiserver from %s", os.Getenv(e2e.BinDirEnv))
 	cl := e2e.Start(r, e2e.Options{})
 	kubeconfig := filepath.Join(r.dir, "kubeconfig")
 	if err := writeKubeconfig(cl, kubeconfig); err != nil {
@@ -143,12 +226,10 @@ func run(r *runner, o options) {
 	}
 	r.Logf("installed Kyverno's CRDs and %d ClusterPolicies from %s", n, o.policies)
 
-	env := environment(o)
-	fmt.Println(env)
 	set := newReviewSet(1024)
 	c := newClient(o.timeout)
 	var results []*result
-	if o.only == "both" || o.only == "verdict" {
+	if o.runs("verdict") {
 		s := startVerdict(r, o, kubeconfig)
 		waitReady(r, c, s, set)
 		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
@@ -156,7 +237,7 @@ func run(r *runner, o options) {
 		})...)
 		s.stop()
 	}
-	if o.only == "both" || o.only == "kyverno" {
+	if o.runs("kyverno") {
 		s := startKyverno(r, o, kubeconfig)
 		waitReady(r, c, s, set)
 		results = append(results, scenarios(ctx, r, o, c, s, set, func() []*result {
@@ -164,7 +245,7 @@ func run(r *runner, o options) {
 		})...)
 		s.stop()
 	}
-	printTable(os.Stdout, o, results)
+	return results
 }
 
 // pin sets the CPU affinity of every thread of this process.
@@ -208,10 +289,15 @@ func environment(o options) string {
 	fmt.Fprintf(&b, "# machine: %s, %d CPUs (%s), load average %s\n", host, runtime.NumCPU(), cpuModel(), loadAvg())
 	fmt.Fprintf(&b, "# systems under test: taskset -c %s, GOMAXPROCS=%d for every process; load generator, etcd, kube-apiserver: taskset -c %s\n", o.cpus, o.gomaxprocs, o.loadCPUs)
 	v, _ := execOutput(o.verdict, "version")
+	v, _, _ = strings.Cut(v, "\n")
 	fmt.Fprintf(&b, "# verdict: %s (serve + webhook, GC target 400)\n", strings.TrimSpace(v))
 	fmt.Fprintf(&b, "# kyverno: %s (cmd/kyverno of github.com/kyverno/kyverno@v1.19.0; --admissionReports=%t)\n", o.kyverno, o.kyvernoReports)
 	fmt.Fprintf(&b, "# policies: %s; reviews: CREATE of a Pod and a Deployment that pass the restricted profile and of a Pod and a Deployment that fail it, in turn\n", o.policies)
-	fmt.Fprintf(&b, "# each scenario: %s warm-up, %s measured\n", o.warmup, o.duration)
+	fmt.Fprintf(&b, "# each admission scenario: %s warm-up, %s measured\n", o.warmup, o.duration)
+	if o.part("scan") && o.scanPods > 0 {
+		fmt.Fprintf(&b, "# background scan: %d Pods (two containers; every tenth privileged, every seventh on the host network) in %d namespaces, then the policies, on a fresh etcd + kube-apiserver per system; verdict serve + verdict reports serve --kubeconfig + verdict scan --kubeconfig --report-writer; kyverno: %s %s\n",
+			o.scanPods, scanNamespaces, o.kyvernoReportsBin, strings.Join(kyvernoReportsArgs("KUBECONFIG")[2:], " "))
+	}
 	return b.String()
 }
 

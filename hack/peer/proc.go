@@ -22,6 +22,10 @@ type proc struct {
 	cmd  *exec.Cmd
 	log  string
 	done chan struct{}
+	// oneShot: the process ends by itself (verdict scan), which is no
+	// failure.
+	oneShot bool
+	endedAt time.Time // set before done is closed
 }
 
 // start runs bin with args under taskset -c cpus with GOMAXPROCS set,
@@ -43,7 +47,7 @@ func start(r *runner, dir, name, cpus string, gomaxprocs int, env []string, bin 
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); f.Close(); close(p.done) }()
+	go func() { _ = cmd.Wait(); p.endedAt = time.Now(); f.Close(); close(p.done) }()
 	r.Cleanup(p.stop)
 	return p, nil
 }
@@ -75,25 +79,28 @@ func (p *proc) exited() bool {
 
 // cpuSeconds is the user + system CPU time of the process so far
 // (taskset execs the binary, so the pid is the binary's).
-func (p *proc) cpuSeconds() (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid))
+func (p *proc) cpuSeconds() (float64, error) { return pidCPUSeconds(p.cmd.Process.Pid) }
+
+// pidCPUSeconds is the user + system CPU time of a process so far.
+func pidCPUSeconds(pid int) (float64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
 	// The fields after the command name, which is in parentheses.
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command", p.cmd.Process.Pid)
+		return 0, fmt.Errorf("/proc/%d/stat: no command", pid)
 	}
 	f := strings.Fields(string(b[i+1:]))
 	// f[0] is field 3 (state); utime is field 14, stime field 15.
 	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", p.cmd.Process.Pid, len(f))
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
 	}
 	ut, err1 := strconv.ParseUint(f[11], 10, 64)
 	st, err2 := strconv.ParseUint(f[12], 10, 64)
 	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", p.cmd.Process.Pid, f[11], f[12])
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
 	}
 	return float64(ut+st) / clockTicks, nil
 }
