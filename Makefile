@@ -4,7 +4,7 @@
 #   make test         unit, corpus and CLI tests
 #   make conformance  the kyverno/policies corpus against the committed baseline
 #   make e2e          end-to-end tests with a real kube-apiserver and etcd (docs/e2e.md)
-#   make bench-peer   Verdict and Kyverno's admission controller side by side (hack/peer)
+#   make bench-peer   Verdict and Kyverno side by side: admission, and with PEER_FLAGS='-only scan' a background scan (hack/peer)
 #   make image        the container image (Dockerfile), when a docker daemon answers
 #   make crds         deploy/crds from Kyverno's published CRDs (hack/crdgen)
 #   make chart        the Helm chart's templates derived from deploy/base (hack/chartgen)
@@ -124,23 +124,28 @@ E2E_PKGS = $(shell grep -rl --include='*_test.go' '^//go:build e2e' --exclude-di
 e2e: e2e-bins $(HELM)
 	VERDICT_E2E_BIN=$(abspath $(E2E_BIN)) VERDICT_HELM=$(abspath $(HELM)) $(GO) test -tags e2e -count=1 -p 1 $(E2E_PKGS)
 
-# Verdict (serve + webhook) and Kyverno v1.19.0's admission controller
-# side by side on the e2e apiserver (hack/peer, its own module: Verdict
-# never depends on Kyverno). Kyverno is built from the module cache into
-# PEER_KYVERNO, niced (32 minutes cold on the 2 shared cores at load
-# average 16; cached afterwards).
-KYVERNO_VERSION ?= v1.19.0
-PEER_KYVERNO    ?= bin/peer/kyverno-$(KYVERNO_VERSION)
-PEER_FLAGS      ?=
+# Verdict and Kyverno v1.19.0 side by side on the e2e apiserver (hack/peer,
+# its own module: Verdict never depends on Kyverno): the admission
+# controller against verdict serve + webhook, and (PEER_FLAGS='-only scan')
+# the reports controller's background scan against verdict scan + reports.
+# Kyverno's binaries are built from the module cache into bin/peer, niced
+# (32 minutes cold on the 2 shared cores at load average 16; about 2
+# minutes for the second one once the build cache is warm).
+KYVERNO_VERSION      ?= v1.19.0
+PEER_KYVERNO         ?= bin/peer/kyverno-$(KYVERNO_VERSION)
+PEER_KYVERNO_REPORTS ?= bin/peer/reports-controller-$(KYVERNO_VERSION)
+PEER_FLAGS           ?=
 
-$(PEER_KYVERNO):
+bin/peer/kyverno-$(KYVERNO_VERSION): KYVERNO_CMD = kyverno
+bin/peer/reports-controller-$(KYVERNO_VERSION): KYVERNO_CMD = reports-controller
+bin/peer/kyverno-$(KYVERNO_VERSION) bin/peer/reports-controller-$(KYVERNO_VERSION):
 	$(GO) mod download github.com/kyverno/kyverno@$(KYVERNO_VERSION)
 	mkdir -p $(dir $@)
 	cd $$($(GO) env GOMODCACHE)/github.com/kyverno/kyverno@$(KYVERNO_VERSION) && \
-	  nice -n 10 $(GO) build -trimpath -o $(abspath $@) ./cmd/kyverno
+	  nice -n 10 $(GO) build -trimpath -o $(abspath $@) ./cmd/$(KYVERNO_CMD)
 
-bench-peer: build e2e-bins $(PEER_KYVERNO)
-	cd hack/peer && $(GO) run . -kyverno $(abspath $(PEER_KYVERNO)) -verdict $(abspath $(BIN)) -e2e-bin $(abspath $(E2E_BIN)) $(PEER_FLAGS)
+bench-peer: build e2e-bins $(PEER_KYVERNO) $(PEER_KYVERNO_REPORTS)
+	cd hack/peer && $(GO) run . -kyverno $(abspath $(PEER_KYVERNO)) -kyverno-reports $(abspath $(PEER_KYVERNO_REPORTS)) -verdict $(abspath $(BIN)) -e2e-bin $(abspath $(E2E_BIN)) $(PEER_FLAGS)
 
 # Every fuzz target of the module (hack/fuzz.sh finds them by their func
 # Fuzz lines, so a new one needs no listing here), each for FUZZTIME.
