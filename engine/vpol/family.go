@@ -21,6 +21,16 @@ type Doc[S any] struct {
 // (NamespacedMutatingPolicy, ...).
 func (d *Doc[S]) Namespaced() bool { return strings.HasPrefix(d.Kind, "Namespaced") }
 
+// Identity returns what the compiled policy of the document says of
+// itself: its kind, name, namespace (empty for the cluster-wide kind) and
+// hash (Hash of the kind, name, metadata namespace, annotations and spec).
+func (d *Doc[S]) Identity() (kind, name, namespace, hash string) {
+	if d.Namespaced() {
+		namespace = d.Metadata.Namespace
+	}
+	return d.Kind, d.Metadata.Name, namespace, Hash(d.Kind, d.Metadata.Name, d.Metadata.Namespace, d.Metadata.Annotations, &d.Spec)
+}
+
 // Family is a policies.kyverno.io policy kind and its namespaced form
 // ("MutatingPolicy" and "NamespacedMutatingPolicy"), decoded strictly
 // against the CRD schemas of their versions into Doc[S].
