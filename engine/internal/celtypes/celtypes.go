@@ -175,3 +175,27 @@ func (u UserInfo) Object() map[string]any {
 	}
 	return out
 }
+
+// RequestObject is the part of an admission request's JSON form for CEL
+// (Kubernetes' AdmissionRequest through the unstructured converter) that
+// both evaluators build alike: an empty uid, kind and requestKind (a
+// {group, version, kind} map), resource and requestResource (a {group,
+// version, resource} map), the operation, the requester's Object, dryRun
+// and null options. The callers add the fields they have (name,
+// namespace, object, ...); omitted fields stay absent, so has() tells
+// them apart.
+func RequestObject(kind, resource map[string]any, operation string, user UserInfo, dryRun bool) map[string]any {
+	out := make(map[string]any, requestFields)
+	out["uid"] = ""
+	out["kind"], out["requestKind"] = kind, kind
+	out["resource"], out["requestResource"] = resource, resource
+	out["operation"] = operation
+	out["userInfo"] = user.Object()
+	out["dryRun"] = dryRun
+	out["options"] = nil
+	return out
+}
+
+// requestFields is how many fields the JSON form of a request may have:
+// the size RequestObject makes room for.
+const requestFields = 16
