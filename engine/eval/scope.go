@@ -337,7 +337,7 @@ func (ev *evaluation) loadVariable(s *scope, ce *policy.ContextEntry) (any, erro
 			output = val
 		}
 	} else if path != "" {
-		q, err := ev.e.parseCached(path)
+		q, err := ev.e.parsed.get(path, jmespath.Parse)
 		if err != nil {
 			return nil, fmt.Errorf("failed to parse jmespath %s of context entry %s: %w", path, ce.Name, err)
 		}
@@ -474,7 +474,7 @@ func renderString(s *scope, t *variables.Template) (string, error) {
 }
 
 func (ev *evaluation) searchString(expr string, data any) (any, error) {
-	q, err := ev.e.parseCached(expr)
+	q, err := ev.e.parsed.get(expr, jmespath.Parse)
 	if err != nil {
 		return nil, err
 	}
