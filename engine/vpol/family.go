@@ -3,6 +3,7 @@ package vpol
 import (
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -57,7 +58,7 @@ func NewFamily[S any](pkg, kind string, schemaJSON []byte) *Family[S] {
 // IsPolicy reports whether apiVersion and kind name one of the family's
 // kinds, in any version (a version that is not served is a decoding error).
 func (f *Family[S]) IsPolicy(apiVersion, kind string) bool {
-	return (kind == f.kind || kind == f.namespaced) && groupOf(apiVersion) == Group
+	return (kind == f.kind || kind == f.namespaced) && kyverno.APIGroup(apiVersion) == Group
 }
 
 // DecodePolicy decodes one document of the family (a JSON object, as
