@@ -185,17 +185,15 @@ func (u UserInfo) Object() map[string]any {
 // namespace, object, ...); omitted fields stay absent, so has() tells
 // them apart.
 func RequestObject(kind, resource map[string]any, operation string, user UserInfo, dryRun bool) map[string]any {
-	out := make(map[string]any, requestFields)
-	out["uid"] = ""
-	out["kind"], out["requestKind"] = kind, kind
-	out["resource"], out["requestResource"] = resource, resource
-	out["operation"] = operation
-	out["userInfo"] = user.Object()
-	out["dryRun"] = dryRun
-	out["options"] = nil
-	return out
+	return map[string]any{
+		"uid":             "",
+		"kind":            kind,
+		"resource":        resource,
+		"requestKind":     kind,
+		"requestResource": resource,
+		"operation":       operation,
+		"userInfo":        user.Object(),
+		"dryRun":          dryRun,
+		"options":         nil,
+	}
 }
-
-// requestFields is how many fields the JSON form of a request may have:
-// the size RequestObject makes room for.
-const requestFields = 16
