@@ -30,12 +30,8 @@ func objectMeta() map[string]any {
 }
 
 func main() {
-	versions, err := crdschema.ReadCRDs(os.Args[1:]...)
-	if err != nil {
-		crdschema.Fail(err)
-	}
 	out := map[string]any{}
-	for _, v := range versions {
+	for _, v := range crdschema.ReadCRDs(os.Args[1:]...) {
 		props := v.Schema["properties"].(map[string]any)
 		props["metadata"] = objectMeta()
 		props["status"] = map[string]any{"preserve": true}

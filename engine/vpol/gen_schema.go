@@ -19,12 +19,8 @@ import (
 )
 
 func main() {
-	versions, err := crdschema.ReadCRDs(os.Args[1:]...)
-	if err != nil {
-		crdschema.Fail(err)
-	}
 	out := map[string]any{}
-	for _, v := range versions {
+	for _, v := range crdschema.ReadCRDs(os.Args[1:]...) {
 		if !v.Served {
 			continue
 		}

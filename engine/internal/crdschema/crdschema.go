@@ -78,17 +78,18 @@ type Version struct {
 }
 
 // ReadCRDs reads the versions of the CustomResourceDefinitions in files,
-// in order.
-func ReadCRDs(files ...string) ([]Version, error) {
+// in order, as the generators read their arguments; an error ends the
+// program (Fail).
+func ReadCRDs(files ...string) []Version {
 	var out []Version
 	for _, file := range files {
 		versions, err := readCRD(file)
 		if err != nil {
-			return nil, err
+			Fail(err)
 		}
 		out = append(out, versions...)
 	}
-	return out, nil
+	return out
 }
 
 // readCRD reads the versions of the CustomResourceDefinition in file.
