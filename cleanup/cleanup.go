@@ -137,7 +137,7 @@ func (r *Runner) Load(ctx context.Context) ([]Policy, []*vpol.Exception, error) 
 			return nil, nil, fmt.Errorf("list %s: %w", res.gvr.Resource, err)
 		}
 		for _, u := range items {
-			doc, err := dpol.DecodePolicy(userDocument(&u))
+			doc, err := dpol.Policies.DecodePolicy(userDocument(&u))
 			var p *dpol.Policy
 			if err == nil {
 				p, err = dpol.Compile(doc)

@@ -55,7 +55,7 @@ func (r *Runner) loadGenerating(ctx context.Context) (map[string]generating, err
 		}
 		for _, u := range items {
 			key := u.GetKind() + "/" + u.GetNamespace() + "/" + u.GetName()
-			doc, err := gpol.DecodePolicy(userDocument(&u))
+			doc, err := gpol.Policies.DecodePolicy(userDocument(&u))
 			if err != nil {
 				if known, ok := r.generating[key]; ok {
 					out[key] = known

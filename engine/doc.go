@@ -14,10 +14,11 @@
 //
 //   - Documents: kyverno.DecodePolicies and kyverno.DecodeExceptions turn
 //     YAML or JSON into *kyverno.Document and *kyverno.PolicyException,
-//     decoded strictly against the CRD schemas; vpol.Decode, mpol.Decode,
-//     ivpol.Decode, gpol.Decode, dpol.Decode and vap.Decode do the same
-//     for the policies.kyverno.io kinds and the admissionregistration.k8s.io
-//     ones. A document is the policy as written.
+//     decoded strictly against the CRD schemas; vpol.Decode, vap.Decode
+//     and the Decode of mpol.Policies, ivpol.Policies, gpol.Policies and
+//     dpol.Policies do the same for the policies.kyverno.io kinds and the
+//     admissionregistration.k8s.io ones. A document is the policy as
+//     written.
 //   - Compiled policies: policy.Compile (policy.CompileValidating for a
 //     ValidatingPolicy, policy.CompileMutating for a MutatingPolicy,
 //     policy.CompileImageValidating, policy.CompileGenerating and

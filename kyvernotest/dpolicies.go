@@ -11,7 +11,7 @@ import (
 // each resource the policy's matchConstraints select, whether the policy
 // would delete it, and nothing for the others.
 func deletingPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	return celPolicyOf(p, o, dpol.DecodePolicy, policy.CompileDeleting, func(*policy.Policy) []bool {
+	return celPolicyOf(p, o, dpol.Policies.DecodePolicy, policy.CompileDeleting, func(*policy.Policy) []bool {
 		return []bool{true}
 	})
 }

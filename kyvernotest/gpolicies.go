@@ -10,7 +10,7 @@ import (
 // NamespacedGeneratingPolicy document into p. Kyverno's CLI gives no
 // response for a resource the policy does not apply to.
 func generatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	return celPolicyOf(p, o, gpol.DecodePolicy, policy.CompileGenerating, func(*policy.Policy) []bool {
+	return celPolicyOf(p, o, gpol.Policies.DecodePolicy, policy.CompileGenerating, func(*policy.Policy) []bool {
 		return []bool{true}
 	})
 }

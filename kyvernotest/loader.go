@@ -218,13 +218,13 @@ func policyOf(path string, o kyverno.Object) *Policy {
 		return admissionPolicyOf(p, o) // vaps.go
 	case vap.IsBinding(p.APIVersion, p.Kind):
 		return bindingOf(p, o) // vaps.go
-	case mpol.IsPolicy(p.APIVersion, p.Kind):
+	case mpol.Policies.IsPolicy(p.APIVersion, p.Kind):
 		return mutatingPolicyOf(p, o)
-	case ivpol.IsPolicy(p.APIVersion, p.Kind):
-		return celPolicyOf(p, o, ivpol.DecodePolicy, policy.CompileImageValidating, func(*policy.Policy) []bool { return []bool{true} })
-	case gpol.IsPolicy(p.APIVersion, p.Kind):
+	case ivpol.Policies.IsPolicy(p.APIVersion, p.Kind):
+		return celPolicyOf(p, o, ivpol.Policies.DecodePolicy, policy.CompileImageValidating, func(*policy.Policy) []bool { return []bool{true} })
+	case gpol.Policies.IsPolicy(p.APIVersion, p.Kind):
 		return generatingPolicyOf(p, o) // gpolicies.go
-	case dpol.IsPolicy(p.APIVersion, p.Kind):
+	case dpol.Policies.IsPolicy(p.APIVersion, p.Kind):
 		return deletingPolicyOf(p, o) // dpolicies.go
 	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
 		return admissionDocumentOf(p, o)

@@ -13,6 +13,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
+	enginevars "github.com/verdict-policy/verdict/engine/variables"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -537,21 +538,7 @@ func (s *suiteRun) cliContext(vars map[string]any) {
 		if !ok || !s.unloaded(s.entries[name]) {
 			continue
 		}
-		vars[name] = setPath(vars[name], strings.Split(rest, "."), v)
+		vars[name] = enginevars.SetPath(vars[name], strings.Split(rest, "."), v)
 		delete(vars, k)
 	}
-}
-
-// setPath returns a copy of root with value at path.
-func setPath(root any, path []string, value any) any {
-	if len(path) == 0 {
-		return value
-	}
-	m, _ := root.(map[string]any)
-	cp := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		cp[k] = v
-	}
-	cp[path[0]] = setPath(m[path[0]], path[1:], value)
-	return cp
 }

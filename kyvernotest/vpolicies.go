@@ -40,7 +40,7 @@ func validatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
 // mutatingPolicyOf decodes and compiles a MutatingPolicy or
 // NamespacedMutatingPolicy document into p.
 func mutatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	return celPolicyOf(p, o, mpol.DecodePolicy, policy.CompileMutating, func(c *policy.Policy) (drops []bool) {
+	return celPolicyOf(p, o, mpol.Policies.DecodePolicy, policy.CompileMutating, func(c *policy.Policy) (drops []bool) {
 		for _, v := range c.Mutating.Variants() {
 			drops = append(drops, v.DropsUnmatched())
 		}

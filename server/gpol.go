@@ -15,9 +15,9 @@ import (
 // function reads it.
 func generatingOrDeleting(apiVersion, kind string) (func(string, []byte) ([]*policy.Policy, error), bool) {
 	switch {
-	case gpol.IsPolicy(apiVersion, kind):
+	case gpol.Policies.IsPolicy(apiVersion, kind):
 		return compileGenerating, true
-	case dpol.IsPolicy(apiVersion, kind):
+	case dpol.Policies.IsPolicy(apiVersion, kind):
 		return compileDeleting, true
 	}
 	return nil, false
@@ -31,13 +31,13 @@ func clusterWide(kind string) bool {
 
 // compileGenerating decodes and compiles every GeneratingPolicy and
 // NamespacedGeneratingPolicy of data.
-var compileGenerating = compilerOf(gpol.Decode, policy.CompileGenerating)
+var compileGenerating = compilerOf(gpol.Policies.Decode, policy.CompileGenerating)
 
 // compileDeleting decodes and compiles every DeletingPolicy and
 // NamespacedDeletingPolicy of data. The server holds them (ListPolicies,
 // ValidatePolicies); evaluation gives them no result on requests: a
 // cluster runs them on their schedule (the scanner's deletion runner).
-var compileDeleting = compilerOf(dpol.Decode, policy.CompileDeleting)
+var compileDeleting = compilerOf(dpol.Policies.Decode, policy.CompileDeleting)
 
 // compilerOf is the compile function of a kind: decode its documents of
 // data, then compileAll with compile.

@@ -152,23 +152,23 @@ func decodeInline(source string, data []byte) *inlineDocument {
 			if err == nil {
 				d.rules += len(obj.validating.Spec.Validations)
 			}
-		case mpol.IsPolicy(apiVersion, kind):
-			obj.mutating, err = mpol.DecodePolicy(o.Value)
+		case mpol.Policies.IsPolicy(apiVersion, kind):
+			obj.mutating, err = mpol.Policies.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.mutating.Spec.Mutations)
 			}
-		case gpol.IsPolicy(apiVersion, kind):
-			obj.generating, err = gpol.DecodePolicy(o.Value)
+		case gpol.Policies.IsPolicy(apiVersion, kind):
+			obj.generating, err = gpol.Policies.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.generating.Spec.Generation)
 			}
-		case dpol.IsPolicy(apiVersion, kind):
-			obj.deleting, err = dpol.DecodePolicy(o.Value)
+		case dpol.Policies.IsPolicy(apiVersion, kind):
+			obj.deleting, err = dpol.Policies.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.deleting.Spec.Conditions)
 			}
-		case ivpol.IsPolicy(apiVersion, kind):
-			obj.imageValid, err = ivpol.DecodePolicy(o.Value)
+		case ivpol.Policies.IsPolicy(apiVersion, kind):
+			obj.imageValid, err = ivpol.Policies.DecodePolicy(o.Value)
 			if err == nil {
 				d.rules += len(obj.imageValid.Spec.Validations)
 			}

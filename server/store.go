@@ -302,8 +302,8 @@ func (s *Store) entryFor(d Document, prev map[string]*entry) (*entry, error) {
 	celExceptionKind := vpol.IsException(pk.APIVersion, pk.Kind)
 	vapKind := vap.IsPolicy(pk.APIVersion, pk.Kind)
 	bindingKind := vap.IsBinding(pk.APIVersion, pk.Kind)
-	mutatingKind := mpol.IsPolicy(pk.APIVersion, pk.Kind)
-	imageValidatingKind := ivpol.IsPolicy(pk.APIVersion, pk.Kind)
+	mutatingKind := mpol.Policies.IsPolicy(pk.APIVersion, pk.Kind)
+	imageValidatingKind := ivpol.Policies.IsPolicy(pk.APIVersion, pk.Kind)
 	genOrDelCompile, genOrDelKind := generatingOrDeleting(pk.APIVersion, pk.Kind) // gpol.go
 	known := policyKind || exceptionKind || validatingKind || celExceptionKind || vapKind || bindingKind || mutatingKind || imageValidatingKind || genOrDelKind
 	if !known && !otherPolicyKinds[pk.Kind] {
@@ -426,11 +426,11 @@ var compileValidating = compilerOf(vpol.Decode, policy.CompileValidating) // gpo
 
 // compileMutating decodes and compiles every MutatingPolicy and
 // NamespacedMutatingPolicy of data.
-var compileMutating = compilerOf(mpol.Decode, policy.CompileMutating) // gpol.go
+var compileMutating = compilerOf(mpol.Policies.Decode, policy.CompileMutating) // gpol.go
 
 // compileImageValidating decodes and compiles every ImageValidatingPolicy
 // and NamespacedImageValidatingPolicy of data.
-var compileImageValidating = compilerOf(ivpol.Decode, policy.CompileImageValidating) // gpol.go
+var compileImageValidating = compilerOf(ivpol.Policies.Decode, policy.CompileImageValidating) // gpol.go
 
 // compileVAP decodes and compiles every ValidatingAdmissionPolicy of
 // data.

@@ -90,7 +90,7 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		name, _ := meta["name"].(string)
 		namespace, _ := meta["namespace"].(string)
 		group, _, _ := strings.Cut(apiVersion, "/")
-		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind)
+		celKind := vpol.IsPolicy(apiVersion, kind) || vpol.IsException(apiVersion, kind) || mpol.Policies.IsPolicy(apiVersion, kind) || ivpol.Policies.IsPolicy(apiVersion, kind)
 		vapKind := vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind)
 		genOrDelCompile, genOrDelKind := generatingOrDeleting(apiVersion, kind) // gpol.go
 		celKind = celKind || genOrDelKind
@@ -109,9 +109,9 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		spec, _ := o.Value["spec"].(map[string]any)
 		rulesField := "spec.rules"
 		switch {
-		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || ivpol.IsPolicy(apiVersion, kind):
+		case vpol.IsPolicy(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || ivpol.Policies.IsPolicy(apiVersion, kind):
 			rulesField = "spec.validations"
-		case mpol.IsPolicy(apiVersion, kind):
+		case mpol.Policies.IsPolicy(apiVersion, kind):
 			rulesField = "spec.mutations"
 		}
 		if rules, _ := spec[strings.TrimPrefix(rulesField, "spec.")].([]any); len(rules) > limits.rules {
@@ -127,9 +127,9 @@ func validateDocument(source string, data []byte, limits requestLimits) *verdict
 		switch {
 		case vpol.IsPolicy(apiVersion, kind):
 			_, err = compileValidating(source, raw)
-		case mpol.IsPolicy(apiVersion, kind):
+		case mpol.Policies.IsPolicy(apiVersion, kind):
 			_, err = compileMutating(source, raw)
-		case ivpol.IsPolicy(apiVersion, kind):
+		case ivpol.Policies.IsPolicy(apiVersion, kind):
 			_, err = compileImageValidating(source, raw)
 		case genOrDelKind:
 			_, err = genOrDelCompile(source, raw)

@@ -58,9 +58,9 @@ func (c *Case) CELKinds() (bool, error) {
 	for _, o := range objs {
 		apiVersion, _ := o.Value["apiVersion"].(string)
 		kind, _ := o.Value["kind"].(string)
-		if vpol.IsPolicy(apiVersion, kind) || mpol.IsPolicy(apiVersion, kind) || mpol.IsAdmissionPolicy(apiVersion, kind) ||
+		if vpol.IsPolicy(apiVersion, kind) || mpol.Policies.IsPolicy(apiVersion, kind) || mpol.IsAdmissionPolicy(apiVersion, kind) ||
 			mpol.IsBinding(apiVersion, kind) || vap.IsPolicy(apiVersion, kind) || vap.IsBinding(apiVersion, kind) ||
-			ivpol.IsPolicy(apiVersion, kind) || gpol.IsPolicy(apiVersion, kind) || dpol.IsPolicy(apiVersion, kind) {
+			ivpol.Policies.IsPolicy(apiVersion, kind) || gpol.Policies.IsPolicy(apiVersion, kind) || dpol.Policies.IsPolicy(apiVersion, kind) {
 			return true, nil
 		}
 	}
@@ -101,16 +101,16 @@ func (c *Case) Policies() ([]*policy.Policy, error) {
 		switch {
 		case vpol.IsPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, vpol.DecodePolicy, policy.CompileValidating)
-		case mpol.IsPolicy(apiVersion, kind):
-			p, err = celPolicy(o.Value, mpol.DecodePolicy, policy.CompileMutating)
+		case mpol.Policies.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, mpol.Policies.DecodePolicy, policy.CompileMutating)
 		case mpol.IsAdmissionPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, mpol.DecodeAdmissionPolicy, compileAdmission)
-		case ivpol.IsPolicy(apiVersion, kind):
-			p, err = celPolicy(o.Value, ivpol.DecodePolicy, policy.CompileImageValidating)
-		case gpol.IsPolicy(apiVersion, kind):
-			p, err = celPolicy(o.Value, gpol.DecodePolicy, policy.CompileGenerating)
-		case dpol.IsPolicy(apiVersion, kind):
-			p, err = celPolicy(o.Value, dpol.DecodePolicy, policy.CompileDeleting)
+		case ivpol.Policies.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, ivpol.Policies.DecodePolicy, policy.CompileImageValidating)
+		case gpol.Policies.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, gpol.Policies.DecodePolicy, policy.CompileGenerating)
+		case dpol.Policies.IsPolicy(apiVersion, kind):
+			p, err = celPolicy(o.Value, dpol.Policies.DecodePolicy, policy.CompileDeleting)
 		case vap.IsPolicy(apiVersion, kind):
 			p, err = celPolicy(o.Value, vap.DecodePolicy, compileVAP)
 		case mpol.IsBinding(apiVersion, kind), vap.IsBinding(apiVersion, kind):

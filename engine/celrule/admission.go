@@ -22,7 +22,8 @@ type AdmissionSpec struct {
 	HasParams bool
 }
 
-// NamedExpression is a match condition or a variable.
+// NamedExpression is a match condition or a variable (of a
+// ValidatingAdmissionPolicy, or of validate.cel and its preconditions).
 type NamedExpression struct {
 	Name, Expression string
 }
@@ -51,13 +52,7 @@ type AuditAnnotation struct {
 // "spec.validations[2].messageExpression",
 // "spec.auditAnnotations[0].valueExpression").
 func CompileAdmission(spec AdmissionSpec, path string) (*Rule, error) {
-	parts := ruleParts{validations: spec.Validations}
-	for _, v := range spec.Variables {
-		parts.variables = append(parts.variables, namedExpr{v.Name, v.Expression})
-	}
-	for _, m := range spec.MatchConditions {
-		parts.conditions = append(parts.conditions, namedExpr{m.Name, m.Expression})
-	}
+	parts := ruleParts{conditions: spec.MatchConditions, variables: spec.Variables, validations: spec.Validations}
 	for _, a := range spec.AuditAnnotations {
 		parts.annotations = append(parts.annotations, a.ValueExpression)
 	}

@@ -103,10 +103,10 @@ func Compile(spec Spec, path string) (*Rule, error) {
 	}
 	parts := ruleParts{message: spec.Message}
 	for _, v := range c.Variables {
-		parts.variables = append(parts.variables, namedExpr{v.Name, v.Expression})
+		parts.variables = append(parts.variables, NamedExpression{v.Name, v.Expression})
 	}
 	for _, p := range spec.Preconditions {
-		parts.conditions = append(parts.conditions, namedExpr{p.Name, p.Expression})
+		parts.conditions = append(parts.conditions, NamedExpression{p.Name, p.Expression})
 	}
 	for _, e := range c.Expressions {
 		parts.validations = append(parts.validations, Validation{Expression: e.Expression, Message: e.Message, MessageExpression: e.MessageExpression})
@@ -128,14 +128,11 @@ func Compile(spec Spec, path string) (*Rule, error) {
 	return r, nil
 }
 
-// namedExpr is a named expression: a variable or a match condition.
-type namedExpr struct{ name, expression string }
-
 // ruleParts are the expressions a Rule is compiled from, whatever their
 // source: validate.cel or a ValidatingAdmissionPolicy.
 type ruleParts struct {
-	conditions  []namedExpr
-	variables   []namedExpr
+	conditions  []NamedExpression
+	variables   []NamedExpression
 	validations []Validation
 	annotations []string
 	// message is the message of the validations that have none.
@@ -157,12 +154,12 @@ func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
 	}
 	r.varsType = envs.variables
 	for _, v := range parts.variables {
-		cv := &variable{name: v.name, compiled: compileExpr(envs.full, v.expression)}
-		envs.variables.Fields[v.name] = apiservercel.NewDeclField(v.name, declTypeOf(cv.outType), true, nil, nil)
+		cv := &variable{name: v.Name, compiled: compileExpr(envs.full, v.Expression)}
+		envs.variables.Fields[v.Name] = apiservercel.NewDeclField(v.Name, declTypeOf(cv.outType), true, nil, nil)
 		r.variables = append(r.variables, cv)
 	}
 	for _, p := range parts.conditions {
-		r.preconditions = append(r.preconditions, &precondition{name: p.name, compiled: compileExpr(envs.full, p.expression, cel.BoolType)})
+		r.preconditions = append(r.preconditions, &precondition{name: p.Name, compiled: compileExpr(envs.full, p.Expression, cel.BoolType)})
 	}
 	for _, e := range parts.validations {
 		v := &validation{expression: e.Expression, message: e.Message, compiled: compileExpr(envs.full, e.Expression, cel.BoolType)}

@@ -86,21 +86,11 @@ func newInput(req Request, object, oldObject map[string]any, authz authorizer.Au
 // fields are absent, so has() tells them apart. Kyverno never sets the
 // subresource and always a false dryRun.
 func requestObject(req Request, ns string) map[string]any {
-	kind := map[string]any{"group": req.Group, "version": req.Version, "kind": req.Kind}
-	resource := map[string]any{"group": req.Group, "version": req.Version, "resource": req.Resource}
-	u := req.User.Object()
-	out := map[string]any{
-		"uid":             "",
-		"kind":            kind,
-		"resource":        resource,
-		"requestKind":     kind,
-		"requestResource": resource,
-		"name":            req.Name,
-		"operation":       req.Operation,
-		"userInfo":        u,
-		"dryRun":          false,
-		"options":         nil,
-	}
+	out := celtypes.RequestObject(
+		map[string]any{"group": req.Group, "version": req.Version, "kind": req.Kind},
+		map[string]any{"group": req.Group, "version": req.Version, "resource": req.Resource},
+		req.Operation, req.User, false)
+	out["name"] = req.Name
 	if ns != "" {
 		out["namespace"] = ns
 	}

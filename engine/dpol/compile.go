@@ -58,14 +58,9 @@ func Compile(doc *Document) (*Policy, error) {
 	spec := &doc.Spec
 	p := &Policy{
 		doc:   doc,
-		Kind:  doc.Kind,
-		Name:  doc.Metadata.Name,
-		Hash:  vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
 		match: vpol.CompileMatcher(allOperations(spec.MatchConstraints)),
 	}
-	if doc.Namespaced() {
-		p.Namespace = doc.Metadata.Namespace
-	}
+	p.Kind, p.Name, p.Namespace, p.Hash = doc.Identity()
 	probs.Common(doc.Kind, &doc.Metadata, doc.Namespaced(), spec.MatchConstraints, "conditions", spec.Conditions, spec.Variables, nil)
 	if spec.Schedule == "" {
 		invalid("spec.schedule", "schedule must not be empty")

@@ -18,22 +18,13 @@ import (
 //go:embed schema.json
 var schemaJSON []byte
 
-var family = vpol.NewFamily[policiesv1.DeletingPolicySpec]("dpol", KindDeletingPolicy, schemaJSON)
-
-// Decode reads every DeletingPolicy and NamespacedDeletingPolicy of
-// data (multi-document YAML or JSON, Lists included) and returns them in
-// order; other documents are skipped. source names the input in errors.
-func Decode(source string, data []byte) ([]*Document, error) {
-	return family.Decode(source, data)
-}
-
-// DecodePolicy decodes one DeletingPolicy or NamespacedDeletingPolicy
-// (a JSON object, as kyverno.SplitDocuments returns it), strictly against
-// the CRD schema of its version, as engine/vpol decodes its kinds: an
-// unknown field, or a value of the wrong type, is an error with Code
-// engine.CodeDecode and the field path ("spec.conditions[0].expresion"); a
-// version the CRD does not serve is an error with Code
-// engine.CodeUnsupported at "apiVersion".
-func DecodePolicy(m map[string]any) (*Document, error) {
-	return family.DecodePolicy(m)
-}
+// Policies decodes the DeletingPolicy and NamespacedDeletingPolicy
+// documents, strictly against the CRD schema of their version
+// (vpol.Family): its Decode reads every one of a multi-document YAML or
+// JSON input, its DecodePolicy one object as kyverno.SplitDocuments
+// returns it, and its IsPolicy tells whether an apiVersion and kind name
+// one of them. An unknown field, or a value of the wrong type, is an
+// error with Code engine.CodeDecode and the field path
+// ("spec.conditions[0].expresion"); a version the CRD does not serve is
+// an error with Code engine.CodeUnsupported at "apiVersion".
+var Policies = vpol.NewFamily[policiesv1.DeletingPolicySpec]("dpol", KindDeletingPolicy, schemaJSON)

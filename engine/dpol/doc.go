@@ -2,12 +2,12 @@
 // NamespacedDeletingPolicy (policies.kyverno.io), with the decisions of
 // Kyverno v1.19 (pkg/cel/policies/dpol).
 //
-// Read first: Document (types.go); Decode and DecodePolicy (decode.go);
-// Compile and Policy (compile.go), whose Evaluate decides for one
-// existing resource. engine/policy wraps a compiled Policy
-// (policy.CompileDeleting); engine/eval reports it as Kyverno's CLI does
-// (Options.KyvernoCLI); a host runs it on its schedule against the
-// cluster's resources.
+// Read first: Document (types.go); Policies (decode.go), whose Decode
+// and DecodePolicy read the documents; Compile and Policy (compile.go),
+// whose Evaluate decides for one existing resource. engine/policy wraps
+// a compiled Policy (policy.CompileDeleting); engine/eval reports it as
+// Kyverno's CLI does (Options.KyvernoCLI); a host runs it on its
+// schedule against the cluster's resources.
 //
 // # Decoding
 //

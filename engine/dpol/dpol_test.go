@@ -29,7 +29,7 @@ spec:
 
 func decode(t *testing.T, src string) *dpol.Document {
 	t.Helper()
-	docs, err := dpol.Decode("test", []byte(src))
+	docs, err := dpol.Policies.Decode("test", []byte(src))
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("Decode() = %d documents, error %v; want 1", len(docs), err)
 	}
@@ -72,10 +72,10 @@ func TestDecodeVersions(t *testing.T) {
 			})
 		}
 	}
-	if _, err := dpol.Decode("test", []byte(policyDoc("NamespacedDeletingPolicy", "v1alpha1", "* * * * *", ""))); !hasError(err, engine.CodeUnsupported, "apiVersion") {
+	if _, err := dpol.Policies.Decode("test", []byte(policyDoc("NamespacedDeletingPolicy", "v1alpha1", "* * * * *", ""))); !hasError(err, engine.CodeUnsupported, "apiVersion") {
 		t.Errorf("Decode(NamespacedDeletingPolicy v1alpha1) = %v, want %s at apiVersion", err, engine.CodeUnsupported)
 	}
-	if _, err := dpol.Decode("test", []byte(policyDoc("DeletingPolicy", "v1", "* * * * *", "  condition: []\n"))); !hasError(err, engine.CodeDecode, "spec.condition") {
+	if _, err := dpol.Policies.Decode("test", []byte(policyDoc("DeletingPolicy", "v1", "* * * * *", "  condition: []\n"))); !hasError(err, engine.CodeDecode, "spec.condition") {
 		t.Errorf("Decode(unknown field) = %v, want %s at spec.condition", err, engine.CodeDecode)
 	}
 }

@@ -30,16 +30,13 @@ type Engine struct {
 	// maxSteps is Options.MaxSteps with its default (<= 0: no limit).
 	maxSteps int64
 	// parsed caches JMESPath expressions that only exist at evaluation
-	// (jmesPath fields rendered from variables). Their text can come from
-	// request data, so the cache stops growing at maxParsed entries.
-	parsed  sync.Map // string -> *jmespath.Query
-	nParsed atomic.Int64
+	// (jmesPath fields rendered from variables): their text can come from
+	// request data.
+	parsed parseCache[*jmespath.Query]
 	// templates caches texts with variables built at evaluation (deny
-	// messages joined from condition messages). Policies come and go in a
-	// long-lived engine, so the cache stops growing at maxParsed entries
-	// too.
-	templates  sync.Map // string -> *variables.Template
-	nTemplates atomic.Int64
+	// messages joined from condition messages): policies come and go in a
+	// long-lived engine.
+	templates parseCache[*variables.Template]
 	// celData and clock serve the policies.kyverno.io kinds (vpol.go, mpol.go).
 	celData kyvernocel.Sources
 	clock   func() time.Time
@@ -50,6 +47,29 @@ type Engine struct {
 // maxParsed bounds each cache of what is parsed at evaluation
 // (expressions, templates).
 const maxParsed = 4096
+
+// parseCache caches what is parsed at evaluation, by text. It stops
+// growing at maxParsed entries; past them, get parses every new text
+// again.
+type parseCache[T any] struct {
+	m sync.Map // string -> T
+	n atomic.Int64
+}
+
+// get returns parse(text), from the cache when it holds it.
+func (c *parseCache[T]) get(text string, parse func(string) (T, error)) (T, error) {
+	if v, ok := c.m.Load(text); ok {
+		return v.(T), nil
+	}
+	v, err := parse(text)
+	if err != nil {
+		return v, err
+	}
+	if c.n.Add(1) <= maxParsed {
+		c.m.Store(text, v)
+	}
+	return v, nil
+}
 
 // New returns an Engine.
 func New(opts Options) *Engine {
@@ -76,20 +96,6 @@ func (e *Engine) now() time.Time {
 		return e.clock()
 	}
 	return time.Now()
-}
-
-func (e *Engine) parseCached(expr string) (*jmespath.Query, error) {
-	if q, ok := e.parsed.Load(expr); ok {
-		return q.(*jmespath.Query), nil
-	}
-	q, err := jmespath.Parse(expr)
-	if err != nil {
-		return nil, err
-	}
-	if e.nParsed.Add(1) <= maxParsed {
-		e.parsed.Store(expr, q)
-	}
-	return q, nil
 }
 
 // evaluation is the state of one Evaluate call.
@@ -362,18 +368,4 @@ func (ev *evaluation) releaseChild(c *scope) {
 func loadImages(s *scope) (any, error) {
 	obj, _ := s.ev.base["request"].(map[string]any)["object"].(map[string]any)
 	return imagesOf(obj), nil
-}
-
-func (e *Engine) parseTemplate(text string) (*variables.Template, error) {
-	if t, ok := e.templates.Load(text); ok {
-		return t.(*variables.Template), nil
-	}
-	t, err := variables.Parse(text)
-	if err != nil {
-		return nil, err
-	}
-	if e.nTemplates.Add(1) <= maxParsed {
-		e.templates.Store(text, t)
-	}
-	return t, nil
 }

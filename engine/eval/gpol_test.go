@@ -28,7 +28,7 @@ spec:
 `
 
 func TestGeneratingPolicyObjects(t *testing.T) {
-	docs, err := gpol.Decode("test", []byte(cloneAndBind))
+	docs, err := gpol.Policies.Decode("test", []byte(cloneAndBind))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,9 +45,9 @@ spec:
       expression: 'Object{metadata: Object.metadata{labels: {"team": "a"}}}'
 `
 	compile := func(background string) *policy.Policy {
-		docs, err := mpol.Decode("add-team.yaml", []byte(strings.ReplaceAll(addTeam, "BACKGROUND", background)))
+		docs, err := mpol.Policies.Decode("add-team.yaml", []byte(strings.ReplaceAll(addTeam, "BACKGROUND", background)))
 		if err != nil || len(docs) != 1 {
-			t.Fatalf("mpol.Decode = %d documents, %v", len(docs), err)
+			t.Fatalf("mpol.Policies.Decode = %d documents, %v", len(docs), err)
 		}
 		p, err := policy.CompileMutating(docs[0])
 		if err != nil {

@@ -27,7 +27,7 @@ func corpusPolicyFile(tb testing.TB, path string) *policy.Policy {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if mdocs, err := mpol.Decode(file, data); err == nil && len(mdocs) == 1 {
+	if mdocs, err := mpol.Policies.Decode(file, data); err == nil && len(mdocs) == 1 {
 		p, err := policy.CompileMutating(mdocs[0])
 		if err != nil {
 			tb.Fatal(err)

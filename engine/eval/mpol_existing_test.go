@@ -70,7 +70,7 @@ spec:
 	}
 	trigger := map[string]any{"apiVersion": "v1", "kind": "Secret", "metadata": map[string]any{"name": "s", "namespace": "apps"}}
 	for form, targets := range forms {
-		docs, err := mpol.Decode("p.yaml", []byte(strings.Replace(doc, "TARGETS", targets, 1)))
+		docs, err := mpol.Policies.Decode("p.yaml", []byte(strings.Replace(doc, "TARGETS", targets, 1)))
 		if err != nil {
 			t.Fatal(err)
 		}

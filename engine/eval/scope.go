@@ -157,22 +157,7 @@ func (s *scope) set(name string, value any) {
 		return
 	}
 	parts := strings.Split(name, ".")
-	s.data[parts[0]] = setPath(s.data[parts[0]], parts[1:], value)
-}
-
-// setPath returns a copy of root with value at path; maps on the way are
-// copied, never changed in place.
-func setPath(root any, path []string, value any) any {
-	if len(path) == 0 {
-		return value
-	}
-	m, _ := root.(map[string]any)
-	cp := make(map[string]any, len(m)+1)
-	for k, v := range m {
-		cp[k] = v
-	}
-	cp[path[0]] = setPath(m[path[0]], path[1:], value)
-	return cp
+	s.data[parts[0]] = variables.SetPath(s.data[parts[0]], parts[1:], value)
 }
 
 // loadMatching loads the pending entries a query refers to, in order.
@@ -352,7 +337,7 @@ func (ev *evaluation) loadVariable(s *scope, ce *policy.ContextEntry) (any, erro
 			output = val
 		}
 	} else if path != "" {
-		q, err := ev.e.parseCached(path)
+		q, err := ev.e.parsed.get(path, jmespath.Parse)
 		if err != nil {
 			return nil, fmt.Errorf("failed to parse jmespath %s of context entry %s: %w", path, ce.Name, err)
 		}
@@ -489,7 +474,7 @@ func renderString(s *scope, t *variables.Template) (string, error) {
 }
 
 func (ev *evaluation) searchString(expr string, data any) (any, error) {
-	q, err := ev.e.parseCached(expr)
+	q, err := ev.e.parsed.get(expr, jmespath.Parse)
 	if err != nil {
 		return nil, err
 	}

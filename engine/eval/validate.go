@@ -8,6 +8,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/internal/memo"
 	"github.com/verdict-policy/verdict/engine/pattern"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
 )
 
 // validator evaluates one validate rule, or one level of its foreach.
@@ -382,7 +383,7 @@ func (ev *evaluation) renderText(s *scope, text string) (string, error) {
 	if !strings.Contains(text, "{{") {
 		return strings.ReplaceAll(text, `\{{`, "{{"), nil
 	}
-	t, err := ev.e.parseTemplate(text)
+	t, err := ev.e.templates.get(text, variables.Parse)
 	if err != nil {
 		return "", err
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 	"github.com/verdict-policy/verdict/engine/pattern"
 )
 
@@ -199,7 +200,7 @@ func stringField(m map[string]any, k string) string {
 // with the owner's labels, as Kyverno's generator sets them. It does not
 // change content.
 func Build(content map[string]any, t Target, o Owner) map[string]any {
-	obj := deepCopy(content).(map[string]any)
+	obj := jsonconv.Copy(content).(map[string]any)
 	meta, _ := obj["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
@@ -259,7 +260,7 @@ func FromClone(source map[string]any, targetNamespace string) map[string]any {
 // which it creates when missing (the labels are set into the metadata by
 // the caller).
 func copyWithLabels(source map[string]any) (obj, meta, labels map[string]any) {
-	obj = deepCopy(source).(map[string]any)
+	obj = jsonconv.Copy(source).(map[string]any)
 	meta, _ = obj["metadata"].(map[string]any)
 	if meta == nil {
 		meta = map[string]any{}
@@ -293,7 +294,7 @@ func Unchanged(desired, existing map[string]any) bool {
 // creationTimestamp, managedFields, resourceVersion) into a clone copy, so
 // that the two compare equal when nothing else differs.
 func WithIdentityOf(obj, existing map[string]any) map[string]any {
-	out := deepCopy(obj).(map[string]any)
+	out := jsonconv.Copy(obj).(map[string]any)
 	meta, _ := out["metadata"].(map[string]any)
 	em, _ := existing["metadata"].(map[string]any)
 	if meta == nil {
@@ -308,22 +309,4 @@ func WithIdentityOf(obj, existing map[string]any) map[string]any {
 		}
 	}
 	return out
-}
-
-func deepCopy(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		m := make(map[string]any, len(t))
-		for k, v := range t {
-			m[k] = deepCopy(v)
-		}
-		return m
-	case []any:
-		l := make([]any, len(t))
-		for i, v := range t {
-			l[i] = deepCopy(v)
-		}
-		return l
-	}
-	return v
 }

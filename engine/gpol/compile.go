@@ -80,9 +80,6 @@ func (c *compiler) policy(doc *Document) *Policy {
 	spec := &doc.Spec
 	p := &Policy{
 		doc:                doc,
-		Kind:               doc.Kind,
-		Name:               doc.Metadata.Name,
-		Hash:               vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
 		Admission:          spec.AdmissionEnabled(),
 		GenerateExisting:   spec.GenerateExistingEnabled(),
 		Synchronize:        spec.SynchronizationEnabled(),
@@ -90,9 +87,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 		UseServerSideApply: spec.UseServerSideApply,
 		match:              vpol.CompileMatcher(spec.MatchConstraints),
 	}
-	if doc.Namespaced() {
-		p.Namespace = doc.Metadata.Namespace
-	}
+	p.Kind, p.Name, p.Namespace, p.Hash = doc.Identity()
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewGeneratingEnv(p.Namespace)
 	if err != nil {

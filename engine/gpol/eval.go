@@ -179,9 +179,8 @@ func (c *collector) GenerateResources(namespace string, dataList []map[string]an
 		}
 		for _, o := range objs {
 			if c.namespace != "" {
-				apiVersion, _ := o["apiVersion"].(string)
-				kind, _ := o["kind"].(string)
-				if kyverno.ClusterScoped(groupOf(apiVersion), kind) {
+				if group, _, kind := kyverno.ObjectGVK(o); kyverno.ClusterScoped(group, kind) {
+					apiVersion, _ := o["apiVersion"].(string)
 					return c.fail(fmt.Errorf("cross-scope generation denied: a policy scoped to namespace %q cannot generate cluster-scoped resource %s/%s", c.namespace, apiVersion, kind))
 				}
 			}
@@ -199,13 +198,4 @@ func (c *collector) fail(err error) error {
 		c.err = err
 	}
 	return err
-}
-
-func groupOf(apiVersion string) string {
-	for i := len(apiVersion) - 1; i >= 0; i-- {
-		if apiVersion[i] == '/' {
-			return apiVersion[:i]
-		}
-	}
-	return ""
 }

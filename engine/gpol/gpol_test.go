@@ -29,7 +29,7 @@ spec:
 
 func compile(t *testing.T, src string) *gpol.Policy {
 	t.Helper()
-	docs, err := gpol.Decode("test", []byte(src))
+	docs, err := gpol.Policies.Decode("test", []byte(src))
 	if err != nil || len(docs) != 1 {
 		t.Fatalf("Decode() = %d documents, error %v; want 1", len(docs), err)
 	}
@@ -75,7 +75,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := gpol.Decode("test", []byte(tt.give))
+			_, err := gpol.Policies.Decode("test", []byte(tt.give))
 			if !hasError(err, tt.code, tt.path) {
 				t.Errorf("Decode(%s) = %v, want %s at %s", tt.name, err, tt.code, tt.path)
 			}
@@ -101,7 +101,7 @@ func TestCompileErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			docs, err := gpol.Decode("test", []byte(policyDoc("GeneratingPolicy", "v1", tt.rest)))
+			docs, err := gpol.Policies.Decode("test", []byte(policyDoc("GeneratingPolicy", "v1", tt.rest)))
 			if err != nil {
 				t.Fatalf("Decode() error: %v", err)
 			}
@@ -112,7 +112,7 @@ func TestCompileErrors(t *testing.T) {
 		})
 	}
 	t.Run("no matchConstraints", func(t *testing.T) {
-		docs, err := gpol.Decode("test", []byte("apiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {name: a}\nspec: {generate: [{expression: 'true'}]}\n"))
+		docs, err := gpol.Policies.Decode("test", []byte("apiVersion: policies.kyverno.io/v1\nkind: GeneratingPolicy\nmetadata: {name: a}\nspec: {generate: [{expression: 'true'}]}\n"))
 		if err != nil {
 			t.Fatalf("Decode() error: %v", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 	"google.golang.org/protobuf/types/known/structpb"
 
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -221,7 +222,7 @@ func (c *tcompiler) scalar(n *yaml.Node) (tnode, error) {
 }
 
 func (n *tliteral) render(context.Context, *kyvernocel.Activation) (any, error) {
-	return copyValue(n.v), nil
+	return jsonconv.Copy(n.v), nil
 }
 
 func (n *tmap) render(ctx context.Context, act *kyvernocel.Activation) (any, error) {
@@ -312,24 +313,6 @@ func nativeValue(val ref.Val) (any, error) {
 		return nil, err
 	}
 	return pv.(*structpb.Value).AsInterface(), nil
-}
-
-func copyValue(v any) any {
-	switch v := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(v))
-		for k, x := range v {
-			out[k] = copyValue(x)
-		}
-		return out
-	case []any:
-		out := make([]any, len(v))
-		for i, x := range v {
-			out[i] = copyValue(x)
-		}
-		return out
-	}
-	return v
 }
 
 // hasPlaceholder reports whether a node holds a placeholder or an escape.

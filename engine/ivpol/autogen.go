@@ -2,8 +2,6 @@ package ivpol
 
 import (
 	"encoding/json"
-	"maps"
-	"slices"
 
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -29,28 +27,26 @@ func autogen(spec *policiesv1.ImageValidatingPolicySpec) ([]autogenVariant, erro
 	if spec.MatchConstraints == nil || !vpol.CanAutogen(spec.MatchConstraints) {
 		return nil, nil
 	}
-	var names []string
-	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil {
-		names = a.PodControllers.Controllers
+	var pc *policiesv1.PodControllersGenerationConfiguration
+	if a := spec.AutogenConfiguration; a != nil {
+		pc = a.PodControllers
 	}
-	byConfig := vpol.AutogenTargets(names)
 	var out []autogenVariant
-	for _, config := range slices.Sorted(maps.Keys(byConfig)) {
+	for _, c := range vpol.AutogenConfigs(spec.MatchConstraints, pc) {
 		cp := spec.DeepCopy()
-		mc := vpol.AutogenMatchConstraints(byConfig[config], cp.MatchConstraints.ResourceRules[0].Operations, cp.MatchConstraints.NamespaceSelector)
-		if mc == nil {
-			mc = &admissionregistrationv1.MatchResources{} // no operation: matches nothing
+		cp.MatchConstraints = c.MatchConstraints
+		if cp.MatchConstraints == nil {
+			cp.MatchConstraints = &admissionregistrationv1.MatchResources{} // no operation: matches nothing
 		}
-		cp.MatchConstraints = mc
 		raw, err := json.Marshal(cp)
 		if err != nil {
 			return nil, err
 		}
 		var rewritten policiesv1.ImageValidatingPolicySpec
-		if err := json.Unmarshal(vpol.AutogenRewrite(raw, config), &rewritten); err != nil {
+		if err := json.Unmarshal(vpol.AutogenRewrite(raw, c.Name), &rewritten); err != nil {
 			return nil, err
 		}
-		out = append(out, autogenVariant{config: config, spec: &rewritten})
+		out = append(out, autogenVariant{config: c.Name, spec: &rewritten})
 	}
 	return out, nil
 }

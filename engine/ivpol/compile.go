@@ -130,9 +130,6 @@ func (c *compiler) policy(doc *Document) *Policy {
 	vc := spec.ValidationConfigurations
 	p := &Policy{
 		doc:          doc,
-		Kind:         doc.Kind,
-		Name:         doc.Metadata.Name,
-		Hash:         vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
 		Mode:         string(spec.EvaluationMode()),
 		Admission:    spec.AdmissionEnabled(),
 		Background:   spec.BackgroundEnabled(),
@@ -140,9 +137,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 		VerifyDigest: vc.VerifyDigest == nil || *vc.VerifyDigest,
 		Required:     vc.Required == nil || *vc.Required,
 	}
-	if doc.Namespaced() {
-		p.Namespace = doc.Metadata.Namespace
-	}
+	p.Kind, p.Name, p.Namespace, p.Hash = doc.Identity()
 	p.ref = kyvernocel.PolicyRef{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
 	if p.Name == "" {
 		c.Invalid("metadata.name", "a policy needs a name")

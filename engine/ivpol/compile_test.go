@@ -82,7 +82,7 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func compileYAML(yaml string) error {
-	docs, err := Decode("test", []byte(yaml))
+	docs, err := Policies.Decode("test", []byte(yaml))
 	if err != nil {
 		return err
 	}
@@ -93,7 +93,7 @@ func compileYAML(yaml string) error {
 // TestImagesNotStrings: an images expression whose value is not a list of
 // strings is an error result naming the field.
 func TestImagesNotStrings(t *testing.T) {
-	docs, err := Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
+	docs, err := Policies.Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
 kind: ImageValidatingPolicy
 metadata:
   name: p
@@ -148,7 +148,7 @@ func TestMaxVerifierCalls(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			docs, err := Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
+			docs, err := Policies.Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
 kind: ImageValidatingPolicy
 metadata:
   name: p

@@ -3,12 +3,12 @@
 // (policies.kyverno.io), with the results of Kyverno v1.19
 // (pkg/image/verification/evaluator, pkg/cel/libs/imageverify).
 //
-// Read first: Document (types.go); Decode and DecodePolicy (decode.go),
-// strict against the CRD schemas as engine/vpol decodes its kinds (an
-// unknown field is an *engine.Error with Code engine.CodeDecode and the
-// field path); Compile and Policy (compile.go); Policy.Evaluate and
-// Policy.DigestPatches (eval.go), which take the request as engine/vpol
-// prepares it (vpol.Input).
+// Read first: Document (types.go); Policies (decode.go), whose Decode
+// and DecodePolicy read the documents, strict against the CRD schemas as
+// engine/vpol decodes its kinds (an unknown field is an *engine.Error
+// with Code engine.CodeDecode and the field path); Compile and Policy
+// (compile.go); Policy.Evaluate and Policy.DigestPatches (eval.go),
+// which take the request as engine/vpol prepares it (vpol.Input).
 //
 // # Compilation
 //

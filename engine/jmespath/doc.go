@@ -52,6 +52,8 @@
 // The package does no I/O and reads no clock or randomness it is not given:
 // time functions use Options.Now, random uses Options.Rand and
 // is_external_url resolves host names only through Options.LookupIP. It
-// must not import anything of this module except engine (for engine.Error),
-// nor client-go, loggers or global configuration.
+// must not import anything of this module except engine (for
+// engine.Error) and the engine's internal helpers (engine/internal/...:
+// wildcard patterns, image references), nor client-go, loggers or global
+// configuration.
 package jmespath

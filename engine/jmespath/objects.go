@@ -11,9 +11,8 @@ import (
 	"net/url"
 	"regexp/syntax"
 	"sort"
-	"strings"
 
-	"github.com/distribution/reference"
+	"github.com/verdict-policy/verdict/engine/internal/imageref"
 	regen "github.com/zach-klippenstein/goregen"
 )
 
@@ -246,27 +245,12 @@ func toJSONObject(v any) (any, error) {
 // "latest" tag when there is no tag or digest, like Kyverno's ImageInfo.
 func jpImageNormalize(e *env, args []any) (any, error) {
 	image := str(args, 0)
-	full := image
-	if i := strings.IndexRune(image, '/'); i == -1 || (!strings.ContainsAny(image[:i], ".:") && image[:i] != "localhost" && strings.ToLower(image[:i]) == image[:i]) {
-		full = e.defaultRegistry + "/" + image
-	}
-	ref, err := reference.Parse(full)
+	full := imageref.Qualify(image, e.defaultRegistry)
+	r, err := imageref.Split(full)
 	if err != nil {
 		return nil, fmt.Errorf(errGeneric, "image_normalize", fmt.Sprintf("bad image: %s, defaultRegistry: %s, enableDefaultRegistryMutation: %t: %v", full, e.defaultRegistry, e.mutateRegistry, err))
 	}
-	var registry, repo, tag, digest string
-	if named, ok := ref.(reference.Named); ok {
-		registry, repo = reference.Domain(named), reference.Path(named)
-	}
-	if tagged, ok := ref.(reference.Tagged); ok {
-		tag = tagged.Tag()
-	}
-	if digested, ok := ref.(reference.Digested); ok {
-		digest = digested.Digest().String()
-	}
-	if digest == "" && tag == "" {
-		tag = "latest"
-	}
+	registry, repo, tag, digest := r.Registry, r.Path, r.Tag, r.Digest
 	if full != image && !e.mutateRegistry {
 		registry = ""
 	}

@@ -31,23 +31,17 @@ func objectMeta() map[string]any {
 
 func main() {
 	out := map[string]any{}
-	for _, file := range os.Args[1:] {
-		versions, err := crdschema.ReadCRD(file)
-		if err != nil {
-			crdschema.Fail(err)
-		}
-		for _, v := range versions {
-			props := v.Schema["properties"].(map[string]any)
-			props["metadata"] = objectMeta()
-			props["status"] = map[string]any{"preserve": true}
-			if prev, ok := out[v.Name]; ok {
-				if !reflect.DeepEqual(prev, v.Schema) {
-					crdschema.Fail(fmt.Errorf("%s %s: schema differs from the other kind's", v.Kind, v.Name))
-				}
-				continue
+	for _, v := range crdschema.ReadCRDs(os.Args[1:]...) {
+		props := v.Schema["properties"].(map[string]any)
+		props["metadata"] = objectMeta()
+		props["status"] = map[string]any{"preserve": true}
+		if prev, ok := out[v.Name]; ok {
+			if !reflect.DeepEqual(prev, v.Schema) {
+				crdschema.Fail(fmt.Errorf("%s %s: schema differs from the other kind's", v.Kind, v.Name))
 			}
-			out[v.Name] = v.Schema
+			continue
 		}
+		out[v.Name] = v.Schema
 	}
 	crdschema.Print(out)
 }

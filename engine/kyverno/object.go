@@ -26,6 +26,17 @@ func MetadataStrings(obj map[string]any, field string) map[string]string {
 	return StringMap(md[field])
 }
 
+// APIGroup returns the group of an apiVersion: what comes before its
+// first "/" ("apps" of "apps/v1"), "" for the core group ("v1").
+func APIGroup(apiVersion string) string {
+	for i := 0; i < len(apiVersion); i++ {
+		if apiVersion[i] == '/' {
+			return apiVersion[:i]
+		}
+	}
+	return ""
+}
+
 // ObjectGVK returns the group, version and kind of a resource object: its
 // apiVersion ("group/version", or the version alone for the core group)
 // and its kind.

@@ -1,9 +1,7 @@
 package mpol
 
 import (
-	"maps"
 	"regexp"
-	"slices"
 	"strings"
 
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
@@ -57,20 +55,19 @@ func autogen(spec *policiesv1.MutatingPolicySpec) []autogenVariant {
 	if !vpol.CanAutogen(spec.MatchConstraints) {
 		return nil
 	}
-	var names []string
-	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil {
-		names = a.PodControllers.Controllers
+	var pc *policiesv1.PodControllersGenerationConfiguration
+	if a := spec.AutogenConfiguration; a != nil {
+		pc = a.PodControllers
 	}
-	byConfig := vpol.AutogenTargets(names)
 	var out []autogenVariant
-	for _, config := range slices.Sorted(maps.Keys(byConfig)) {
-		targets := byConfig[config]
+	for _, c := range vpol.AutogenConfigs(spec.MatchConstraints, pc) {
+		config := c.Name
 		cp := spec.DeepCopy()
-		mc := vpol.AutogenMatchConstraints(targets, cp.MatchConstraints.ResourceRules[0].Operations, cp.MatchConstraints.NamespaceSelector)
-		if mc == nil {
-			mc = &admissionregistrationv1.MatchResources{} // no operation: matches nothing
+		mc := admissionregistrationv1.MatchResources{} // no operation: matches nothing
+		if c.MatchConstraints != nil {
+			mc = *c.MatchConstraints
 		}
-		cp.SetMatchConstraints(*mc)
+		cp.SetMatchConstraints(mc)
 		for i := range cp.MatchConditions {
 			cp.MatchConditions[i].Expression = convertTemplate(cp.MatchConditions[i].Expression, config)
 		}
@@ -79,7 +76,7 @@ func autogen(spec *policiesv1.MutatingPolicySpec) []autogenVariant {
 				ac.Expression = convertTemplate(ac.Expression, config)
 			}
 		}
-		out = append(out, autogenVariant{config: config, targets: targets, spec: cp})
+		out = append(out, autogenVariant{config: config, targets: c.Targets, spec: cp})
 	}
 	return out
 }

@@ -116,17 +116,12 @@ func (c *compiler) policy(doc *Document) *Policy {
 	spec := &doc.Spec
 	p := &Policy{
 		doc:            doc,
-		Kind:           doc.Kind,
-		Name:           doc.Metadata.Name,
-		Hash:           vpol.Hash(doc.Kind, doc.Metadata.Name, doc.Metadata.Namespace, doc.Metadata.Annotations, &doc.Spec),
 		Admission:      spec.AdmissionEnabled(),
 		Background:     spec.BackgroundEnabled(),
 		MutateExisting: spec.MutateExistingEnabled(),
 		Reinvocation:   string(spec.GetReinvocationPolicy()),
 	}
-	if doc.Namespaced() {
-		p.Namespace = doc.Metadata.Namespace
-	}
+	p.Kind, p.Name, p.Namespace, p.Hash = doc.Identity()
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
 	if err != nil {

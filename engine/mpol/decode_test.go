@@ -37,7 +37,7 @@ func TestDecodeVersions(t *testing.T) {
 	for kind, versions := range tests {
 		for _, version := range versions {
 			t.Run(kind+"/"+version, func(t *testing.T) {
-				docs, err := mpol.Decode(kind, fmt.Appendf(nil, addLabel, version, kind))
+				docs, err := mpol.Policies.Decode(kind, fmt.Appendf(nil, addLabel, version, kind))
 				if err != nil || len(docs) != 1 {
 					t.Fatalf("Decode(%s %s) = %d documents, error %v; want 1", kind, version, len(docs), err)
 				}
@@ -73,7 +73,7 @@ func TestDecodeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := mpol.Decode(tt.name, []byte(tt.give))
+			_, err := mpol.Policies.Decode(tt.name, []byte(tt.give))
 			want := firstError{tt.wantCode, tt.wantPath}
 			if got := firstErrorOf(err); got != want {
 				t.Errorf("Decode(%q) error = %+v (%v), want %+v", tt.give, got, err, want)
@@ -103,7 +103,7 @@ func TestDecodeSkipsOtherKinds(t *testing.T) {
 		"apiVersion: policies.kyverno.io/v1\nkind: ValidatingPolicy\nmetadata: {name: v}\nspec: {}\n",
 		"apiVersion: policies.kyverno.io/v1\nkind: PolicyException\nmetadata: {name: e}\nspec: {}\n",
 	}
-	got, err := mpol.Decode("mixed", []byte(strings.Join(docs, "---\n")))
+	got, err := mpol.Policies.Decode("mixed", []byte(strings.Join(docs, "---\n")))
 	var names []string
 	for _, d := range got {
 		names = append(names, d.Kind+"/"+d.Metadata.Name)

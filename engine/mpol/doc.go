@@ -3,12 +3,12 @@
 // patches of Kyverno v1.19 (pkg/cel/policies/mpol).
 //
 // Read first: Document (types.go), the kinds as written with Kyverno's
-// own spec types (github.com/kyverno/api); Decode and DecodePolicy
-// (decode.go); Compile and Policy (compile.go); Policy.Evaluate
-// (eval.go), which takes the request as engine/vpol prepares it
-// (vpol.Input). engine/policy wraps a compiled Policy into the compiled
-// form of the kyverno.io kinds (policy.CompileMutating) and engine/eval
-// runs it in the mutate phase.
+// own spec types (github.com/kyverno/api); Policies (decode.go), whose
+// Decode and DecodePolicy read the documents; Compile and Policy
+// (compile.go); Policy.Evaluate (eval.go), which takes the request as
+// engine/vpol prepares it (vpol.Input). engine/policy wraps a compiled
+// Policy into the compiled form of the kyverno.io kinds
+// (policy.CompileMutating) and engine/eval runs it in the mutate phase.
 //
 // # Decoding
 //

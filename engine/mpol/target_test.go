@@ -23,7 +23,7 @@ spec:
     jsonPatch:
       expression: "[JSONPatch{op: 'add', path: '/data/x', value: 'y'}]"
 `
-	docs, err := mpol.Decode("plain.yaml", []byte(doc))
+	docs, err := mpol.Policies.Decode("plain.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,3 @@ const (
 // version: the spec is the same type in every version, Kyverno's
 // github.com/kyverno/api types).
 type Document = vpol.Doc[policiesv1.MutatingPolicySpec]
-
-// IsPolicy reports whether apiVersion and kind name a MutatingPolicy or
-// NamespacedMutatingPolicy, in any version (a version that is not served is a
-// decoding error).
-func IsPolicy(apiVersion, kind string) bool { return family.IsPolicy(apiVersion, kind) }

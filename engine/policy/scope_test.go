@@ -176,7 +176,7 @@ spec:
 		{"false", policy.Scopes{}},
 	}
 	for _, tt := range tests {
-		docs, err := mpol.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		docs, err := mpol.Policies.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -221,7 +221,7 @@ spec:
 		{"false", policy.Scopes{}},
 	}
 	for _, tt := range tests {
-		docs, err := mpol.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		docs, err := mpol.Policies.Decode("mp.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -308,7 +308,7 @@ spec:
 		{"false", policy.Scopes{}},
 	}
 	for _, tt := range tests {
-		docs, err := ivpol.Decode("iv.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
+		docs, err := ivpol.Policies.Decode("iv.yaml", []byte(fmt.Sprintf(doc, tt.enabled)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -351,7 +351,7 @@ spec:
 		{"false", policy.Scopes{}},
 	}
 	for _, tt := range tests {
-		docs, err := gpol.Decode("gp.yaml", []byte(fmt.Sprintf(doc, tt.existing)))
+		docs, err := gpol.Policies.Decode("gp.yaml", []byte(fmt.Sprintf(doc, tt.existing)))
 		if err != nil {
 			t.Fatal(err)
 		}

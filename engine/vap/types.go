@@ -1,6 +1,7 @@
 package vap
 
 import (
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -40,20 +41,11 @@ type BindingDocument struct {
 // ValidatingAdmissionPolicy, in any version (a version Kyverno's CLI does
 // not load is a decoding error).
 func IsPolicy(apiVersion, kind string) bool {
-	return groupOf(apiVersion) == Group && kind == KindPolicy
+	return kyverno.APIGroup(apiVersion) == Group && kind == KindPolicy
 }
 
 // IsBinding reports whether apiVersion and kind name a
 // ValidatingAdmissionPolicyBinding, in any version.
 func IsBinding(apiVersion, kind string) bool {
-	return groupOf(apiVersion) == Group && kind == KindBinding
-}
-
-func groupOf(apiVersion string) string {
-	for i := 0; i < len(apiVersion); i++ {
-		if apiVersion[i] == '/' {
-			return apiVersion[:i]
-		}
-	}
-	return ""
+	return kyverno.APIGroup(apiVersion) == Group && kind == KindBinding
 }

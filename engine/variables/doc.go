@@ -31,8 +31,9 @@
 //     one that cannot be resolved is engine.CodeVariableNotResolved with
 //     Kyverno's message "failed to resolve <var> at path <path>: <cause>".
 //
-// UserInfoVar and References serve the compile-time check of background
-// policies (no request.userInfo, roles, clusterRoles, serviceAccountName or
+// SetPath binds a value under a dotted variable name. UserInfoVar and
+// References serve the compile-time check of background policies (no
+// request.userInfo, roles, clusterRoles, serviceAccountName or
 // serviceAccountNamespace).
 //
 // Unlike Kyverno, rendering is bounded (passes, nesting depth, variables

@@ -86,14 +86,12 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 	if !canAutogen(spec.MatchConstraints) {
 		return nil, nil
 	}
-	var names []string
-	if a := spec.AutogenConfiguration; a != nil && a.PodControllers != nil {
-		names = a.PodControllers.Controllers
+	var pc *policiesv1.PodControllersGenerationConfiguration
+	if a := spec.AutogenConfiguration; a != nil {
+		pc = a.PodControllers
 	}
-	byConfig := AutogenTargets(names)
 	var out []autogenVariant
-	for _, config := range slices.Sorted(maps.Keys(byConfig)) {
-		targets := byConfig[config]
+	for _, c := range AutogenConfigs(spec.MatchConstraints, pc) {
 		raw, err := json.Marshal(spec)
 		if err != nil {
 			return nil, err
@@ -102,12 +100,12 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 		if err := json.Unmarshal(raw, &cp); err != nil {
 			return nil, err
 		}
-		cp.MatchConstraints = matchConstraints(targets, cp.MatchConstraints.ResourceRules[0].Operations, cp.MatchConstraints.NamespaceSelector)
+		cp.MatchConstraints = c.MatchConstraints
 		raw, err = json.Marshal(&cp)
 		if err != nil {
 			return nil, err
 		}
-		for _, r := range replacements[config] {
+		for _, r := range replacements[c.Name] {
 			raw = replace(raw, []byte("object."+r[0]), []byte("object."+r[1]))
 			raw = replace(raw, []byte("oldObject."+r[0]), []byte("oldObject."+r[1]))
 		}
@@ -115,7 +113,7 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 		if err := json.Unmarshal(raw, &rewritten); err != nil {
 			return nil, err
 		}
-		out = append(out, autogenVariant{config: config, targets: targets, spec: &rewritten})
+		out = append(out, autogenVariant{config: c.Name, targets: c.Targets, spec: &rewritten})
 	}
 	return out, nil
 }
@@ -125,11 +123,45 @@ func autogen(spec *policiesv1.ValidatingPolicySpec) ([]autogenVariant, error) {
 // pod controllers.
 func CanAutogen(mc *admissionregistrationv1.MatchResources) bool { return canAutogen(mc) }
 
-// AutogenTargets returns the pod controllers named by
+// AutogenConfig is one autogen configuration of a policy on Pods and what
+// its variant matches.
+type AutogenConfig struct {
+	// Name is AutogenDefaults or AutogenCronJobs.
+	Name string
+	// Targets are its pod controllers, sorted as Kyverno sorts a
+	// variant's targets.
+	Targets []Target
+	// MatchConstraints are the variant's (Kyverno's
+	// CreateMatchConstraints): the targets with the policy's operations
+	// and namespace selector; nil without operations.
+	MatchConstraints *admissionregistrationv1.MatchResources
+}
+
+// AutogenConfigs returns the autogen configurations of a policy whose
+// matchConstraints are mc (CanAutogen holds) and whose
+// autogen.podControllers is pc, in the order of their names (the order
+// of its variants): the controllers pc.controllers names (all six when pc
+// or its list is nil; unknown names are ignored), by configuration.
+func AutogenConfigs(mc *admissionregistrationv1.MatchResources, pc *policiesv1.PodControllersGenerationConfiguration) []AutogenConfig {
+	var names []string
+	if pc != nil {
+		names = pc.Controllers
+	}
+	byConfig := autogenTargets(names)
+	out := make([]AutogenConfig, 0, len(byConfig))
+	for _, name := range slices.Sorted(maps.Keys(byConfig)) {
+		targets := byConfig[name]
+		out = append(out, AutogenConfig{Name: name, Targets: targets,
+			MatchConstraints: matchConstraints(targets, mc.ResourceRules[0].Operations, mc.NamespaceSelector.DeepCopy())})
+	}
+	return out
+}
+
+// autogenTargets returns the pod controllers named by
 // autogen.podControllers.controllers (all six when names is nil; unknown
 // names are ignored) by autogen configuration (AutogenDefaults,
 // AutogenCronJobs), each list sorted as Kyverno sorts a variant's targets.
-func AutogenTargets(names []string) map[string][]Target {
+func autogenTargets(names []string) map[string][]Target {
 	if names == nil {
 		names = slices.Sorted(maps.Keys(controllers))
 	}

@@ -76,9 +76,9 @@
 // engine/mpol decodes, compiles, matches and exempts as this package does,
 // through small exported hooks: Kinds and DecodeAll (strict decoding of a
 // set of kinds against their CRD schemas), CompileExpression, Hash,
-// Matcher, CanAutogen, AutogenTargets and AutogenMatchConstraints,
-// Input.Activation, Input.WithObject and Input.Now, Exception.Matches,
-// Exception.Exempts and ExceptionResult.
+// Matcher, CanAutogen and AutogenConfigs, Input.Activation,
+// Input.WithObject and Input.Now, Exception.Matches, Exception.Exempts
+// and ExceptionResult.
 //
 // The package does no I/O. It depends on engine, engine/kyverno (YAML
 // splitting and the schema checker), engine/kyvernocel, Kyverno's API

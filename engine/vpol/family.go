@@ -3,6 +3,7 @@ package vpol
 import (
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -20,6 +21,16 @@ type Doc[S any] struct {
 // Namespaced reports whether the document is of the namespaced kind
 // (NamespacedMutatingPolicy, ...).
 func (d *Doc[S]) Namespaced() bool { return strings.HasPrefix(d.Kind, "Namespaced") }
+
+// Identity returns what the compiled policy of the document says of
+// itself: its kind, name, namespace (empty for the cluster-wide kind) and
+// hash (Hash of the kind, name, metadata namespace, annotations and spec).
+func (d *Doc[S]) Identity() (kind, name, namespace, hash string) {
+	if d.Namespaced() {
+		namespace = d.Metadata.Namespace
+	}
+	return d.Kind, d.Metadata.Name, namespace, Hash(d.Kind, d.Metadata.Name, d.Metadata.Namespace, d.Metadata.Annotations, &d.Spec)
+}
 
 // Family is a policies.kyverno.io policy kind and its namespaced form
 // ("MutatingPolicy" and "NamespacedMutatingPolicy"), decoded strictly
@@ -47,7 +58,7 @@ func NewFamily[S any](pkg, kind string, schemaJSON []byte) *Family[S] {
 // IsPolicy reports whether apiVersion and kind name one of the family's
 // kinds, in any version (a version that is not served is a decoding error).
 func (f *Family[S]) IsPolicy(apiVersion, kind string) bool {
-	return (kind == f.kind || kind == f.namespaced) && groupOf(apiVersion) == Group
+	return (kind == f.kind || kind == f.namespaced) && kyverno.APIGroup(apiVersion) == Group
 }
 
 // DecodePolicy decodes one document of the family (a JSON object, as

@@ -20,22 +20,16 @@ import (
 
 func main() {
 	out := map[string]any{}
-	for _, file := range os.Args[1:] {
-		versions, err := crdschema.ReadCRD(file)
-		if err != nil {
-			crdschema.Fail(err)
+	for _, v := range crdschema.ReadCRDs(os.Args[1:]...) {
+		if !v.Served {
+			continue
 		}
-		for _, v := range versions {
-			if !v.Served {
-				continue
-			}
-			props := v.Schema["properties"].(map[string]any)
-			props["metadata"] = crdschema.ObjectMeta
-			if _, ok := props["status"]; ok {
-				props["status"] = map[string]any{"preserve": true}
-			}
-			out[v.Kind+"/"+v.Name] = v.Schema
+		props := v.Schema["properties"].(map[string]any)
+		props["metadata"] = crdschema.ObjectMeta
+		if _, ok := props["status"]; ok {
+			props["status"] = map[string]any{"preserve": true}
 		}
+		out[v.Kind+"/"+v.Name] = v.Schema
 	}
 	crdschema.Print(out)
 }

@@ -210,22 +210,12 @@ func (in *Input) requestValue() any {
 // converter): omitted fields are absent, so has() tells them apart.
 func (in *Input) requestObject(object, oldObject any) map[string]any {
 	r := in.req
-	kind := map[string]any{"group": in.group, "version": in.version, "kind": in.kind}
-	resource := map[string]any{"group": in.resGroup, "version": in.resVersion, "resource": in.resource}
-	u := r.UserInfo.Object()
-	out := map[string]any{
-		"uid":             "",
-		"kind":            kind,
-		"resource":        resource,
-		"requestKind":     kind,
-		"requestResource": resource,
-		"operation":       in.operation,
-		"userInfo":        u,
-		"object":          object,
-		"oldObject":       oldObject,
-		"dryRun":          r.DryRun,
-		"options":         nil,
-	}
+	out := celtypes.RequestObject(
+		map[string]any{"group": in.group, "version": in.version, "kind": in.kind},
+		map[string]any{"group": in.resGroup, "version": in.resVersion, "resource": in.resource},
+		in.operation, r.UserInfo, r.DryRun)
+	out["object"] = object
+	out["oldObject"] = oldObject
 	if r.Subresource != "" {
 		out["subResource"] = r.Subresource
 		out["requestSubResource"] = r.Subresource

@@ -3,6 +3,7 @@ package vpol
 import (
 	policieskyvernoio "github.com/kyverno/api/api/policies.kyverno.io"
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -42,20 +43,11 @@ var servedVersions = map[string][]string{
 // policies.kyverno.io that this package decodes, in any version (a
 // version that is not served is a decoding error).
 func IsPolicy(apiVersion, kind string) bool {
-	return groupOf(apiVersion) == Group && (kind == KindValidatingPolicy || kind == KindNamespacedValidatingPolicy)
+	return kyverno.APIGroup(apiVersion) == Group && (kind == KindValidatingPolicy || kind == KindNamespacedValidatingPolicy)
 }
 
 // IsException reports whether apiVersion and kind name a
 // policies.kyverno.io PolicyException.
 func IsException(apiVersion, kind string) bool {
-	return groupOf(apiVersion) == Group && kind == KindPolicyException
-}
-
-func groupOf(apiVersion string) string {
-	for i := 0; i < len(apiVersion); i++ {
-		if apiVersion[i] == '/' {
-			return apiVersion[:i]
-		}
-	}
-	return ""
+	return kyverno.APIGroup(apiVersion) == Group && kind == KindPolicyException
 }

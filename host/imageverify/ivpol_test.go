@@ -17,7 +17,7 @@ import (
 
 func compileImageValidating(t *testing.T, yaml string) *policy.Policy {
 	t.Helper()
-	docs, err := ivpol.Decode("test", []byte(yaml))
+	docs, err := ivpol.Policies.Decode("test", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}

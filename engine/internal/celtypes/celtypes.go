@@ -175,3 +175,25 @@ func (u UserInfo) Object() map[string]any {
 	}
 	return out
 }
+
+// RequestObject is the part of an admission request's JSON form for CEL
+// (Kubernetes' AdmissionRequest through the unstructured converter) that
+// both evaluators build alike: an empty uid, kind and requestKind (a
+// {group, version, kind} map), resource and requestResource (a {group,
+// version, resource} map), the operation, the requester's Object, dryRun
+// and null options. The callers add the fields they have (name,
+// namespace, object, ...); omitted fields stay absent, so has() tells
+// them apart.
+func RequestObject(kind, resource map[string]any, operation string, user UserInfo, dryRun bool) map[string]any {
+	return map[string]any{
+		"uid":             "",
+		"kind":            kind,
+		"resource":        resource,
+		"requestKind":     kind,
+		"requestResource": resource,
+		"operation":       operation,
+		"userInfo":        user.Object(),
+		"dryRun":          dryRun,
+		"options":         nil,
+	}
+}

@@ -77,8 +77,23 @@ type Version struct {
 	Schema map[string]any
 }
 
-// ReadCRD reads the versions of the CustomResourceDefinition in file.
-func ReadCRD(file string) ([]Version, error) {
+// ReadCRDs reads the versions of the CustomResourceDefinitions in files,
+// in order, as the generators read their arguments; an error ends the
+// program (Fail).
+func ReadCRDs(files ...string) []Version {
+	var out []Version
+	for _, file := range files {
+		versions, err := readCRD(file)
+		if err != nil {
+			Fail(err)
+		}
+		out = append(out, versions...)
+	}
+	return out
+}
+
+// readCRD reads the versions of the CustomResourceDefinition in file.
+func readCRD(file string) ([]Version, error) {
 	b, err := os.ReadFile(file)
 	if err != nil {
 		return nil, err

@@ -7,33 +7,56 @@ import (
 	"github.com/distribution/reference"
 )
 
+// Ref is an image reference split as Kyverno's ImageInfo splits it.
+type Ref struct {
+	Registry, Path string
+	// Tag is "latest" when the reference has neither tag nor digest.
+	Tag, Digest string
+}
+
+// Qualify returns image with defaultRegistry added when it names none, as
+// Kyverno decides it: the part before the first "/" is a registry when it
+// holds a "." or ":", is "localhost" or is not lowercase.
+func Qualify(image, defaultRegistry string) string {
+	if i := strings.IndexRune(image, '/'); i == -1 || (!strings.ContainsAny(image[:i], ".:") && image[:i] != "localhost" && strings.ToLower(image[:i]) == image[:i]) {
+		return defaultRegistry + "/" + image
+	}
+	return image
+}
+
+// Split parses a qualified image reference (Qualify); the error is the
+// parser's.
+func Split(image string) (Ref, error) {
+	var r Ref
+	ref, err := reference.Parse(image)
+	if err != nil {
+		return r, err
+	}
+	if named, ok := ref.(reference.Named); ok {
+		r.Registry, r.Path = reference.Domain(named), reference.Path(named)
+	}
+	if t, ok := ref.(reference.Tagged); ok {
+		r.Tag = t.Tag()
+	}
+	if d, ok := ref.(reference.Digested); ok {
+		r.Digest = d.Digest().String()
+	}
+	if r.Digest == "" && r.Tag == "" {
+		r.Tag = "latest"
+	}
+	return r, nil
+}
+
 // Info parses an image reference the way Kyverno fills `images`
 // (pkg/utils/image.GetImageInfo):
 // docker.io is the default registry and latest the default tag.
 func Info(image string) (map[string]any, error) {
-	full := image
-	if i := strings.IndexRune(image, '/'); i == -1 || (!strings.ContainsAny(image[:i], ".:") && image[:i] != "localhost" && strings.ToLower(image[:i]) == image[:i]) {
-		full = "docker.io/" + image
-	}
-	ref, err := reference.Parse(full)
+	r, err := Split(Qualify(image, "docker.io"))
 	if err != nil {
 		return nil, fmt.Errorf("bad image %s: %w", image, err)
 	}
-	var registry, path, name, tag, digest string
-	if named, ok := ref.(reference.Named); ok {
-		registry = reference.Domain(named)
-		path = reference.Path(named)
-		name = path[strings.LastIndex(path, "/")+1:]
-	}
-	if t, ok := ref.(reference.Tagged); ok {
-		tag = t.Tag()
-	}
-	if d, ok := ref.(reference.Digested); ok {
-		digest = d.Digest().String()
-	}
-	if digest == "" && tag == "" {
-		tag = "latest"
-	}
+	registry, path, tag, digest := r.Registry, r.Path, r.Tag, r.Digest
+	name := path[strings.LastIndex(path, "/")+1:]
 	referenceWithTag := path + ":" + tag
 	if registry != "" {
 		referenceWithTag = registry + "/" + referenceWithTag

@@ -22,6 +22,8 @@
 // store the plain strings and integers without their UnmarshalJSON's
 // JSON text (FuzzUnmarshalerFast compares them with it).
 //
+// Copy deep-copies a value of the generic JSON form.
+//
 // Like encoding/json it keeps a process-wide cache of type layouts
 // (computed once per type, never changed). The reflection converter
 // depends on the standard library only; the generated one on the

@@ -1,0 +1,36 @@
+package variables_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/verdict-policy/verdict/engine/variables"
+)
+
+func TestSetPath(t *testing.T) {
+	tests := []struct {
+		name string
+		root any
+		path []string
+		want any
+	}{
+		{name: "no path", root: map[string]any{"a": 1}, path: nil, want: "v"},
+		{name: "missing root", root: nil, path: []string{"data", "key"}, want: map[string]any{"data": map[string]any{"key": "v"}}},
+		{name: "not a map", root: "text", path: []string{"key"}, want: map[string]any{"key": "v"}},
+		{name: "kept siblings", root: map[string]any{"data": map[string]any{"other": 1}, "kind": "ConfigMap"}, path: []string{"data", "key"},
+			want: map[string]any{"data": map[string]any{"other": 1, "key": "v"}, "kind": "ConfigMap"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := cmp.Diff(nil, tt.root)
+			got := variables.SetPath(tt.root, tt.path, "v")
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("SetPath(%v, %q) (-want +got):\n%s", tt.root, tt.path, diff)
+			}
+			if after := cmp.Diff(nil, tt.root); after != before {
+				t.Errorf("SetPath(%v, %q) changed its root", tt.root, tt.path)
+			}
+		})
+	}
+}
