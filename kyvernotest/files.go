@@ -193,6 +193,11 @@ func (l *loader) eachResource(ctx context.Context, paths []string, fn func(*Reso
 	if err != nil {
 		return fmt.Errorf("load resources: %w", err)
 	}
+	return l.eachResourceOf(ctx, files, fn)
+}
+
+// eachResourceOf is eachResource over the files resourceFiles listed.
+func (l *loader) eachResourceOf(ctx context.Context, files []string, fn func(*Resource) error) error {
 	for _, path := range files {
 		var fnErr error
 		err := l.decodeFile(ctx, path, func(objs []kyverno.Object) error {

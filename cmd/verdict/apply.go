@@ -51,8 +51,10 @@ Kyverno names it), in the --output-format (yaml or json); mutated
 resources are then written only with --output.
 
 Resource files are read one document at a time: memory does not grow with
-their size (unless a policy has generate rules or mutate rules with
-targets, which see every resource). A document larger than
+their size. Generate rules and mutate rules with targets see the resources
+of the files of the kinds they can look up: a first pass keeps those
+(every resource when a rule gives the kind with a variable, or when the
+resources come from standard input). A document larger than
 --max-document-bytes is an error naming its file and line. In a folder,
 files that are not regular files (named pipes, devices, sockets) are
 skipped with a warning.
