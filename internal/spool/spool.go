@@ -28,7 +28,7 @@ type Spool struct {
 	cur  int
 	size int
 	f    *os.File
-	bw  *bufio.Writer
+	bw   *bufio.Writer
 }
 
 // Write keeps p.
