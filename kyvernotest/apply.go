@@ -6,6 +6,7 @@ import (
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -214,7 +215,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	}
 	var seen []*Resource // the resources the rules can look up
 	if kinds, all, looks := lookupKinds(s.compiled); looks {
-		if seen, each, err = lookupResources(ctx, l, opts, each, kinds, all); err != nil {
+		if seen, each, err = lookupResources(ctx, l, opts, each, kinds, all, !writesEarly(out)); err != nil {
 			return nil, err
 		}
 	}
@@ -303,6 +304,48 @@ func lookupKinds(pols []*policy.Policy) (kinds []string, all, looks bool) {
 	return kinds, false, len(kinds) > 0
 }
 
+// writesEarly reports whether an emitter writes before finish: the files
+// of ApplyOutput.MutatedPath are written as the resources come.
+func writesEarly(e applyEmitter) bool {
+	switch e := e.(type) {
+	case *mutatedFiles:
+		return true
+	case multiEmitter:
+		return slices.ContainsFunc(e, writesEarly)
+	}
+	return false
+}
+
+// kindFilter returns the kyverno.Decoder.Skip of the first pass of
+// lookupResources: it skips, undecoded, the YAML documents whose text
+// does not hold one of the kinds, which therefore cannot be of these kinds
+// (a kind's name is in the text unless it is written with an escape, a
+// backslash, or in a !!binary scalar: those documents are decoded). The
+// documents it skips are decoded, and their errors reported, by the
+// second pass. With a kind that is not only letters and digits (the
+// empty kind of a document without one, a kind YAML could write
+// otherwise), it is nil: every document is decoded.
+func kindFilter(kinds []string) func(doc string) bool {
+	for _, k := range kinds {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) >= 0 {
+			return nil
+		}
+	}
+	return func(doc string) bool {
+		if strings.Contains(doc, `\`) || strings.Contains(doc, "binary") {
+			return false
+		}
+		for _, k := range kinds {
+			if strings.Contains(doc, k) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
 // lookupResources returns the resources of the given kinds (every one with
 // all), which generate rules and mutate rules with targets see as existing
 // resources, as in Kyverno's CLI, and the function that yields every
@@ -311,7 +354,12 @@ func lookupKinds(pols []*policy.Policy) (kinds []string, all, looks bool) {
 // evaluate them, so that memory does not grow with the resources of other
 // kinds. Standard input, read once, and the resources of a ResourceSource
 // (each) are loaded whole instead, as are the files when all is set.
-func lookupResources(ctx context.Context, l *loader, opts ApplyOptions, each func(func(*Resource) error) error, kinds []string, all bool) ([]*Resource, func(func(*Resource) error) error, error) {
+//
+// With filter, the first pass does not decode the documents that cannot
+// be of those kinds (kindFilter): a document that does not decode is then
+// reported by the second pass, after the output started, so filter must
+// be false when an emitter writes before the end (writesEarly).
+func lookupResources(ctx context.Context, l *loader, opts ApplyOptions, each func(func(*Resource) error) error, kinds []string, all, filter bool) ([]*Resource, func(func(*Resource) error) error, error) {
 	var whole []*Resource
 	var err error
 	switch {
@@ -324,8 +372,12 @@ func lookupResources(ctx context.Context, l *loader, opts ApplyOptions, each fun
 		if err != nil {
 			return nil, nil, fmt.Errorf("load resources: %w", err)
 		}
+		var skip func(string) bool
+		if filter {
+			skip = kindFilter(kinds)
+		}
 		var seen []*Resource
-		err = l.eachResourceOf(ctx, files, func(r *Resource) error {
+		err = l.eachResourceOf(ctx, files, skip, func(r *Resource) error {
 			if slices.Contains(kinds, r.Kind) {
 				seen = append(seen, r)
 			}
@@ -334,7 +386,7 @@ func lookupResources(ctx context.Context, l *loader, opts ApplyOptions, each fun
 		if err != nil {
 			return nil, nil, err
 		}
-		return seen, func(fn func(*Resource) error) error { return l.eachResourceOf(ctx, files, fn) }, nil
+		return seen, func(fn func(*Resource) error) error { return l.eachResourceOf(ctx, files, nil, fn) }, nil
 	}
 	if err != nil {
 		return nil, nil, err

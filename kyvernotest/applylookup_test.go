@@ -142,7 +142,7 @@ spec:
 			if !looks {
 				t.Fatalf("lookupKinds() looks = false, want true")
 			}
-			kept, _, err := lookupResources(context.Background(), l, opts, nil, kinds, all)
+			kept, _, err := lookupResources(context.Background(), l, opts, nil, kinds, all, true)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -174,5 +174,82 @@ spec:
 				}
 			}
 		})
+	}
+}
+
+func TestKindFilter(t *testing.T) {
+	tests := []struct {
+		name     string
+		kinds    []string
+		doc      string
+		wantNil  bool
+		wantSkip bool
+	}{
+		{"other kind", []string{"NetworkPolicy", "Secret"}, "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n", false, true},
+		{"one of the kinds", []string{"NetworkPolicy", "Secret"}, "apiVersion: v1\nkind: Secret\nmetadata: {name: a}\n", false, false},
+		{"quoted", []string{"Secret"}, "apiVersion: v1\nkind: 'Secret'\n", false, false},
+		{"kind named elsewhere", []string{"Secret"}, "kind: Pod\nmetadata: {name: Secret}\n", false, false},
+		{"escape", []string{"Secret"}, "kind: \"\\x53ecret\"\n", false, false},
+		{"binary scalar", []string{"Secret"}, "kind: !!binary U2VjcmV0\n", false, false},
+		{"List of the kind", []string{"Secret"}, "kind: SecretList\nitems: [{metadata: {name: a}}]\n", false, false},
+		{"empty kind", []string{"Secret", ""}, "kind: Pod\n", true, false},
+		{"kind with a space", []string{"Net Policy"}, "kind: Pod\n", true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			skip := kindFilter(tt.kinds)
+			if (skip == nil) != tt.wantNil {
+				t.Fatalf("kindFilter(%q) = nil: %v, want %v", tt.kinds, skip == nil, tt.wantNil)
+			}
+			if skip == nil {
+				return
+			}
+			if got := skip(tt.doc); got != tt.wantSkip {
+				t.Errorf("kindFilter(%q)(%q) = %v, want %v", tt.kinds, tt.doc, got, tt.wantSkip)
+			}
+		})
+	}
+}
+
+// TestApplyWriteLookupBadDocument: a document that does not decode, of a
+// kind the rules do not look up, fails the run before anything is
+// written, to the output or to the --output folder, as when the resources
+// were loaded whole.
+func TestApplyWriteLookupBadDocument(t *testing.T) {
+	dir := t.TempDir()
+	pol := filepath.Join(dir, "policy.yaml")
+	res := filepath.Join(dir, "resources.yaml")
+	const policy = `apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata: {name: p}
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Namespace, Pod]}}]}
+    mutate:
+      targets:
+      - {apiVersion: v1, kind: ConfigMap, name: settings, namespace: "{{request.object.metadata.namespace}}"}
+      patchStrategicMerge: {metadata: {labels: {owner: x}}}
+`
+	if err := os.WriteFile(pol, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(res, []byte(lookupResourcesFile+"---\napiVersion: v1\nkind: Pod\nmetadata: {name: [bad\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, mutated := range []string{"", filepath.Join(dir, "out")} {
+		var b bytes.Buffer
+		_, err := ApplyWrite(context.Background(), ApplyOptions{PolicyPaths: []string{pol}, ResourcePaths: []string{res}, Parallelism: 1}, &b, ApplyOutput{PrintMutated: true, MutatedPath: mutated})
+		if err == nil || !strings.Contains(err.Error(), "document 6") {
+			t.Errorf("ApplyWrite(--output %q) error = %v, want the error of document 6", mutated, err)
+		}
+		if b.Len() > 0 {
+			t.Errorf("ApplyWrite(--output %q) wrote %q, want nothing", mutated, b.String())
+		}
+		if mutated != "" {
+			if _, err := os.Stat(mutated); !os.IsNotExist(err) {
+				t.Errorf("ApplyWrite(--output %q) made the folder (%v), want nothing written", mutated, err)
+			}
+		}
 	}
 }
