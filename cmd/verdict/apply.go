@@ -24,6 +24,7 @@ func newApplyCmd() *cobra.Command {
 		forceColor   bool
 		stdin        bool
 		output       string
+		gcPercent    int
 		cl           *applyClusterFlags
 	)
 	cmd := &cobra.Command{
@@ -80,6 +81,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			case "json":
 				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
 			}
+			applyGCPercent(gcPercent)
 			opts.ImageVerifier = newImageVerifier()
 			switch {
 			case cl.cluster && len(opts.ResourcePaths) > 0:
@@ -142,6 +144,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 	f.BoolVarP(&stdin, "stdin", "i", false, `print only the resources (no "Applying..." and "policy ... applied to" lines), to pipe the mutated resources to kubectl`)
 	f.BoolVar(&removeColor, "remove-color", false, "never color the --table output (colored only on a terminal, without NO_COLOR)")
 	registerForceColor(f, &forceColor)
+	registerGCFlag(f, &gcPercent, batchGCPercent)
 	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")
 	_ = f.MarkHidden("target-resources")
