@@ -157,9 +157,9 @@ func (c *collector) finish(*ApplyResult, int) error { return nil }
 // each one's responses and outputs to out, in order, before it reads far
 // ahead: at most a window of resources is held at once. Policies whose
 // rules look other resources up (generate rules, mutate rules with
-// targets) see every resource of the kinds they can look up, as in
-// Kyverno's CLI: a first pass over the files keeps those
-// (lookupResources).
+// targets) see every resource of the kinds they can look up (as the
+// targets of mutate rules do in Kyverno's CLI): a first pass over the
+// files keeps those (lookupResources).
 func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
 	if slices.Contains(opts.PolicyPaths, StdinPath) && slices.Contains(opts.ResourcePaths, StdinPath) {
 		return nil, ErrStdinBoth
