@@ -348,8 +348,8 @@ func kindFilter(kinds []string) func(doc string) bool {
 
 // lookupResources returns the resources of the given kinds (every one with
 // all), which generate rules and mutate rules with targets see as existing
-// resources, as in Kyverno's CLI, and the function that yields every
-// resource to evaluate. The resource files are read twice: first to keep
+// resources (as mutate targets do in Kyverno's CLI), and the function that
+// yields every resource to evaluate. The resource files are read twice: first to keep
 // only the resources of those kinds, then one document at a time to
 // evaluate them, so that memory does not grow with the resources of other
 // kinds. Standard input, read once, and the resources of a ResourceSource
