@@ -2,9 +2,11 @@ package kyvernotest
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -155,8 +157,9 @@ func (c *collector) finish(*ApplyResult, int) error { return nil }
 // each one's responses and outputs to out, in order, before it reads far
 // ahead: at most a window of resources is held at once. Policies whose
 // rules look other resources up (generate rules, mutate rules with
-// targets) see every resource, as in Kyverno's CLI: then the resources are
-// loaded whole first.
+// targets) see every resource of the kinds they can look up (as the
+// targets of mutate rules do in Kyverno's CLI): a first pass over the
+// files keeps those (lookupResources).
 func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResult, error) {
 	if slices.Contains(opts.PolicyPaths, StdinPath) && slices.Contains(opts.ResourcePaths, StdinPath) {
 		return nil, ErrStdinBoth
@@ -210,23 +213,10 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 			return opts.ResourceSource(ctx, kinds, func(obj map[string]any) error { return fn(newResource(clusterPath, 0, obj)) })
 		}
 	}
-	var whole []*Resource
-	if looksUpResources(s.compiled) {
-		if opts.ResourceSource != nil {
-			err = each(func(r *Resource) error { whole = append(whole, r); return nil })
-		} else {
-			whole, err = l.resources(opts.ResourcePaths)
-		}
-		if err != nil {
+	var seen []*Resource // the resources the rules can look up
+	if kinds, all, looks := lookupKinds(s.compiled); looks {
+		if seen, each, err = lookupResources(ctx, l, opts, each, kinds, all, !writesEarly(out)); err != nil {
 			return nil, err
-		}
-		each = func(fn func(*Resource) error) error {
-			for _, r := range whole {
-				if err := fn(r); err != nil {
-					return err
-				}
-			}
-			return nil
 		}
 	}
 	lk := newLookup(nil, nil)
@@ -234,7 +224,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
-	lk.objects = append(targets, whole...)
+	lk.objects = append(targets, seen...)
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
@@ -291,17 +281,124 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	return res, nil
 }
 
-// looksUpResources reports whether a policy has rules that read other
-// resources through the lookup: generate rules, mutate rules with targets.
-func looksUpResources(pols []*policy.Policy) bool {
+// lookupKinds returns the kinds of the resources the policies' rules can
+// look up (policy.Policy.LookupKinds): all when one is given by a
+// variable, and looks when there is one. The GeneratingPolicies read none
+// in the CLI: the engine does not synchronize them there
+// (eval.Options.KyvernoCLI).
+func lookupKinds(pols []*policy.Policy) (kinds []string, all, looks bool) {
 	for _, p := range pols {
-		for _, r := range p.Rules {
-			if r.Generate != nil || r.Mutate != nil && len(r.Mutate.Targets) > 0 {
-				return true
+		if p.Generating != nil {
+			continue
+		}
+		ks, a := p.LookupKinds()
+		if a {
+			return nil, true, true
+		}
+		for _, k := range ks {
+			if !slices.Contains(kinds, k) {
+				kinds = append(kinds, k)
 			}
 		}
 	}
+	return kinds, false, len(kinds) > 0
+}
+
+// writesEarly reports whether an emitter writes before finish: the files
+// of ApplyOutput.MutatedPath are written as the resources come.
+func writesEarly(e applyEmitter) bool {
+	switch e := e.(type) {
+	case *mutatedFiles:
+		return true
+	case multiEmitter:
+		return slices.ContainsFunc(e, writesEarly)
+	}
 	return false
+}
+
+// kindFilter returns the kyverno.Decoder.Skip of the first pass of
+// lookupResources: it skips, undecoded, the YAML documents whose text
+// does not hold one of the kinds, which therefore cannot be of these kinds
+// (a kind's name is in the text unless it is written with an escape, a
+// backslash, or in a !!binary scalar: those documents are decoded). The
+// documents it skips are decoded, and their errors reported, by the
+// second pass. With a kind that is not only letters and digits (the
+// empty kind of a document without one, a kind YAML could write
+// otherwise), it is nil: every document is decoded.
+func kindFilter(kinds []string) func(doc string) bool {
+	for _, k := range kinds {
+		if k == "" || strings.IndexFunc(k, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		}) >= 0 {
+			return nil
+		}
+	}
+	return func(doc string) bool {
+		if strings.Contains(doc, `\`) || strings.Contains(doc, "binary") {
+			return false
+		}
+		for _, k := range kinds {
+			if strings.Contains(doc, k) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+// lookupResources returns the resources of the given kinds (every one with
+// all), which generate rules and mutate rules with targets see as existing
+// resources (as mutate targets do in Kyverno's CLI), and the function that
+// yields every resource to evaluate. The resource files are read twice: first to keep
+// only the resources of those kinds, then one document at a time to
+// evaluate them, so that memory does not grow with the resources of other
+// kinds. Standard input, read once, and the resources of a ResourceSource
+// (each) are loaded whole instead, as are the files when all is set.
+//
+// With filter, the first pass does not decode the documents that cannot
+// be of those kinds (kindFilter): a document that does not decode is then
+// reported by the second pass, after the output started, so filter must
+// be false when an emitter writes before the end (writesEarly).
+func lookupResources(ctx context.Context, l *loader, opts ApplyOptions, each func(func(*Resource) error) error, kinds []string, all, filter bool) ([]*Resource, func(func(*Resource) error) error, error) {
+	var whole []*Resource
+	var err error
+	switch {
+	case opts.ResourceSource != nil:
+		err = each(func(r *Resource) error { whole = append(whole, r); return nil })
+	case all || slices.Contains(opts.ResourcePaths, StdinPath):
+		whole, err = l.resources(opts.ResourcePaths)
+	default:
+		files, err := l.resourceFiles(opts.ResourcePaths)
+		if err != nil {
+			return nil, nil, fmt.Errorf("load resources: %w", err)
+		}
+		var skip func(string) bool
+		if filter {
+			skip = kindFilter(kinds)
+		}
+		var seen []*Resource
+		err = l.eachResourceOf(ctx, files, skip, func(r *Resource) error {
+			if slices.Contains(kinds, r.Kind) {
+				seen = append(seen, r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return seen, func(fn func(*Resource) error) error { return l.eachResourceOf(ctx, files, nil, fn) }, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	return whole, func(fn func(*Resource) error) error {
+		for _, r := range whole {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		return nil
+	}, nil
 }
 
 // applied is what applyResource returned for one resource.

@@ -28,9 +28,10 @@
 // a file read whole (test, values, user info, exceptions) has the same
 // limit. Apply reads its resources one document at a time and keeps at
 // most a window of 2×Parallelism of them, so that its memory does not
-// grow with the resource files, unless a policy looks other resources up
-// (generate rules, mutate rules with targets): those see every resource,
-// which are then loaded first, as before.
+// grow with the resource files. Generate rules and mutate rules with
+// targets see the resources of the kinds they can look up
+// (policy.Policy.LookupKinds): a first pass over the files keeps those,
+// and only those unless a kind is a variable.
 //
 // The test model is Test, ExpectedResult, ValuesSpec and UserInfo, decoded
 // strictly from cli.kyverno.io/v1alpha1 documents (the older schema is

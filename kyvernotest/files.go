@@ -99,12 +99,19 @@ func (l *loader) readFile(path string) ([]byte, error) {
 // no longer called, but the rest of the file is read, and the error names
 // every bad document, as kyverno.SplitDocuments does.
 func (l *loader) decodeFile(ctx context.Context, path string, fn func([]kyverno.Object) error) error {
+	return l.decodeFileSkip(ctx, path, nil, fn)
+}
+
+// decodeFileSkip is decodeFile without decoding the documents skip skips
+// (kyverno.Decoder.Skip; nil skips none).
+func (l *loader) decodeFileSkip(ctx context.Context, path string, skip func(string) bool, fn func([]kyverno.Object) error) error {
 	f, err := l.files.open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
 	dec := kyverno.NewDecoder(path, safefile.NewContextReader(ctx, f), l.files.maxDocument)
+	dec.Skip = skip
 	for dec.Next() {
 		if dec.Err() != nil {
 			continue
@@ -193,9 +200,15 @@ func (l *loader) eachResource(ctx context.Context, paths []string, fn func(*Reso
 	if err != nil {
 		return fmt.Errorf("load resources: %w", err)
 	}
+	return l.eachResourceOf(ctx, files, nil, fn)
+}
+
+// eachResourceOf is eachResource over the files resourceFiles listed,
+// without the documents skip skips (nil skips none).
+func (l *loader) eachResourceOf(ctx context.Context, files []string, skip func(string) bool, fn func(*Resource) error) error {
 	for _, path := range files {
 		var fnErr error
-		err := l.decodeFile(ctx, path, func(objs []kyverno.Object) error {
+		err := l.decodeFileSkip(ctx, path, skip, func(objs []kyverno.Object) error {
 			for _, o := range objs {
 				if o.Value == nil {
 					continue

@@ -24,6 +24,7 @@ func newApplyCmd() *cobra.Command {
 		forceColor   bool
 		stdin        bool
 		output       string
+		gcPercent    int
 		cl           *applyClusterFlags
 	)
 	cmd := &cobra.Command{
@@ -51,8 +52,10 @@ Kyverno names it), in the --output-format (yaml or json); mutated
 resources are then written only with --output.
 
 Resource files are read one document at a time: memory does not grow with
-their size (unless a policy has generate rules or mutate rules with
-targets, which see every resource). A document larger than
+their size. Generate rules and mutate rules with targets see the resources
+of the files of the kinds they can look up: a first pass keeps those
+(every resource when a rule gives the kind with a variable, or when the
+resources come from standard input). A document larger than
 --max-document-bytes is an error naming its file and line. In a folder,
 files that are not regular files (named pipes, devices, sockets) are
 skipped with a warning.
@@ -78,6 +81,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			case "json":
 				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
 			}
+			applyGCPercent(gcPercent)
 			opts.ImageVerifier = newImageVerifier()
 			switch {
 			case cl.cluster && len(opts.ResourcePaths) > 0:
@@ -140,6 +144,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 	f.BoolVarP(&stdin, "stdin", "i", false, `print only the resources (no "Applying..." and "policy ... applied to" lines), to pipe the mutated resources to kubectl`)
 	f.BoolVar(&removeColor, "remove-color", false, "never color the --table output (colored only on a terminal, without NO_COLOR)")
 	registerForceColor(f, &forceColor)
+	registerGCFlag(f, &gcPercent, batchGCPercent)
 	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")
 	_ = f.MarkHidden("target-resources")

@@ -31,3 +31,29 @@ func TestApplyGCPercent(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyGCFlag: verdict apply has --gc-percent, default batchGCPercent;
+// verdict serve keeps defaultGCPercent.
+func TestApplyGCFlag(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want string
+	}{
+		{"apply", "150"},
+		{"serve", "400"},
+	}
+	root := newRootCmd()
+	for _, tt := range tests {
+		c, _, err := root.Find([]string{tt.cmd})
+		if err != nil {
+			t.Fatalf("Find(%s): %v", tt.cmd, err)
+		}
+		f := c.Flags().Lookup("gc-percent")
+		if f == nil {
+			t.Fatalf("verdict %s has no --gc-percent", tt.cmd)
+		}
+		if f.DefValue != tt.want {
+			t.Errorf("verdict %s --gc-percent default = %s, want %s", tt.cmd, f.DefValue, tt.want)
+		}
+	}
+}

@@ -88,7 +88,7 @@ func (f *serveFlags) register(fs *pflag.FlagSet, policies, listen, metricsListen
 	fs.DurationVar(&f.maxConnectionAge, "max-connection-age", server.DefaultMaxConnectionAge, "close client connections after this age so that clients spread over new replicas (negative: never)")
 	fs.StringVar(&f.logLevel, "log-level", "info", "debug, info, warn or error")
 	fs.StringVar(&f.logFormat, "log-format", "text", "text or json")
-	registerGCFlag(fs, &f.gcPercent)
+	registerGCFlag(fs, &f.gcPercent, defaultGCPercent)
 	f.trace.register(fs)
 	fs.BoolVar(&f.verifyImages, "verify-images", true, "check image signatures of verifyImages rules against their registries (Docker config credentials); false: those rules report an error")
 	fs.BoolVar(&f.verifyInline, "verify-images-inline-policies", false, "let inline ImageValidatingPolicies of Evaluate calls reach registries (any caller of the server could then make it contact the registries of its images)")

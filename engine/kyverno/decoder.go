@@ -53,6 +53,13 @@ func (e *DocumentTooLargeError) Error() string {
 // goes on with the next one, as SplitDocuments reports every bad document;
 // an invalid separator line or a read error ends the input.
 type Decoder struct {
+	// Skip, when set, is called with the text of each YAML document
+	// before it is decoded: a document it skips gives no objects and no
+	// error, even one that would not decode, and counts as one document
+	// in the index of later errors. A document that starts with "{"
+	// (JSON, possibly several values) is always decoded.
+	Skip func(doc string) bool
+
 	source string
 	r      *bufio.Reader
 	max    int
@@ -100,6 +107,12 @@ func (d *Decoder) Next() bool {
 			d.n++
 			d.errs = append(d.errs, docError(d.source, d.n, c.line, &DocumentTooLargeError{Limit: d.max}))
 			continue
+		}
+		if d.Skip != nil {
+			if i := firstNonSpace(c.data); (i == len(c.data) || c.data[i] != '{') && d.Skip(c.data) {
+				d.n++
+				continue
+			}
 		}
 		vs, err := parseChunk(c, false, d.fast)
 		if err != nil {

@@ -15,7 +15,8 @@
 //     line, for reading resources; Decoder (decoder.go) reads the same one
 //     document at a time from an io.Reader, with a limit on the size of a
 //     document (DefaultMaxDocumentBytes), so that a large input is read in
-//     the memory of its largest document.
+//     the memory of its largest document; its Skip leaves documents
+//     undecoded by their text.
 //
 // YAML is read as Kubernetes and Kyverno read it: go-yaml v2 with
 // sigs.k8s.io/yaml's conversion to JSON (YAML 1.1 scalars: `yes` and `on`

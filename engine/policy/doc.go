@@ -41,6 +41,8 @@
 // Policy.Scopes (scope.go) tells what background work selects in a compiled
 // policy: the rules and kinds a background scan evaluates, and those
 // generateExisting and mutateExistingOnPolicyUpdate replay.
+// Policy.LookupKinds (lookupkinds.go) tells the kinds of the existing
+// resources its rules may read through the evaluator's Lookup.
 //
 // Read Compile and Policy first, then Rule. Evaluation lives in engine/eval,
 // which imports this package; this package never imports eval, and does no

@@ -3,7 +3,8 @@
 //
 // Start with Template (one string: Parse, then Render) and Document (a JSON
 // value of the policy with templates in its strings and map keys:
-// ParseDocument, then Render). Rendering asks the evaluator for the value of
+// ParseDocument, then Render; StaticAt reads a field that holds no
+// variable). Rendering asks the evaluator for the value of
 // each variable through a Resolver, a function of one parsed JMESPath query;
 // Env carries it together with the one fact of the request the rules depend
 // on (a DELETE reads request.oldObject for request.object).

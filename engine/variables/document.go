@@ -266,3 +266,48 @@ func (r *renderer) node(n *node) (any, error) {
 	}
 	return out, nil
 }
+
+// StaticAt returns the value the document renders to at path (a key of
+// each nested object, from the root) when it does not depend on variables:
+// ok is false when the value holds a variable or when an object on the way
+// has a key with a variable (which could render to the key looked for). A
+// path the document does not have is nil, true; one that goes through a
+// value that is not an object is nil, true too, as rendering gives no value
+// there.
+func (d *Document) StaticAt(path ...string) (v any, ok bool) {
+	n := d.root
+	for i, k := range path {
+		if !n.dynamic {
+			return staticAt(n.static, path[i:]), true
+		}
+		if n.tmpl != nil || n.list {
+			return nil, false
+		}
+		next := (*node)(nil)
+		for _, e := range n.entries {
+			switch {
+			case e.keyT != nil:
+				return nil, false
+			case e.newKey == k:
+				next = e.val
+			}
+		}
+		if next == nil {
+			return staticAt(n.base, path[i:]), true
+		}
+		n = next
+	}
+	if n.dynamic {
+		return nil, false
+	}
+	return n.static, true
+}
+
+// staticAt is the value at path in a static value.
+func staticAt(v any, path []string) any {
+	for _, k := range path {
+		m, _ := v.(map[string]any)
+		v = m[k]
+	}
+	return v
+}
