@@ -149,7 +149,7 @@ spec:
   - expression: generator.Apply(object.metadata.name, [])
 `
 	for _, sync := range []bool{true, false} {
-		docs, err := gpol.Decode("gp.yaml", []byte(fmt.Sprintf(doc, fmt.Sprint(sync))))
+		docs, err := gpol.Policies.Decode("gp.yaml", []byte(fmt.Sprintf(doc, fmt.Sprint(sync))))
 		if err != nil {
 			t.Fatal(err)
 		}
