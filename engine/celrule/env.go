@@ -96,6 +96,21 @@ func newRuleEnvs(hasParams, authorizer bool) (*ruleEnvs, error) {
 	return out, nil
 }
 
+// sharedRuleEnvs are the environments of the rules without variables,
+// per (hasParams, authorizer): their `variables` has no field and is
+// never changed, so that they are built once and shared by every such
+// rule (a rule's own envs cost an Extend of the whole declaration set
+// each, and the function bindings of each program's first use).
+var sharedRuleEnvs = func() map[envKey]func() (*ruleEnvs, error) {
+	out := map[envKey]func() (*ruleEnvs, error){}
+	for _, params := range []bool{false, true} {
+		for _, authz := range []bool{false, true} {
+			out[envKey{params, authz}] = sync.OnceValues(func() (*ruleEnvs, error) { return newRuleEnvs(params, authz) })
+		}
+	}
+	return out
+}()
+
 // withVariables declares `variables` of type vars in env, as Kubernetes'
 // NewCompositedCompiler does through EnvSet.Extend (for the
 // StoredExpressions environment only, the one Kyverno compiles with).
