@@ -154,7 +154,7 @@ func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
 	var envs *ruleEnvs
 	var err error
 	if len(parts.variables) == 0 {
-		envs, err = sharedRuleEnvs[envKey{hasParams, authorizer}]()
+		envs, err = sharedRuleEnvsOf(envKey{hasParams, authorizer})
 	} else {
 		envs, err = newRuleEnvs(hasParams, authorizer)
 	}
