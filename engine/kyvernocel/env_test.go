@@ -2,6 +2,7 @@ package kyvernocel_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -245,5 +246,55 @@ func TestMutatingEnv(t *testing.T) {
 				t.Errorf("NewEnv: Compile(%q) = nil error, want an error", tt.give)
 			}
 		})
+	}
+}
+
+// TestPolicyVariables compiles, at once, the expressions of policies of
+// one namespace with and without variables: the policies without share
+// the namespace's environment, and each sees its own variables only (an
+// unknown one is cel-go's "undefined field", before and after the
+// policy's first variable).
+func TestPolicyVariables(t *testing.T) {
+	tests := []struct {
+		name    string
+		vars    []string // each registered as an int, in order
+		expr    string
+		wantErr string // a part of the error; "" for none
+	}{
+		{name: "no variables", expr: "object.metadata.name == 'x'"},
+		{name: "no variables, a variable read", expr: "variables.count > 1", wantErr: "undefined field 'count'"},
+		{name: "own variable", vars: []string{"count"}, expr: "variables.count > 1"},
+		{name: "another variable", vars: []string{"size"}, expr: "variables.count > 1", wantErr: "undefined field 'count'"},
+		{name: "two variables", vars: []string{"size", "count"}, expr: "variables.count + variables.size > 1"},
+	}
+	const rounds = 4
+	errs := make(chan string, rounds*len(tests))
+	for range rounds {
+		for _, tt := range tests {
+			go func() {
+				env, err := kyvernocel.NewEnv("team-vars")
+				if err != nil {
+					errs <- tt.name + ": NewEnv: " + err.Error()
+					return
+				}
+				for _, v := range tt.vars {
+					env.RegisterVariable(v, cel.IntType)
+				}
+				_, _, err = env.Compile(tt.expr, cel.BoolType)
+				switch {
+				case tt.wantErr == "" && err != nil:
+					errs <- tt.name + ": Compile(" + tt.expr + ") error = " + err.Error() + ", want none"
+				case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+					errs <- tt.name + ": Compile(" + tt.expr + ") error = " + fmt.Sprint(err) + ", want " + tt.wantErr
+				default:
+					errs <- ""
+				}
+			}()
+		}
+	}
+	for range rounds * len(tests) {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
 	}
 }
