@@ -90,6 +90,9 @@ var exceptionsType = types.NewObjectType("libs.Exception")
 // environment (whose `variables` has no field), and only the first
 // extends it with the policy's own (an Extend copies every declaration,
 // and each environment binds its functions again for its first program).
+// An expression compiled again with the same variables (the autogen
+// variants of a policy repeat its expressions that do not name object)
+// gives the program compiled the first time.
 // It is not safe for concurrent use while compiling; the programs it
 // makes are.
 type Env struct {
@@ -99,6 +102,16 @@ type Env struct {
 	vars *variablesProvider
 	// err is the error of that Extend, returned by the next Compile.
 	err error
+	// compiled are the expressions compiled since the variables last
+	// changed: at most one per expression of the policy, gone with the
+	// Env.
+	compiled map[string]compiledExpr
+}
+
+// compiledExpr is an expression that compiled, and its type.
+type compiledExpr struct {
+	prog cel.Program
+	out  *cel.Type
 }
 
 // NewEnv builds the environment of a policy of namespace ("" for a
@@ -296,6 +309,9 @@ func (e *Env) RegisterVariable(name string, t *cel.Type) {
 		}
 		e.env, e.vars = env, vars
 	}
+	if old, ok := e.vars.fields[name]; !ok || !old.IsExactType(t) {
+		e.compiled = nil
+	}
 	e.vars.register(name, t)
 }
 
@@ -306,15 +322,20 @@ func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, e
 	if e.err != nil {
 		return nil, nil, e.err
 	}
-	ast, iss := e.env.Compile(expr)
-	if err := iss.Err(); err != nil {
-		return nil, nil, err
+	c, cached := e.compiled[expr]
+	var ast *cel.Ast
+	if !cached {
+		var iss *cel.Issues
+		ast, iss = e.env.Compile(expr)
+		if err := iss.Err(); err != nil {
+			return nil, nil, err
+		}
+		c.out = ast.OutputType()
 	}
-	out := ast.OutputType()
 	if len(want) > 0 {
 		ok := false
 		for _, w := range want {
-			if out.IsExactType(w) {
+			if c.out.IsExactType(w) {
 				ok = true
 				break
 			}
@@ -326,11 +347,18 @@ func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, e
 			return nil, nil, fmt.Errorf("output is expected to be of type %s", want[0].TypeName())
 		}
 	}
-	prog, err := e.env.Program(ast, cel.InterruptCheckFrequency(InterruptCheckFrequency))
-	if err != nil {
-		return nil, nil, err
+	if !cached {
+		prog, err := e.env.Program(ast, cel.InterruptCheckFrequency(InterruptCheckFrequency))
+		if err != nil {
+			return nil, nil, err
+		}
+		c.prog = prog
+		if e.compiled == nil {
+			e.compiled = map[string]compiledExpr{}
+		}
+		e.compiled[expr] = c
 	}
-	return prog, out, nil
+	return c.prog, c.out, nil
 }
 
 // defaultEnvOptions are Kyverno's DefaultEnvOptionsWithCompat

@@ -298,3 +298,60 @@ func TestPolicyVariables(t *testing.T) {
 		}
 	}
 }
+
+// TestCompileAgain compiles expressions twice in one policy's Env: the
+// same variables give the program of the first time (its type checked
+// against each call's want), a changed variable compiles again.
+func TestCompileAgain(t *testing.T) {
+	tests := []struct {
+		name     string
+		first    string
+		register []string // name:type registered between the two compilations
+		second   string
+		want     []*cel.Type // of the second
+		wantSame bool
+		wantType string // of the second; "" for an error
+		wantErr  string
+	}{
+		{name: "same expression", first: "object.metadata.name", second: "object.metadata.name", wantSame: true, wantType: "dyn"},
+		{name: "another expression", first: "object.metadata.name", second: "object.metadata.namespace", wantSame: false, wantType: "dyn"},
+		{name: "want checked again", first: "1 + 1", second: "1 + 1", want: []*cel.Type{cel.BoolType}, wantErr: "output is expected to be of type bool"},
+		{name: "same variable again", first: "variables.x + 1", register: []string{"x:int"}, second: "variables.x + 1", wantSame: true, wantType: "int"},
+		{name: "a new variable", first: "variables.x + 1", register: []string{"y:int"}, second: "variables.x + 1", wantSame: false, wantType: "int"},
+		{name: "a variable's type changed", first: "variables.x", register: []string{"x:string"}, second: "variables.x", wantSame: false, wantType: "string"},
+	}
+	types := map[string]*cel.Type{"int": cel.IntType, "string": cel.StringType}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, err := kyvernocel.NewEnv("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.RegisterVariable("x", cel.IntType)
+			first, _, err := env.Compile(tt.first)
+			if err != nil {
+				t.Fatalf("Compile(%q) error = %v", tt.first, err)
+			}
+			for _, r := range tt.register {
+				name, typ, _ := strings.Cut(r, ":")
+				env.RegisterVariable(name, types[typ])
+			}
+			second, typ, err := env.Compile(tt.second, tt.want...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Compile(%q) again error = %v, want %q", tt.second, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Compile(%q) again error = %v", tt.second, err)
+			}
+			if same := first == second; same != tt.wantSame {
+				t.Errorf("Compile(%q) again: same program = %v, want %v", tt.second, same, tt.wantSame)
+			}
+			if got := typ.String(); got != tt.wantType {
+				t.Errorf("Compile(%q) again: type = %s, want %s", tt.second, got, tt.wantType)
+			}
+		})
+	}
+}
