@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
 // writeApplyCorpus writes nPolicies ClusterPolicies (a pattern rule and a
@@ -119,6 +121,26 @@ func BenchmarkRunTestdata(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := Run(context.Background(), []string{"testdata"}, Options{}); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRunCorpus runs every test suite of the kyverno/policies corpus
+// (as `verdict test` of its folder does). It skips when the corpus is
+// absent.
+func BenchmarkRunCorpus(b *testing.B) {
+	dir, ok := testcorpus.Corpus("")
+	if !ok {
+		b.Skip("no kyverno/policies corpus next to the repository")
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		rep, err := Run(context.Background(), []string{dir}, Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if rep.Passed == 0 {
+			b.Fatalf("Run(%s) passed = 0, want the corpus's results", dir)
 		}
 	}
 }

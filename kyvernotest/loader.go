@@ -78,9 +78,20 @@ var otherPolicyKinds = map[string]bool{
 
 // loader reads, decodes and compiles each file once per run. It is safe
 // for concurrent use by the tests of a run.
+//
+// A loader of test runs (pins not nil) keeps a file only while a test
+// that has not finished names it or a folder above it (pin, release):
+// the policies, compiled programs and resources of the tests already run
+// are then garbage, and a run holds the files of the tests in progress,
+// not of every test. A file named again after its last pin is loaded
+// again.
 type loader struct {
-	mu     sync.Mutex
-	cache  map[cacheKey]*cacheEntry
+	mu    sync.Mutex
+	cache map[cacheKey]*cacheEntry
+	// pins counts, per path a test names (a file or a folder, cleaned),
+	// the tests naming it that have not finished; nil keeps every file
+	// for the whole run.
+	pins   map[string]int
 	files  fileOptions
 	warnMu sync.Mutex
 }
@@ -110,6 +121,56 @@ func (l *loader) get(what, path string, load func() (any, error)) (any, error) {
 	l.mu.Unlock()
 	e.once.Do(func() { e.val, e.err = load() })
 	return e.val, e.err
+}
+
+// pin counts a test that will load paths (pinned until release).
+func (l *loader) pin(paths []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.pins == nil {
+		l.pins = map[string]int{}
+	}
+	for _, p := range paths {
+		l.pins[filepath.Clean(p)]++
+	}
+}
+
+// release ends a pin of paths. When a path is no longer pinned, the
+// files that no pinned path covers are dropped (standard input, which
+// can be read once only, is kept).
+func (l *loader) release(paths []string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	unpinned := false
+	for _, p := range paths {
+		p = filepath.Clean(p)
+		if l.pins[p]--; l.pins[p] <= 0 {
+			delete(l.pins, p)
+			unpinned = true
+		}
+	}
+	if !unpinned {
+		return
+	}
+	for k := range l.cache {
+		if k.path != StdinPath && !l.pinnedLocked(k.path) {
+			delete(l.cache, k)
+		}
+	}
+}
+
+// pinnedLocked reports whether path or a folder above it is pinned.
+func (l *loader) pinnedLocked(path string) bool {
+	for p := filepath.Clean(path); ; {
+		if l.pins[p] > 0 {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
 }
 
 func isYAML(name string) bool {

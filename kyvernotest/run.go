@@ -52,6 +52,10 @@ type Options struct {
 	// regular file (a named pipe, a device, a socket in a folder of
 	// policies, resources or tests). Default: none.
 	Warnings io.Writer
+	// KeepPolicies keeps each suite's policies, as loaded and compiled,
+	// in SuiteResult.Policies. Default false: a run holds the policies of
+	// the suites in progress only, and the report their results.
+	KeepPolicies bool
 }
 
 // Result is the check of one expected result on one resource.
@@ -89,7 +93,8 @@ type SuiteResult struct {
 	// Its expected results are then failed results carrying the error.
 	Err     error
 	Results []Result
-	// Policies are the test's policies, as loaded.
+	// Policies are the test's policies, as loaded, when
+	// Options.KeepPolicies is set.
 	Policies []*Policy
 }
 
@@ -129,6 +134,13 @@ func RunFiles(ctx context.Context, files []string, opts Options) (*Report, error
 		workers = runtime.GOMAXPROCS(0)
 	}
 	r := &runner{opts: opts, sel: sel, load: newLoader(fileOptions{maxDocument: opts.MaxDocumentBytes, warnings: opts.Warnings})}
+	// Every test file is parsed first, so that the loader knows which
+	// files the tests still to run will load (testFile.pin).
+	tfs := make([]*testFile, len(files))
+	for i, f := range files {
+		tfs[i] = r.parse(f)
+		tfs[i].pin(r.load)
+	}
 	out := make([][]SuiteResult, len(files))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -139,7 +151,8 @@ func RunFiles(ctx context.Context, files []string, opts Options) (*Report, error
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				out[i] = r.file(ctx, files[i])
+				out[i] = r.file(ctx, tfs[i])
+				tfs[i] = nil
 				if opts.Progress != nil {
 					mu.Lock()
 					done++
@@ -182,27 +195,49 @@ type runner struct {
 	load *loader
 }
 
-// file runs the Test documents of one file.
-func (r *runner) file(ctx context.Context, path string) []SuiteResult {
+// testFile is a test file, parsed.
+type testFile struct {
+	path  string
+	tests []*Test
+	err   error
+}
+
+func (r *runner) parse(path string) *testFile {
+	tf := &testFile{path: path}
 	data, err := r.load.readFile(path)
 	if err == nil {
-		var tests []*Test
-		tests, err = ParseTests(path, data)
-		if err == nil {
-			out := make([]SuiteResult, 0, len(tests))
-			for _, t := range tests {
-				if s, ok := r.test(ctx, path, t); ok {
-					out = append(out, s)
-				}
-			}
-			return out
+		tf.tests, err = ParseTests(path, data)
+	}
+	tf.err = err
+	return tf
+}
+
+// pin pins the files of the file's tests in l: each test releases its
+// own when it is done (runner.test).
+func (tf *testFile) pin(l *loader) {
+	for _, t := range tf.tests {
+		l.pin(t.files(filepath.Dir(tf.path)))
+	}
+}
+
+// file runs the Test documents of one file.
+func (r *runner) file(ctx context.Context, tf *testFile) []SuiteResult {
+	if tf.err != nil {
+		return []SuiteResult{{
+			Path:    tf.path,
+			Err:     tf.err,
+			Results: []Result{{Test: tf.path, OK: false, Reason: tf.err.Error()}},
+		}}
+	}
+	out := make([]SuiteResult, 0, len(tf.tests))
+	for _, t := range tf.tests {
+		s, ok := r.test(ctx, tf.path, t)
+		r.load.release(t.files(filepath.Dir(tf.path)))
+		if ok {
+			out = append(out, s)
 		}
 	}
-	return []SuiteResult{{
-		Path:    path,
-		Err:     err,
-		Results: []Result{{Test: path, OK: false, Reason: err.Error()}},
-	}}
+	return out
 }
 
 // test runs one Test. It reports false when the selector leaves no
@@ -222,7 +257,7 @@ func (r *runner) test(ctx context.Context, path string, t *Test) (SuiteResult, b
 	if err == nil {
 		err = run.evaluate(ctx, t)
 	}
-	if run != nil {
+	if run != nil && r.opts.KeepPolicies {
 		s.Policies = run.policies
 	}
 	if err != nil {
@@ -292,12 +327,7 @@ type response struct {
 
 func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	dir := filepath.Dir(path)
-	full := func(p string) string {
-		if filepath.IsAbs(p) {
-			return p
-		}
-		return filepath.Join(dir, p)
-	}
+	full := func(p string) string { return testPath(dir, p) }
 	fulls := func(ps []string) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"path/filepath"
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
@@ -58,6 +59,41 @@ func (t *Test) DisplayName() string {
 		return n
 	}
 	return t.Name
+}
+
+// testPath is the path p of a test in folder dir: p itself when
+// absolute, else relative to dir.
+func testPath(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+// files are the files and folders the test names (policies, resources,
+// values, user info, exceptions, context and the expected results'
+// resource files), for a test in folder dir.
+func (t *Test) files(dir string) []string {
+	var out []string
+	add := func(ps ...string) {
+		for _, p := range ps {
+			if p != "" {
+				out = append(out, testPath(dir, p))
+			}
+		}
+	}
+	add(t.Policies...)
+	add(t.Resources...)
+	add(t.TargetResources...)
+	add(t.ParamResources...)
+	add(t.Exceptions...)
+	add(t.ClusterResources...)
+	add(t.Variables, t.UserInfo, t.Context)
+	for _, e := range t.Results {
+		add(e.PatchedResources, e.PatchedResource, e.GeneratedResource, e.CloneSourceResource)
+		add(e.GeneratedResources...)
+	}
+	return out
 }
 
 // ExpectedResult is one entry of a Test's results.

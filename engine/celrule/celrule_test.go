@@ -234,3 +234,69 @@ func TestEvaluateConcurrently(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedEnvs compiles rules without variables from several goroutines
+// at once (they share one environment per params and authorizer) between
+// rules with variables (each its own): each rule sees its own variables
+// only.
+func TestSharedEnvs(t *testing.T) {
+	tests := []struct {
+		name       string
+		give       kyverno.CEL
+		want       Outcome
+		wantErrors []string
+	}{
+		{
+			name: "no variables",
+			give: kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "object.metadata.name == 'p1'"}}},
+			want: Outcome{Status: Pass},
+		},
+		{
+			name: "variables",
+			give: kyverno.CEL{
+				Variables:   []kyverno.CELVariable{{Name: "name", Expression: "object.metadata.name"}},
+				Expressions: []kyverno.CELExpression{{Expression: "variables.name == 'p2'", MessageExpression: "'name ' + variables.name"}},
+			},
+			want: Outcome{Status: Fail, Message: "name p1"},
+		},
+		{
+			name:       "another rule's variable",
+			give:       kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "variables.name == 'p1'"}}},
+			wantErrors: []string{"variables.name == 'p1': compilation failed: ERROR: <input>:1:10: undefined field 'name'\n | variables.name == 'p1'\n | .........^"},
+		},
+	}
+	const rounds = 4
+	type got struct {
+		name    string
+		outcome Outcome
+		errs    []string
+	}
+	out := make(chan got, rounds*len(tests))
+	for range rounds {
+		for _, tt := range tests {
+			go func() {
+				r, err := Compile(Spec{CEL: &tt.give}, "v.cel")
+				if err != nil {
+					t.Errorf("%s: Compile() error = %v", tt.name, err)
+					out <- got{name: tt.name}
+					return
+				}
+				g := got{name: tt.name, errs: r.CompileErrors()}
+				if len(g.errs) == 0 {
+					g.outcome = r.Evaluate(context.Background(), input(), nil)
+				}
+				out <- g
+			}()
+		}
+	}
+	want := map[string]got{}
+	for _, tt := range tests {
+		want[tt.name] = got{name: tt.name, outcome: tt.want, errs: tt.wantErrors}
+	}
+	for range rounds * len(tests) {
+		g := <-out
+		if diff := cmp.Diff(want[g.name], g, cmp.AllowUnexported(got{})); diff != "" {
+			t.Errorf("%s: Compile() and Evaluate() mismatch (-want +got):\n%s", g.name, diff)
+		}
+	}
+}

@@ -148,7 +148,13 @@ type ruleParts struct {
 // in r (compiled.err). authorizer declares authorizer for everything but
 // messageExpressions.
 func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
-	envs, err := newRuleEnvs(hasParams, authorizer)
+	var envs *ruleEnvs
+	var err error
+	if len(parts.variables) == 0 {
+		envs, err = sharedRuleEnvsOf(envKey{hasParams, authorizer})
+	} else {
+		envs, err = newRuleEnvs(hasParams, authorizer)
+	}
 	if err != nil {
 		return err
 	}

@@ -18,8 +18,9 @@
 // request (typed as Kubernetes' AdmissionRequest), namespaceObject,
 // params (for rules with paramKind and paramRef), variables, and
 // authorizer (not in messageExpressions). The shared base environment is
-// built once per process; each rule extends it with its own `variables`
-// type.
+// built once per process; each rule with variables extends it with its
+// own `variables` type, and the rules without variables share one
+// extension per params and authorizer (built once, never changed).
 //
 // # Semantics
 //

@@ -96,6 +96,33 @@ func newRuleEnvs(hasParams, authorizer bool) (*ruleEnvs, error) {
 	return out, nil
 }
 
+// sharedRuleEnvs are the environments of the rules without variables,
+// per (hasParams, authorizer): their `variables` has no field and is
+// never changed, so that they are built once and shared by every such
+// rule (a rule's own envs cost an Extend of the whole declaration set
+// each, and the function bindings of each program's first use). At most
+// four, one per key.
+var (
+	sharedRuleMu   sync.Mutex
+	sharedRuleEnvs = map[envKey]*ruleEnvs{}
+)
+
+// sharedRuleEnvsOf returns the shared environments of the rules without
+// variables, built the first time.
+func sharedRuleEnvsOf(key envKey) (*ruleEnvs, error) {
+	sharedRuleMu.Lock()
+	defer sharedRuleMu.Unlock()
+	if envs, ok := sharedRuleEnvs[key]; ok {
+		return envs, nil
+	}
+	envs, err := newRuleEnvs(key.params, key.authorizer)
+	if err != nil {
+		return nil, err
+	}
+	sharedRuleEnvs[key] = envs
+	return envs, nil
+}
+
 // withVariables declares `variables` of type vars in env, as Kubernetes'
 // NewCompositedCompiler does through EnvSet.Extend (for the
 // StoredExpressions environment only, the one Kyverno compiles with).
@@ -144,7 +171,8 @@ func extendAdmission(base *environment.EnvSet, hasParams, hasAuthorizer bool) (*
 }
 
 // SharedEnvs returns the environments built once for the whole process
-// (the admission environments every rule extends), or nil before the
+// (the admission environments every rule extends, and those the rules
+// without variables share), or nil before the
 // first rule with CEL is compiled. Compiled rules reference them without owning
 // them: a host that measures the memory of compiled policies leaves them
 // out.
@@ -159,6 +187,11 @@ func SharedEnvs() []*cel.Env {
 	out := make([]*cel.Env, 0, len(envs))
 	for _, e := range envs {
 		out = append(out, e)
+	}
+	sharedRuleMu.Lock()
+	defer sharedRuleMu.Unlock()
+	for _, e := range sharedRuleEnvs {
+		out = append(out, e.full, e.message)
 	}
 	return out
 }

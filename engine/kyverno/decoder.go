@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"strings"
+	"sync"
 
 	"github.com/verdict-policy/verdict/engine"
 )
@@ -22,6 +23,11 @@ const DefaultMaxDocumentBytes = 32 << 20
 // decoderBuffer is the read buffer of a Decoder: what it reads ahead of
 // the document it returns.
 const decoderBuffer = 64 << 10
+
+// readers are the read buffers of the Decoders that reached the end of
+// their input, for the next ones: a run that reads many small files
+// allocates a few buffers, not one per file.
+var readers = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, decoderBuffer) }}
 
 // maxInternedKeys bounds the mapping keys a Decoder interns across
 // documents: past it the table starts again empty.
@@ -83,10 +89,26 @@ func NewDecoder(source string, r io.Reader, maxDocumentBytes int) *Decoder {
 	}
 	return &Decoder{
 		source: source,
-		r:      bufio.NewReaderSize(r, decoderBuffer),
+		r:      newReader(r),
 		max:    maxDocumentBytes,
 		fast:   &fastYAML{keys: make(map[string]string)},
 		lineNo: 1,
+	}
+}
+
+func newReader(r io.Reader) *bufio.Reader {
+	br := readers.Get().(*bufio.Reader)
+	br.Reset(r)
+	return br
+}
+
+// finish marks the end of the input and gives the read buffer back.
+func (d *Decoder) finish() {
+	d.done = true
+	if d.r != nil {
+		d.r.Reset(nil)
+		readers.Put(d.r)
+		d.r = nil
 	}
 }
 
@@ -164,7 +186,7 @@ func (d *Decoder) nextChunk() (c chunk, tooLarge, ok bool) {
 	for {
 		line, long, err := d.readLine()
 		if err != nil {
-			d.done = true
+			d.finish()
 			if err != io.EOF {
 				var pe *fs.PathError
 				if !errors.As(err, &pe) {
@@ -183,7 +205,7 @@ func (d *Decoder) nextChunk() (c chunk, tooLarge, ok bool) {
 		if bytes.HasPrefix(line, []byte("---")) {
 			rest := bytes.TrimSpace(line[3:])
 			if len(rest) > 0 && rest[0] != '#' {
-				d.done = true
+				d.finish()
 				d.fatal = fmt.Errorf("%s: %w", d.source, engine.Errorf(engine.CodeDecode, "", fmt.Sprintf("line %d: invalid document separator %q", lineNo, truncate(string(rest), 40))))
 				return chunk{}, false, false
 			}

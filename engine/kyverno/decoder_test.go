@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
 
@@ -217,4 +218,45 @@ func FuzzDecoder(f *testing.F) {
 			t.Fatalf("Decoder(%q) mismatch with SplitDocuments (-want +got):\n%s", data, diff)
 		}
 	})
+}
+
+// TestDecoderReusedBuffers decodes every input from several goroutines at
+// once, one Decoder after another in each: the read buffers that finished
+// Decoders give back must carry nothing into the next input.
+func TestDecoderReusedBuffers(t *testing.T) {
+	const goroutines = 4
+	errs := make(chan string, goroutines*len(decoderInputs))
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, give := range decoderInputs {
+				wantObjs, wantErr := SplitDocuments("r.yaml", []byte(give))
+				dec := NewDecoder("r.yaml", strings.NewReader(give), 0)
+				var got []Object
+				for dec.Next() {
+					got = append(got, dec.Objects()...)
+				}
+				if dec.Next() {
+					errs <- fmt.Sprintf("Decoder(%q).Next() after the end = true, want false", give)
+				}
+				err := dec.Err()
+				if errString(err) != errString(wantErr) {
+					errs <- fmt.Sprintf("Decoder(%q) error = %v, want %v", give, err, wantErr)
+					continue
+				}
+				if err == nil && (len(got) > 0 || len(wantObjs) > 0) {
+					if diff := cmp.Diff(wantObjs, got); diff != "" {
+						errs <- fmt.Sprintf("Decoder(%q) mismatch with SplitDocuments (-want +got):\n%s", give, diff)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
 }

@@ -58,7 +58,9 @@
 // maxSharedEnvs (64) namespaces and kinds of environment (about 240 KB
 // each, kept for the process's lifetime, and anyone who may send inline
 // policies chooses the namespaces); past it, each policy builds its own,
-// which it then holds.
+// which it then holds. A policy without variables compiles in the shared
+// environment itself; the first variable of a policy extends it with the
+// policy's own `variables` type.
 //
 // The package depends on cel-go, k8s.io/apiserver's CEL packages,
 // apimachinery and the sdk's libraries (which import no client-go); it

@@ -84,13 +84,34 @@ var exceptionsType = types.NewObjectType("libs.Exception")
 // (resource, http, image, imagedata, globalContext, user, hash, math,
 // json, yaml, random, x509, time, transform, gzip).
 //
-// An Env is built per policy because `variables` has the types of the
+// An Env is made per policy because `variables` has the types of the
 // policy's own variables: RegisterVariable adds each one as it compiles.
+// Until the first, the policy compiles in its namespace's shared
+// environment (whose `variables` has no field), and only the first
+// extends it with the policy's own (an Extend copies every declaration,
+// and each environment binds its functions again for its first program).
+// An expression compiled again with the same variables (the autogen
+// variants of a policy repeat its expressions that do not name object)
+// gives the program compiled the first time.
 // It is not safe for concurrent use while compiling; the programs it
 // makes are.
 type Env struct {
-	env  *cel.Env
+	env *cel.Env
+	// vars are the policy's variables; nil before the first, while env
+	// is the shared environment.
 	vars *variablesProvider
+	// err is the error of that Extend, returned by the next Compile.
+	err error
+	// compiled are the expressions compiled since the variables last
+	// changed: at most one per expression of the policy, gone with the
+	// Env.
+	compiled map[string]compiledExpr
+}
+
+// compiledExpr is an expression that compiled, and its type.
+type compiledExpr struct {
+	prog cel.Program
+	out  *cel.Type
 }
 
 // NewEnv builds the environment of a policy of namespace ("" for a
@@ -143,12 +164,7 @@ func newEnv(key envKey) (*Env, error) {
 	if err != nil {
 		return nil, err
 	}
-	vars := newVariablesProvider(shared.CELTypeProvider())
-	env, err := shared.Extend(cel.CustomTypeProvider(vars))
-	if err != nil {
-		return nil, fmt.Errorf("CEL environment: %w", err)
-	}
-	return &Env{env: env, vars: vars}, nil
+	return &Env{env: shared}, nil
 }
 
 // maxSharedEnvs bounds the environments kept by namespace and kind (one per
@@ -261,6 +277,12 @@ func buildEnv(key envKey) (*cel.Env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}
+	// `variables` with no field yet, as in each policy's environment
+	// before its first variable (RegisterVariable).
+	env, err = env.Extend(cel.CustomTypeProvider(newVariablesProvider(env.CELTypeProvider())))
+	if err != nil {
+		return nil, fmt.Errorf("CEL environment: %w", err)
+	}
 	// Initialize the checker now, so that the policies that extend the
 	// environment concurrently only read it.
 	if _, iss := env.Compile("true"); iss.Err() != nil {
@@ -274,21 +296,46 @@ func (e *Env) CEL() *cel.Env { return e.env }
 
 // RegisterVariable gives `variables.<name>` the type t for the
 // expressions compiled after it.
-func (e *Env) RegisterVariable(name string, t *cel.Type) { e.vars.register(name, t) }
+func (e *Env) RegisterVariable(name string, t *cel.Type) {
+	if e.vars == nil {
+		if e.err != nil {
+			return
+		}
+		vars := newVariablesProvider(e.env.CELTypeProvider())
+		env, err := e.env.Extend(cel.CustomTypeProvider(vars))
+		if err != nil {
+			e.err = fmt.Errorf("CEL environment: %w", err)
+			return
+		}
+		e.env, e.vars = env, vars
+	}
+	if old, ok := e.vars.fields[name]; !ok || !old.IsExactType(t) {
+		e.compiled = nil
+	}
+	e.vars.register(name, t)
+}
 
 // Compile compiles an expression and checks that its type is one of want
 // (any type when want is empty). The error is the compiler's message, or
 // "output is expected to be of type ..." as Kyverno words it.
 func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, error) {
-	ast, iss := e.env.Compile(expr)
-	if err := iss.Err(); err != nil {
-		return nil, nil, err
+	if e.err != nil {
+		return nil, nil, e.err
 	}
-	out := ast.OutputType()
+	c, cached := e.compiled[expr]
+	var ast *cel.Ast
+	if !cached {
+		var iss *cel.Issues
+		ast, iss = e.env.Compile(expr)
+		if err := iss.Err(); err != nil {
+			return nil, nil, err
+		}
+		c.out = ast.OutputType()
+	}
 	if len(want) > 0 {
 		ok := false
 		for _, w := range want {
-			if out.IsExactType(w) {
+			if c.out.IsExactType(w) {
 				ok = true
 				break
 			}
@@ -300,11 +347,18 @@ func (e *Env) Compile(expr string, want ...*cel.Type) (cel.Program, *cel.Type, e
 			return nil, nil, fmt.Errorf("output is expected to be of type %s", want[0].TypeName())
 		}
 	}
-	prog, err := e.env.Program(ast, cel.InterruptCheckFrequency(InterruptCheckFrequency))
-	if err != nil {
-		return nil, nil, err
+	if !cached {
+		prog, err := e.env.Program(ast, cel.InterruptCheckFrequency(InterruptCheckFrequency))
+		if err != nil {
+			return nil, nil, err
+		}
+		c.prog = prog
+		if e.compiled == nil {
+			e.compiled = map[string]compiledExpr{}
+		}
+		e.compiled[expr] = c
 	}
-	return prog, out, nil
+	return c.prog, c.out, nil
 }
 
 // defaultEnvOptions are Kyverno's DefaultEnvOptionsWithCompat

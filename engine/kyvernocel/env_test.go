@@ -2,6 +2,7 @@ package kyvernocel_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -243,6 +244,113 @@ func TestMutatingEnv(t *testing.T) {
 			}
 			if _, _, err := validating.Compile(tt.give); err == nil {
 				t.Errorf("NewEnv: Compile(%q) = nil error, want an error", tt.give)
+			}
+		})
+	}
+}
+
+// TestPolicyVariables compiles, at once, the expressions of policies of
+// one namespace with and without variables: the policies without share
+// the namespace's environment, and each sees its own variables only (an
+// unknown one is cel-go's "undefined field", before and after the
+// policy's first variable).
+func TestPolicyVariables(t *testing.T) {
+	tests := []struct {
+		name    string
+		vars    []string // each registered as an int, in order
+		expr    string
+		wantErr string // a part of the error; "" for none
+	}{
+		{name: "no variables", expr: "object.metadata.name == 'x'"},
+		{name: "no variables, a variable read", expr: "variables.count > 1", wantErr: "undefined field 'count'"},
+		{name: "own variable", vars: []string{"count"}, expr: "variables.count > 1"},
+		{name: "another variable", vars: []string{"size"}, expr: "variables.count > 1", wantErr: "undefined field 'count'"},
+		{name: "two variables", vars: []string{"size", "count"}, expr: "variables.count + variables.size > 1"},
+	}
+	const rounds = 4
+	errs := make(chan string, rounds*len(tests))
+	for range rounds {
+		for _, tt := range tests {
+			go func() {
+				env, err := kyvernocel.NewEnv("team-vars")
+				if err != nil {
+					errs <- tt.name + ": NewEnv: " + err.Error()
+					return
+				}
+				for _, v := range tt.vars {
+					env.RegisterVariable(v, cel.IntType)
+				}
+				_, _, err = env.Compile(tt.expr, cel.BoolType)
+				switch {
+				case tt.wantErr == "" && err != nil:
+					errs <- tt.name + ": Compile(" + tt.expr + ") error = " + err.Error() + ", want none"
+				case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+					errs <- tt.name + ": Compile(" + tt.expr + ") error = " + fmt.Sprint(err) + ", want " + tt.wantErr
+				default:
+					errs <- ""
+				}
+			}()
+		}
+	}
+	for range rounds * len(tests) {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+// TestCompileAgain compiles expressions twice in one policy's Env: the
+// same variables give the program of the first time (its type checked
+// against each call's want), a changed variable compiles again.
+func TestCompileAgain(t *testing.T) {
+	tests := []struct {
+		name     string
+		first    string
+		register []string // name:type registered between the two compilations
+		second   string
+		want     []*cel.Type // of the second
+		wantSame bool
+		wantType string // of the second; "" for an error
+		wantErr  string
+	}{
+		{name: "same expression", first: "object.metadata.name", second: "object.metadata.name", wantSame: true, wantType: "dyn"},
+		{name: "another expression", first: "object.metadata.name", second: "object.metadata.namespace", wantSame: false, wantType: "dyn"},
+		{name: "want checked again", first: "1 + 1", second: "1 + 1", want: []*cel.Type{cel.BoolType}, wantErr: "output is expected to be of type bool"},
+		{name: "same variable again", first: "variables.x + 1", register: []string{"x:int"}, second: "variables.x + 1", wantSame: true, wantType: "int"},
+		{name: "a new variable", first: "variables.x + 1", register: []string{"y:int"}, second: "variables.x + 1", wantSame: false, wantType: "int"},
+		{name: "a variable's type changed", first: "variables.x", register: []string{"x:string"}, second: "variables.x", wantSame: false, wantType: "string"},
+	}
+	types := map[string]*cel.Type{"int": cel.IntType, "string": cel.StringType}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env, err := kyvernocel.NewEnv("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			env.RegisterVariable("x", cel.IntType)
+			first, _, err := env.Compile(tt.first)
+			if err != nil {
+				t.Fatalf("Compile(%q) error = %v", tt.first, err)
+			}
+			for _, r := range tt.register {
+				name, typ, _ := strings.Cut(r, ":")
+				env.RegisterVariable(name, types[typ])
+			}
+			second, typ, err := env.Compile(tt.second, tt.want...)
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("Compile(%q) again error = %v, want %q", tt.second, err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Compile(%q) again error = %v", tt.second, err)
+			}
+			if same := first == second; same != tt.wantSame {
+				t.Errorf("Compile(%q) again: same program = %v, want %v", tt.second, same, tt.wantSame)
+			}
+			if got := typ.String(); got != tt.wantType {
+				t.Errorf("Compile(%q) again: type = %s, want %s", tt.second, got, tt.wantType)
 			}
 		})
 	}

@@ -61,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 
 	start := time.Now()
-	rep, err := kyvernotest.Run(ctx, []string{root}, kyvernotest.Options{StrictPolicies: true})
+	rep, err := kyvernotest.Run(ctx, []string{root}, kyvernotest.Options{StrictPolicies: true, KeepPolicies: true})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
