@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
-	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -159,7 +158,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	if len(r.Exceptions) > 0 {
 		return r
 	}
-	ok, err = mpol.Conditions(ctx, act, p.conditions)
+	ok, err = vpol.MatchConditions(ctx, act, p.conditions, false)
 	if err != nil {
 		return Result{Matched: true, Err: err, Path: "spec.conditions"}
 	}

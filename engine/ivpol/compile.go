@@ -56,7 +56,7 @@ type variant struct {
 
 	constraints     *admissionregistrationv1.MatchResources
 	match           *vpol.Matcher
-	matchConditions []*expr
+	matchConditions []cel.Program
 	extractors      []*expr // spec.images, in order
 	variables       []*expr
 	attestors       []*attestor
@@ -222,7 +222,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 		if m.Name == "" {
 			c.Invalid(path+".name", "a match condition needs a name")
 		}
-		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: c.expression(env, m.Expression, path+".expression", cel.BoolType)})
+		v.matchConditions = append(v.matchConditions, c.expression(env, m.Expression, path+".expression", cel.BoolType))
 	}
 	seen := map[string]bool{}
 	for i, x := range spec.ImageExtractors {

@@ -278,7 +278,7 @@ func (p *Policy) prepare(ctx context.Context, vr *variant, in *vpol.Input, excep
 			return nil, false, nil
 		}
 	}
-	ok, err := p.matchAll(ctx, act, vr.matchConditions, p.FailurePolicyIgnore)
+	ok, err := vpol.MatchConditions(ctx, act, vr.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
 		return nil, false, evaluationError(vr.prefix+"spec.matchConditions", err)
 	}
@@ -308,32 +308,6 @@ func (p *Policy) prepare(ctx context.Context, vr *variant, in *vpol.Input, excep
 		return nil, false, &Outcome{Result: vpol.Result{Rule: RuleException, Status: vpol.StatusSkip, Message: "rule is skipped due to policy exception: " + strings.Join(keys, ", "), Exceptions: keys}}
 	}
 	return act, true, nil
-}
-
-func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr, ignore bool) (bool, error) {
-	var errs []string
-	for _, c := range conds {
-		out, _, err := c.prog.ContextEval(ctx, act)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		b, ok := out.Value().(bool)
-		if !ok {
-			errs = append(errs, fmt.Sprintf("match condition %q is not a bool", c.name))
-			continue
-		}
-		if !b {
-			return false, nil
-		}
-	}
-	switch {
-	case len(errs) == 0:
-		return true, nil
-	case ignore:
-		return false, nil
-	}
-	return false, errors.New(strings.Join(errs, "; "))
 }
 
 // The default image extractors, by resource (Kyverno's

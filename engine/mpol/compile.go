@@ -63,9 +63,10 @@ type Variant struct {
 	spec   *policiesv1.MutatingPolicySpec
 	match  *vpol.Matcher
 	// The compiled expressions, in the order they run.
-	variables, matchConditions []*expr
-	mutations                  []*mutation
-	auditAnnots                []*expr
+	variables       []*expr
+	matchConditions []cel.Program
+	mutations       []*mutation
+	auditAnnots     []*expr
 }
 
 // MatchConstraints returns the variant's spec.matchConstraints (the pod
@@ -217,7 +218,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 	}
 	for i, m := range spec.MatchConditions {
 		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
-		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: prog})
+		v.matchConditions = append(v.matchConditions, prog)
 	}
 	allowAtomic := spec.EvaluationConfiguration != nil && spec.EvaluationConfiguration.UseServerSideApply
 	for i, m := range spec.Mutations {

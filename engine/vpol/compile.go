@@ -56,7 +56,7 @@ type Variant struct {
 
 	spec            *policiesv1.ValidatingPolicySpec
 	match           *matcher
-	matchConditions []*expr
+	matchConditions []cel.Program
 	variables       []*expr
 	varNames        *kyvernocel.VariableNames
 	validations     []*validation
@@ -236,7 +236,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 	}
 	for i, m := range spec.MatchConditions {
 		path := fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i)
-		v.matchConditions = append(v.matchConditions, c.compile(env, m.Name, m.Expression, path, cel.BoolType))
+		v.matchConditions = append(v.matchConditions, c.compile(env, m.Name, m.Expression, path, cel.BoolType).prog)
 	}
 	names := make([]string, len(spec.Variables))
 	for i, vr := range spec.Variables {

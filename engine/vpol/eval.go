@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 
@@ -146,7 +147,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	var matched []*Exception
 	exempt := false
 	for _, e := range excs {
-		ok, err := p.matchAll(ctx, act, e.matchConditions)
+		ok, err := MatchConditions(ctx, act, e.matchConditions, p.FailurePolicyIgnore)
 		if err != nil {
 			if exempt {
 				continue
@@ -169,7 +170,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	}
 	act.SetExceptions(allowedImages, allowedValues)
 
-	ok, err := p.matchAll(ctx, act, v.matchConditions)
+	ok, err := MatchConditions(ctx, act, v.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
 		return evaluationError(err)
 	}
@@ -224,13 +225,16 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	return Result{Status: StatusPass, Message: "success", Properties: props}
 }
 
-// matchAll is Kyverno's match: any false condition is false; errors are
-// returned (with failurePolicy Fail) or make it false (Ignore) when no
-// condition is false.
-func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr) (bool, error) {
+// MatchConditions is the match of Kyverno's CEL policies (its vpol,
+// ivpol, mpol and gpol compilers' match): any false condition is false;
+// otherwise the errors (of a condition that fails, or of one whose value
+// is not a bool, in CEL's conversion words) are returned joined with
+// "; " as multierr joins them, or make it false when ignore (failurePolicy
+// Ignore; mpol and gpol have none). The other kinds of the group use it.
+func MatchConditions(ctx context.Context, act *kyvernocel.Activation, conds []cel.Program, ignore bool) (bool, error) {
 	var errs []string
 	for _, c := range conds {
-		out, _, err := c.prog.ContextEval(ctx, act)
+		out, _, err := c.ContextEval(ctx, act)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -247,10 +251,9 @@ func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds
 	switch {
 	case len(errs) == 0:
 		return true, nil
-	case p.FailurePolicyIgnore:
+	case ignore:
 		return false, nil
 	}
-	// Kyverno combines the errors with multierr: "; " between them.
 	return false, errors.New(strings.Join(errs, "; "))
 }
 
