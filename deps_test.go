@@ -114,6 +114,7 @@ var rules = []rule{
 	{doc: "internal/safefile/doc.go", pkg: "internal/safefile", onlyImportsSet: true},
 	{doc: "internal/testing/servertest/doc.go", pkg: "internal/testing/servertest", importedBySet: true},
 	{doc: "internal/shard/doc.go", pkg: "internal/shard", onlyImportsSet: true},
+	{doc: "internal/streamrecv/doc.go", pkg: "internal/streamrecv", onlyImportsSet: true},
 	{doc: "internal/spool/doc.go", pkg: "internal/spool", onlyImportsSet: true},
 	{doc: "internal/yamlenc/doc.go", pkg: "internal/yamlenc", onlyModuleSet: true, onlyImports: only("go.yaml.in/yaml/v3"), onlyImportsSet: true},
 	{doc: "internal/testing/testcorpus/doc.go", pkg: "internal/testing/testcorpus", onlyModuleSet: true, importedBy: only("hack/conformance"), importedBySet: true},

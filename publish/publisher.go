@@ -14,6 +14,7 @@ import (
 
 	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/promreg"
+	"github.com/verdict-policy/verdict/internal/streamrecv"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -404,22 +405,7 @@ func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	acks := make(chan *verdictv1.PublishResponse)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			a, err := st.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case acks <- a:
-			case <-sctx.Done():
-				return
-			}
-		}
-	}()
+	acks, recvErr := streamrecv.Start(sctx, st.Recv)
 	sent := 0 // batches of inflight sent on this stream
 	p.mu.Lock()
 	p.metrics.resent.Add(float64(len(p.inflight))) // not acknowledged on the previous stream
