@@ -113,6 +113,7 @@ var rules = []rule{
 	{doc: "internal/policyreport/doc.go", pkg: "internal/policyreport", onlyImportsSet: true},
 	{doc: "internal/safefile/doc.go", pkg: "internal/safefile", onlyImportsSet: true},
 	{doc: "internal/testing/servertest/doc.go", pkg: "internal/testing/servertest", importedBySet: true},
+	{doc: "internal/ctxtime/doc.go", pkg: "internal/ctxtime", onlyImportsSet: true},
 	{doc: "internal/shard/doc.go", pkg: "internal/shard", onlyImportsSet: true},
 	{doc: "internal/streamrecv/doc.go", pkg: "internal/streamrecv", onlyImportsSet: true},
 	{doc: "internal/spool/doc.go", pkg: "internal/spool", onlyImportsSet: true},

@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/promreg"
 	"github.com/verdict-policy/verdict/internal/streamrecv"
@@ -299,11 +300,7 @@ func (p *Publisher) run(ctx context.Context) {
 		}
 		p.metrics.reconnects.Inc()
 		p.log.Warn(what, "error", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if ctxtime.Sleep(ctx, backoff) != nil {
 			return
 		}
 		backoff = min(2*backoff, p.opts.BackoffMax)
