@@ -35,8 +35,7 @@ type Policy struct {
 	matchConditions []cel.Program
 	variables       []*expr
 	generations     []*expr
-	annotKeys       []string
-	annotProgs      []cel.Program
+	auditAnnots     vpol.AuditAnnotations
 }
 
 // expr is a compiled expression with its name (a variable's, a match
@@ -151,6 +150,6 @@ func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.
 	}
 	for i, a := range spec.AuditAnnotations {
 		prog, _ := c.Expression(env, a.ValueExpression, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), cel.StringType, cel.NullType)
-		p.annotKeys, p.annotProgs = append(p.annotKeys, a.Key), append(p.annotProgs, prog)
+		p.auditAnnots.Add(a.Key, prog)
 	}
 }

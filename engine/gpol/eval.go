@@ -108,7 +108,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 			return fail(g.name, fmt.Errorf("failed to generate resources: %w", col.err))
 		}
 	}
-	props, err := mpol.AuditAnnotations(ctx, act, p.annotKeys, p.annotProgs)
+	props, _, err := p.auditAnnots.Eval(ctx, act, vpol.KeyGoQuoted)
 	if err != nil {
 		return fail("spec.auditAnnotations", err)
 	}

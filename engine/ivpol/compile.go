@@ -61,7 +61,7 @@ type variant struct {
 	variables       []*expr
 	attestors       []*attestor
 	validations     []*validation
-	auditAnnots     []*expr
+	auditAnnots     vpol.AuditAnnotations
 }
 
 type expr struct {
@@ -268,7 +268,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 		if a.Key == "" {
 			c.Invalid(path+".key", "an audit annotation needs a key")
 		}
-		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType)})
+		v.auditAnnots.Add(a.Key, c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType))
 	}
 	return v
 }

@@ -66,7 +66,7 @@ type Variant struct {
 	variables       []*expr
 	matchConditions []cel.Program
 	mutations       []*mutation
-	auditAnnots     []*expr
+	auditAnnots     vpol.AuditAnnotations
 }
 
 // MatchConstraints returns the variant's spec.matchConstraints (the pod
@@ -237,7 +237,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 	}
 	for i, a := range spec.AuditAnnotations {
 		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i), cel.StringType, cel.NullType)
-		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: prog})
+		v.auditAnnots.Add(a.Key, prog)
 	}
 	return v
 }

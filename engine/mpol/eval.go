@@ -2,8 +2,6 @@ package mpol
 
 import (
 	"context"
-	"fmt"
-	"reflect"
 
 	"github.com/google/cel-go/cel"
 
@@ -128,7 +126,7 @@ func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[s
 		obj = patched
 		act.Object = obj
 	}
-	props, err := annotations(ctx, act, v.auditAnnots)
+	props, _, err := v.auditAnnots.Eval(ctx, act, vpol.KeyGoQuoted)
 	if err != nil {
 		return fail("spec.auditAnnotations", err)
 	}
@@ -170,45 +168,12 @@ func exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Except
 	return nil, nil
 }
 
-// annotations evaluates the audit annotations: a non-empty string is
-// kept, an empty one dropped, anything else is an error, as in Kyverno.
-func annotations(ctx context.Context, act *kyvernocel.Activation, annots []*expr) (map[string]string, error) {
-	if len(annots) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(annots))
-	for _, a := range annots {
-		val, _, err := a.prog.ContextEval(ctx, act)
-		if err != nil {
-			return nil, fmt.Errorf("failed to evaluate auditAnnotation %q: %w", a.name, err)
-		}
-		s, err := val.ConvertToNative(reflect.TypeFor[string]())
-		if err != nil {
-			return nil, fmt.Errorf("failed to convert auditAnnotation %q expression: %w", a.name, err)
-		}
-		if s.(string) != "" {
-			out[a.name] = s.(string)
-		}
-	}
-	return out, nil
-}
-
-// The hooks below give the other kinds of the group (engine/gpol) this
-// package's evaluation steps, with their programs as cel.Programs.
+// The hook below gives the other kinds of the group (engine/gpol) this
+// package's exception step.
 
 // Exempt applies the exceptions as Kyverno's CEL policies do (see
 // exempt): the result of a resource they exempt, or nil after handing
 // the images and values of the others to the expressions.
 func Exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*vpol.Result, error) {
 	return exempt(ctx, act, excs)
-}
-
-// AuditAnnotations evaluates audit annotations, keys[i] the key of
-// progs[i] (see annotations).
-func AuditAnnotations(ctx context.Context, act *kyvernocel.Activation, keys []string, progs []cel.Program) (map[string]string, error) {
-	exprs := make([]*expr, len(progs))
-	for i, p := range progs {
-		exprs[i] = &expr{name: keys[i], prog: p}
-	}
-	return annotations(ctx, act, exprs)
 }

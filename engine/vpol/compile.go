@@ -60,7 +60,7 @@ type Variant struct {
 	variables       []*expr
 	varNames        *kyvernocel.VariableNames
 	validations     []*validation
-	auditAnnots     []*expr
+	auditAnnots     AuditAnnotations
 }
 
 // MatchConstraints returns the variant's spec.matchConstraints. Callers
@@ -257,7 +257,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 	}
 	for i, a := range spec.AuditAnnotations {
 		path := fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i)
-		v.auditAnnots = append(v.auditAnnots, c.compile(env, a.Key, a.ValueExpression, path, cel.StringType, cel.NullType))
+		v.auditAnnots.Add(a.Key, c.compile(env, a.Key, a.ValueExpression, path, cel.StringType, cel.NullType).prog)
 	}
 	return v
 }
