@@ -89,10 +89,7 @@ func Compile(doc *Document) (*Policy, error) {
 		prog, _ := probs.Expression(env, c.Expression, fmt.Sprintf("spec.conditions[%d].expression", i), cel.BoolType)
 		p.conditions = append(p.conditions, prog)
 	}
-	if err := probs.Err(doc.Kind, doc.Metadata.Name); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return vpol.Compiled(p, &probs, doc.Kind, doc.Metadata.Name)
 }
 
 // allOperations is matchConstraints with every operation, as Kyverno's

@@ -64,11 +64,7 @@ func (p *Policy) DropsUnmatched() bool { return p.match.DropsUnmatched() }
 // as engine.Errors sorted by path (Code engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	p := c.policy(doc)
-	if err := c.Err(doc.Kind, doc.Metadata.Name); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -90,7 +86,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewGeneratingEnv(p.Namespace)
 	if err != nil {
-		c.Invalid("spec", "%v", err)
+		c.Wrap("spec", err)
 		return p
 	}
 	c.expressions(env, p, spec)

@@ -113,12 +113,8 @@ func (p *Policy) Document() *Document { return p.doc }
 // every problem found, as engine.Errors sorted by path (Code
 // engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
-	c := &compiler{}
-	p := c.policy(doc)
-	if err := c.Errs.Err(); err != nil {
-		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
-	}
-	return p, nil
+	var c compiler
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -173,7 +169,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 
 	env, err := kyvernocel.NewImageEnv(p.Namespace)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Wrap("spec", err)
 		return p
 	}
 	c.imageReferences(p, spec.MatchImageReferences)
@@ -200,7 +196,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	gen, err := autogen(spec)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
+		c.Wrap("spec.autogen", err)
 	}
 	for _, g := range gen {
 		p.variants = append(p.variants, c.variant(env, p, g.spec, g.config, "autogen["+g.config+"]."))

@@ -10,7 +10,6 @@ import (
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -103,10 +102,7 @@ func (p *Policy) Variants() []*Variant { return p.variants }
 // autogen variant starts with "autogen[<configuration>]".
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	if p := c.policy(doc); len(c.Errs) == 0 {
-		return p, nil
-	}
-	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.Errs.Err())
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -126,7 +122,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Wrap("spec", err)
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))

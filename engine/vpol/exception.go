@@ -109,7 +109,7 @@ func CompileException(doc *ExceptionDocument) (*Exception, error) {
 		}
 		e.matchConditions = append(e.matchConditions, c.compile(env, m.Name, m.Expression, path+".expression", cel.BoolType).prog)
 	}
-	if err := c.errs.Err(); err != nil {
+	if err := c.Errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile PolicyException %q: %w", doc.Metadata.Name, err)
 	}
 	return e, nil
