@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/options"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -218,12 +219,8 @@ func (r *Runner) Run(ctx context.Context) error {
 				delete(r.next, id)
 			}
 		}
-		t := time.NewTimer(wake.Sub(r.opts.Now()))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := ctxtime.Sleep(ctx, wake.Sub(r.opts.Now())); err != nil {
+			return err
 		}
 	}
 }

@@ -276,17 +276,25 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	case vpol.IsPolicy(p.APIVersion, p.Kind):
 		return validatingPolicyOf(p, o) // vpolicies.go
 	case vap.IsPolicy(p.APIVersion, p.Kind):
-		return admissionPolicyOf(p, o) // vaps.go
+		// Kyverno's CLI returns a response for every
+		// ValidatingAdmissionPolicy and resource: one without result means
+		// the resource was excluded.
+		return celPolicyOf(p, o, vap.DecodePolicy, policy.CompileVAP, keepsEmpty) // vpolicies.go
 	case vap.IsBinding(p.APIVersion, p.Kind):
 		return bindingOf(p, o) // vaps.go
 	case mpol.Policies.IsPolicy(p.APIVersion, p.Kind):
 		return mutatingPolicyOf(p, o)
+	// Kyverno's CLI gives no response for a resource an
+	// ImageValidatingPolicy or GeneratingPolicy does not apply to; for a
+	// DeletingPolicy it reports, for each resource the matchConstraints
+	// select, whether the policy would delete it, and nothing for the
+	// others.
 	case ivpol.Policies.IsPolicy(p.APIVersion, p.Kind):
-		return celPolicyOf(p, o, ivpol.Policies.DecodePolicy, policy.CompileImageValidating, func(*policy.Policy) []bool { return []bool{true} })
+		return celPolicyOf(p, o, ivpol.Policies.DecodePolicy, policy.CompileImageValidating, dropsEmpty)
 	case gpol.Policies.IsPolicy(p.APIVersion, p.Kind):
-		return generatingPolicyOf(p, o) // gpolicies.go
+		return celPolicyOf(p, o, gpol.Policies.DecodePolicy, policy.CompileGenerating, dropsEmpty)
 	case dpol.Policies.IsPolicy(p.APIVersion, p.Kind):
-		return deletingPolicyOf(p, o) // dpolicies.go
+		return celPolicyOf(p, o, dpol.Policies.DecodePolicy, policy.CompileDeleting, dropsEmpty)
 	case mpol.IsAdmissionPolicy(p.APIVersion, p.Kind), mpol.IsBinding(p.APIVersion, p.Kind):
 		return admissionDocumentOf(p, o)
 	case otherPolicyKinds[p.Kind]:

@@ -5,38 +5,14 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
-	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 )
 
 // This file holds what the test runner does for Kubernetes'
-// ValidatingAdmissionPolicies: the policies and their bindings, loaded
-// from the policy files with the other kinds, and the params of the
-// bindings, found among the test's paramResources as Kyverno's CLI finds
-// them. The engine runs them as Kyverno's CLI does (eval.Options.KyvernoCLI).
-
-// admissionPolicyOf decodes and compiles a ValidatingAdmissionPolicy
-// document into p.
-func admissionPolicyOf(p *Policy, o kyverno.Object) *Policy {
-	p.ruleless = true
-	// Kyverno's CLI returns a response for every ValidatingAdmissionPolicy
-	// and resource: one without result means the resource was excluded.
-	p.responds = true
-	doc, err := vap.DecodePolicy(o.Value)
-	if err != nil {
-		p.Err = kyverno.NewDocumentError(p.Path, 1, o.Line, err)
-		return p
-	}
-	compiled, err := policy.CompileVAP(doc)
-	if err != nil {
-		p.Err = err
-		return p
-	}
-	// Kyverno's CLI evaluates them on every resource it is given.
-	compiled.Admission = true
-	p.Compiled = compiled
-	return p
-}
+// ValidatingAdmissionPolicies: the policies (compiled by celPolicyOf) and
+// their bindings, loaded from the policy files with the other kinds, and
+// the params of the bindings, found among the test's paramResources as
+// Kyverno's CLI finds them. The engine runs them as Kyverno's CLI does (eval.Options.KyvernoCLI).
 
 // bindingOf decodes and compiles a ValidatingAdmissionPolicyBinding
 // document into p.binding.

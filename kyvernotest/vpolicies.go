@@ -49,10 +49,10 @@ func mutatingPolicyOf(p *Policy, o kyverno.Object) *Policy {
 }
 
 // celPolicyOf decodes (errors wrapped with the document's place) and
-// compiles a policies.kyverno.io policy document into p. drops says, for
-// each variant of the compiled policy (the policy, its autogen variants),
-// whether Kyverno's CLI drops its empty response for a resource it does
-// not match.
+// compiles a policies.kyverno.io policy or a ValidatingAdmissionPolicy
+// document into p. drops says, for each variant of the compiled policy
+// (the policy, its autogen variants), whether Kyverno's CLI drops its
+// empty response for a resource it does not match.
 func celPolicyOf[D any](p *Policy, o kyverno.Object, decode func(map[string]any) (D, error), compile func(D) (*policy.Policy, error), drops func(*policy.Policy) []bool) *Policy {
 	p.ruleless = true
 	doc, err := decode(o.Value)
@@ -65,8 +65,8 @@ func celPolicyOf[D any](p *Policy, o kyverno.Object, decode func(map[string]any)
 		p.Err = err
 		return p
 	}
-	// Kyverno's CLI evaluates these kinds whatever their
-	// evaluation.admission.enabled says.
+	// Kyverno's CLI evaluates these kinds on every resource it is given,
+	// whatever their evaluation.admission.enabled says.
 	compiled.Admission = true
 	p.Compiled = compiled
 	// Kyverno's CLI keeps the empty response of a variant that does not
@@ -508,3 +508,8 @@ func (d *celData) ListAllNamespaces(_ context.Context, apiVersion, resource stri
 	}
 	return d.targets[gv.WithResource(resource).String()], nil
 }
+
+// dropsEmpty and keepsEmpty are the drops of celPolicyOf for a kind whose
+// every empty response Kyverno's CLI drops, or keeps.
+func dropsEmpty(*policy.Policy) []bool { return []bool{true} }
+func keepsEmpty(*policy.Policy) []bool { return []bool{false} }

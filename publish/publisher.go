@@ -12,8 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"google.golang.org/grpc"
 
+	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/options"
 	"github.com/verdict-policy/verdict/internal/promreg"
+	"github.com/verdict-policy/verdict/internal/streamrecv"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -298,11 +300,7 @@ func (p *Publisher) run(ctx context.Context) {
 		}
 		p.metrics.reconnects.Inc()
 		p.log.Warn(what, "error", err, "retry_in", backoff)
-		t := time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if ctxtime.Sleep(ctx, backoff) != nil {
 			return
 		}
 		backoff = min(2*backoff, p.opts.BackoffMax)
@@ -404,22 +402,7 @@ func (p *Publisher) stream(ctx context.Context) (acked bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	acks := make(chan *verdictv1.PublishResponse)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			a, err := st.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case acks <- a:
-			case <-sctx.Done():
-				return
-			}
-		}
-	}()
+	acks, recvErr := streamrecv.Start(sctx, st.Recv)
 	sent := 0 // batches of inflight sent on this stream
 	p.mu.Lock()
 	p.metrics.resent.Add(float64(len(p.inflight))) // not acknowledged on the previous stream

@@ -18,6 +18,7 @@ import (
 	"github.com/verdict-policy/verdict/engine/policy"
 	"github.com/verdict-policy/verdict/engine/vap"
 	"github.com/verdict-policy/verdict/engine/vpol"
+	"github.com/verdict-policy/verdict/internal/streamrecv"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
 )
@@ -163,22 +164,7 @@ func (s *Server) policiesFor(ctx context.Context, req *verdictv1.EvaluateRequest
 // is answered; the client resends the batches it got no answer for.
 func (s *Server) EvaluateStream(stream verdictv1.DecisionService_EvaluateStreamServer) error {
 	ctx := stream.Context()
-	batches := make(chan *verdictv1.EvaluateStreamRequest)
-	recvErr := make(chan error, 1)
-	go func() {
-		for {
-			b, err := stream.Recv()
-			if err != nil {
-				recvErr <- err
-				return
-			}
-			select {
-			case batches <- b:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	batches, recvErr := streamrecv.Start(ctx, stream.Recv)
 	answers := make(chan *verdictv1.EvaluateStreamResponse, 1)
 	sendFailed := make(chan struct{})
 	sendErr := make(chan error, 1)

@@ -134,7 +134,7 @@ func (k *kyvernoMetrics) series(r requestLabels, p policyLabels, rule ruleLabels
 		}
 		v := []string{mode, policyType, background, p.name, policyNamespace,
 			r.kind, r.namespace, op, rule.rule, string(rule.status),
-			kyvernoRuleType(rule.typ), r.cause, boolLabel(r.dryRun)}
+			kyvernoRuleTypes.label(rule.typ), r.cause, boolLabel(r.dryRun)}
 		return k.results.WithLabelValues(v...), k.duration.WithLabelValues(v...)
 	case familyValidating, familyImageValidating, familyMutating, familyGenerating:
 	default:
@@ -168,20 +168,33 @@ func boolLabel(b bool) string {
 	return "false"
 }
 
-// kyvernoRuleType is Kyverno's rule_type label
-// (ParseRuleTypeFromEngineRuleResponse).
-func kyvernoRuleType(t eval.RuleType) string {
+// ruleTypeLabels names the rule types in the rule_type label of one
+// metric family: mutate, generate and validate in every family; the
+// name of image verification and of any other type differ.
+type ruleTypeLabels struct{ imageVerify, other string }
+
+var (
+	// kyvernoRuleTypes are Kyverno's names
+	// (ParseRuleTypeFromEngineRuleResponse; "-" is its EmptyRuleType).
+	kyvernoRuleTypes = ruleTypeLabels{imageVerify: "imageVerify", other: "-"}
+	// verdictRuleTypes are the names of Verdict's own metrics
+	// (verdict_policy_results_total).
+	verdictRuleTypes = ruleTypeLabels{imageVerify: "verifyImages", other: "validate"}
+)
+
+// label is the rule_type label of t.
+func (l ruleTypeLabels) label(t eval.RuleType) string {
 	switch t {
 	case eval.RuleMutation:
 		return "mutate"
 	case eval.RuleGeneration:
 		return "generate"
 	case eval.RuleImageVerify:
-		return "imageVerify"
+		return l.imageVerify
 	case eval.RuleValidation:
 		return "validate"
 	}
-	return "-"
+	return l.other
 }
 
 // share is the time each of n results of one evaluation is given.
@@ -203,20 +216,6 @@ func policyInfo(p *policy.Policy) []string {
 		policyType, namespace = "namespaced", p.Namespace()
 	}
 	return []string{mode, policyType, boolLabel(p.Background), p.Name(), namespace}
-}
-
-// policyRuleType is Kyverno's rule_type of a rule of a policy
-// (ParseRuleType).
-func policyRuleType(t policy.RuleType) string {
-	switch t {
-	case policy.Mutate:
-		return "mutate"
-	case policy.Generate:
-		return "generate"
-	case policy.VerifyImages:
-		return "imageVerify"
-	}
-	return "validate"
 }
 
 // changed counts the changes from the ClusterPolicies and Policies of old
@@ -284,7 +283,9 @@ func (c ruleInfoCollector) Collect(ch chan<- prometheus.Metric) {
 		info := policyInfo(p)
 		ready := boolLabel(len(e.errs) == 0)
 		for _, r := range p.Rules {
-			m, err := prometheus.NewConstMetric(c.desc, prometheus.GaugeValue, 1, append(info, r.Name, policyRuleType(r.Type), ready)...)
+			// Kyverno's ParseRuleType of a rule names its type as its
+			// results do (policy.RuleType's String is eval's RuleType).
+			m, err := prometheus.NewConstMetric(c.desc, prometheus.GaugeValue, 1, append(info, r.Name, kyvernoRuleTypes.label(eval.RuleType(r.Type.String())), ready)...)
 			if err != nil {
 				m = prometheus.NewInvalidMetric(c.desc, err)
 			}

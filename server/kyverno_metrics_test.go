@@ -189,3 +189,42 @@ func TestKyvernoPolicyRuleInfo(t *testing.T) {
 		t.Errorf("kyverno_policy_rule_info_total rules (-want +got):\n%s", diff)
 	}
 }
+
+// TestRuleTypeLabels: the rule_type label of each rule type, in Kyverno's
+// metrics (pkg/metrics/parsers.go: ParseRuleTypeFromEngineRuleResponse of
+// a result, ParseRuleType of a policy's rule) and in Verdict's own.
+func TestRuleTypeLabels(t *testing.T) {
+	tests := []struct {
+		typ         eval.RuleType
+		wantKyverno string
+		wantVerdict string
+	}{
+		{typ: eval.RuleValidation, wantKyverno: "validate", wantVerdict: "validate"},
+		{typ: eval.RuleMutation, wantKyverno: "mutate", wantVerdict: "mutate"},
+		{typ: eval.RuleGeneration, wantKyverno: "generate", wantVerdict: "generate"},
+		{typ: eval.RuleImageVerify, wantKyverno: "imageVerify", wantVerdict: "verifyImages"},
+		{typ: eval.RuleDeletion, wantKyverno: "-", wantVerdict: "validate"},
+	}
+	for _, tt := range tests {
+		if got := kyvernoRuleTypes.label(tt.typ); got != tt.wantKyverno {
+			t.Errorf("kyvernoRuleTypes.label(%s) = %s, want %s", tt.typ, got, tt.wantKyverno)
+		}
+		if got := verdictRuleTypes.label(tt.typ); got != tt.wantVerdict {
+			t.Errorf("verdictRuleTypes.label(%s) = %s, want %s", tt.typ, got, tt.wantVerdict)
+		}
+	}
+	rules := []struct {
+		typ  policy.RuleType
+		want string
+	}{
+		{typ: policy.Validate, want: "validate"},
+		{typ: policy.Mutate, want: "mutate"},
+		{typ: policy.Generate, want: "generate"},
+		{typ: policy.VerifyImages, want: "imageVerify"},
+	}
+	for _, tt := range rules {
+		if got := kyvernoRuleTypes.label(eval.RuleType(tt.typ.String())); got != tt.want {
+			t.Errorf("kyvernoRuleTypes.label(rule %v) = %s, want %s", tt.typ, got, tt.want)
+		}
+	}
+}

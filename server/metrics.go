@@ -449,20 +449,7 @@ func resultLabelValues(r requestLabels, p policyLabels, k ruleLabels) []string {
 	return []string{
 		mode, policyType, background, p.name, policyNamespace,
 		r.kind, r.namespace, r.operation, k.rule, string(k.status),
-		ruleTypeLabel(k.typ), r.cause,
-	}
-}
-
-func ruleTypeLabel(t eval.RuleType) string {
-	switch t {
-	case eval.RuleMutation:
-		return "mutate"
-	case eval.RuleGeneration:
-		return "generate"
-	case eval.RuleImageVerify:
-		return "verifyImages"
-	default:
-		return "validate"
+		verdictRuleTypes.label(k.typ), r.cause,
 	}
 }
 

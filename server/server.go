@@ -29,6 +29,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/grpcauth"
 	"github.com/verdict-policy/verdict/internal/grpccodec"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -275,12 +276,7 @@ func (s *Server) Shutdown(ctx context.Context) {
 		s.health.Shutdown()
 		s.log.Info("shutting down: health is NOT_SERVING")
 		if d := s.opts.DrainDelay; d > 0 {
-			t := time.NewTimer(d)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-			}
-			t.Stop()
+			_ = ctxtime.Sleep(ctx, d) // cut short when ctx ends first
 		}
 		close(s.stopping)
 		done := make(chan struct{})

@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
-	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
@@ -90,10 +89,7 @@ func Compile(doc *Document) (*Policy, error) {
 		prog, _ := probs.Expression(env, c.Expression, fmt.Sprintf("spec.conditions[%d].expression", i), cel.BoolType)
 		p.conditions = append(p.conditions, prog)
 	}
-	if err := probs.Err(doc.Kind, doc.Metadata.Name); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return vpol.Compiled(p, &probs, doc.Kind, doc.Metadata.Name)
 }
 
 // allOperations is matchConstraints with every operation, as Kyverno's
@@ -159,7 +155,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	if len(r.Exceptions) > 0 {
 		return r
 	}
-	ok, err = mpol.Conditions(ctx, act, p.conditions)
+	ok, err = vpol.MatchConditions(ctx, act, p.conditions, false)
 	if err != nil {
 		return Result{Matched: true, Err: err, Path: "spec.conditions"}
 	}

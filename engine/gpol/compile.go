@@ -35,8 +35,7 @@ type Policy struct {
 	matchConditions []cel.Program
 	variables       []*expr
 	generations     []*expr
-	annotKeys       []string
-	annotProgs      []cel.Program
+	auditAnnots     vpol.AuditAnnotations
 }
 
 // expr is a compiled expression with its name (a variable's, a match
@@ -65,11 +64,7 @@ func (p *Policy) DropsUnmatched() bool { return p.match.DropsUnmatched() }
 // as engine.Errors sorted by path (Code engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	p := c.policy(doc)
-	if err := c.Err(doc.Kind, doc.Metadata.Name); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -91,7 +86,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewGeneratingEnv(p.Namespace)
 	if err != nil {
-		c.Invalid("spec", "%v", err)
+		c.Wrap("spec", err)
 		return p
 	}
 	c.expressions(env, p, spec)
@@ -151,6 +146,6 @@ func (c *compiler) expressions(env *kyvernocel.Env, p *Policy, spec *policiesv1.
 	}
 	for i, a := range spec.AuditAnnotations {
 		prog, _ := c.Expression(env, a.ValueExpression, fmt.Sprintf("spec.auditAnnotations[%d].valueExpression", i), cel.StringType, cel.NullType)
-		p.annotKeys, p.annotProgs = append(p.annotKeys, a.Key), append(p.annotProgs, prog)
+		p.auditAnnots.Add(a.Key, prog)
 	}
 }

@@ -83,7 +83,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 	} else if r != nil {
 		return &Result{Result: *r}
 	}
-	if ok, err := mpol.Conditions(ctx, act, p.matchConditions); err != nil {
+	if ok, err := vpol.MatchConditions(ctx, act, p.matchConditions, false); err != nil {
 		return fail("spec.matchConditions", err)
 	} else if !ok {
 		return nil
@@ -108,7 +108,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, exceptions []*vpo
 			return fail(g.name, fmt.Errorf("failed to generate resources: %w", col.err))
 		}
 	}
-	props, err := mpol.AuditAnnotations(ctx, act, p.annotKeys, p.annotProgs)
+	props, _, err := p.auditAnnots.Eval(ctx, act, vpol.KeyGoQuoted)
 	if err != nil {
 		return fail("spec.auditAnnotations", err)
 	}

@@ -56,12 +56,12 @@ type variant struct {
 
 	constraints     *admissionregistrationv1.MatchResources
 	match           *vpol.Matcher
-	matchConditions []*expr
+	matchConditions []cel.Program
 	extractors      []*expr // spec.images, in order
 	variables       []*expr
 	attestors       []*attestor
 	validations     []*validation
-	auditAnnots     []*expr
+	auditAnnots     vpol.AuditAnnotations
 }
 
 type expr struct {
@@ -113,12 +113,8 @@ func (p *Policy) Document() *Document { return p.doc }
 // every problem found, as engine.Errors sorted by path (Code
 // engine.CodeInvalidPolicy).
 func Compile(doc *Document) (*Policy, error) {
-	c := &compiler{}
-	p := c.policy(doc)
-	if err := c.Errs.Err(); err != nil {
-		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
-	}
-	return p, nil
+	var c compiler
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -173,7 +169,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 
 	env, err := kyvernocel.NewImageEnv(p.Namespace)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Wrap("spec", err)
 		return p
 	}
 	c.imageReferences(p, spec.MatchImageReferences)
@@ -200,7 +196,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	gen, err := autogen(spec)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
+		c.Wrap("spec.autogen", err)
 	}
 	for _, g := range gen {
 		p.variants = append(p.variants, c.variant(env, p, g.spec, g.config, "autogen["+g.config+"]."))
@@ -222,7 +218,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 		if m.Name == "" {
 			c.Invalid(path+".name", "a match condition needs a name")
 		}
-		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: c.expression(env, m.Expression, path+".expression", cel.BoolType)})
+		v.matchConditions = append(v.matchConditions, c.expression(env, m.Expression, path+".expression", cel.BoolType))
 	}
 	seen := map[string]bool{}
 	for i, x := range spec.ImageExtractors {
@@ -268,7 +264,7 @@ func (c *compiler) variant(env *kyvernocel.Env, p *Policy, spec *policiesv1.Imag
 		if a.Key == "" {
 			c.Invalid(path+".key", "an audit annotation needs a key")
 		}
-		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType)})
+		v.auditAnnots.Add(a.Key, c.expression(env, a.ValueExpression, path+".valueExpression", cel.StringType, cel.NullType))
 	}
 	return v
 }

@@ -181,3 +181,56 @@ spec:
 		})
 	}
 }
+
+// TestAuditAnnotationNotString: an audit annotation whose value is not a
+// string fails the evaluation at its valueExpression, with CEL's
+// conversion error, as Kyverno's ivpol evaluateAuditAnnotations words it
+// ("failed to convert auditAnnotation '%s' expression: %w").
+func TestAuditAnnotationNotString(t *testing.T) {
+	tests := []struct {
+		name        string
+		expression  string
+		wantStatus  vpol.Status
+		wantPath    string
+		wantMessage string
+	}{
+		{name: "string", expression: "'v'", wantStatus: vpol.StatusPass},
+		{name: "empty string", expression: "''", wantStatus: vpol.StatusPass},
+		{
+			name: "null", expression: "null", wantStatus: vpol.StatusError,
+			wantPath:    "spec.auditAnnotations[0].valueExpression",
+			wantMessage: "failed to evaluate policy: failed to convert auditAnnotation 'a' expression: type conversion error from 'null_type' to 'string'",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			docs, err := Policies.Decode("test", []byte(`apiVersion: policies.kyverno.io/v1
+kind: ImageValidatingPolicy
+metadata:
+  name: p
+spec:
+  evaluation:
+    mode: JSON
+  validations:
+  - expression: "true"
+  auditAnnotations:
+  - key: a
+    valueExpression: "`+tt.expression+`"
+`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Compile(docs[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := p.Evaluate(context.Background(), vpol.NewInput(vpol.Request{Object: map[string]any{}}), nil, nil, nil)
+			if o == nil {
+				t.Fatalf("Evaluate(%s) = nil, want %s", tt.expression, tt.wantStatus)
+			}
+			if o.Result.Status != tt.wantStatus || o.Path != tt.wantPath || (tt.wantMessage != "" && o.Result.Message != tt.wantMessage) {
+				t.Errorf("Evaluate(%s) = %s at %q: %q, want %s at %q: %q", tt.expression, o.Result.Status, o.Path, o.Result.Message, tt.wantStatus, tt.wantPath, tt.wantMessage)
+			}
+		})
+	}
+}

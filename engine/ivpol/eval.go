@@ -225,13 +225,13 @@ func (p *Policy) evaluate(ctx context.Context, vr *variant, in *vpol.Input, exce
 		if msg == "" {
 			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
 		}
-		props, path, err := p.auditAnnotations(ctx, vr, act)
+		props, path, err := vr.auditAnnotations(ctx, act)
 		if err != nil {
 			return evaluationError(path, err)
 		}
 		return p.outcome(vpol.StatusFail, msg, props, all)
 	}
-	props, path, err := p.auditAnnotations(ctx, vr, act)
+	props, path, err := vr.auditAnnotations(ctx, act)
 	if err != nil {
 		return evaluationError(path, err)
 	}
@@ -278,7 +278,7 @@ func (p *Policy) prepare(ctx context.Context, vr *variant, in *vpol.Input, excep
 			return nil, false, nil
 		}
 	}
-	ok, err := p.matchAll(ctx, act, vr.matchConditions, p.FailurePolicyIgnore)
+	ok, err := vpol.MatchConditions(ctx, act, vr.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
 		return nil, false, evaluationError(vr.prefix+"spec.matchConditions", err)
 	}
@@ -308,32 +308,6 @@ func (p *Policy) prepare(ctx context.Context, vr *variant, in *vpol.Input, excep
 		return nil, false, &Outcome{Result: vpol.Result{Rule: RuleException, Status: vpol.StatusSkip, Message: "rule is skipped due to policy exception: " + strings.Join(keys, ", "), Exceptions: keys}}
 	}
 	return act, true, nil
-}
-
-func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr, ignore bool) (bool, error) {
-	var errs []string
-	for _, c := range conds {
-		out, _, err := c.prog.ContextEval(ctx, act)
-		if err != nil {
-			errs = append(errs, err.Error())
-			continue
-		}
-		b, ok := out.Value().(bool)
-		if !ok {
-			errs = append(errs, fmt.Sprintf("match condition %q is not a bool", c.name))
-			continue
-		}
-		if !b {
-			return false, nil
-		}
-	}
-	switch {
-	case len(errs) == 0:
-		return true, nil
-	case ignore:
-		return false, nil
-	}
-	return false, errors.New(strings.Join(errs, "; "))
 }
 
 // The default image extractors, by resource (Kyverno's
@@ -425,26 +399,14 @@ func (p *Policy) images(ctx context.Context, vr *variant, in *vpol.Input, act *k
 	return byName, all, "", nil
 }
 
-func (p *Policy) auditAnnotations(ctx context.Context, vr *variant, act *kyvernocel.Activation) (map[string]string, string, error) {
-	if len(vr.auditAnnots) == 0 {
-		return nil, "", nil
+// auditAnnotations evaluates the variant's audit annotations; a failure
+// comes with the path of its valueExpression.
+func (vr *variant) auditAnnotations(ctx context.Context, act *kyvernocel.Activation) (map[string]string, string, error) {
+	props, i, err := vr.auditAnnots.Eval(ctx, act, vpol.KeySingleQuoted)
+	if err != nil {
+		return nil, fmt.Sprintf(vr.prefix+"spec.auditAnnotations[%d].valueExpression", i), err
 	}
-	out := map[string]string{}
-	for i, a := range vr.auditAnnots {
-		path := fmt.Sprintf(vr.prefix+"spec.auditAnnotations[%d].valueExpression", i)
-		val, _, err := a.prog.ContextEval(ctx, act)
-		if err != nil {
-			return nil, path, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
-		}
-		s, ok := val.Value().(string)
-		if !ok {
-			return nil, path, fmt.Errorf("failed to convert auditAnnotation '%s' expression", a.name)
-		}
-		if s != "" {
-			out[a.name] = s
-		}
-	}
-	return out, "", nil
+	return props, "", nil
 }
 
 // resolve returns the attestor with the values of its expressions, as a

@@ -10,7 +10,6 @@ import (
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 
-	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -63,9 +62,10 @@ type Variant struct {
 	spec   *policiesv1.MutatingPolicySpec
 	match  *vpol.Matcher
 	// The compiled expressions, in the order they run.
-	variables, matchConditions []*expr
-	mutations                  []*mutation
-	auditAnnots                []*expr
+	variables       []*expr
+	matchConditions []cel.Program
+	mutations       []*mutation
+	auditAnnots     vpol.AuditAnnotations
 }
 
 // MatchConstraints returns the variant's spec.matchConstraints (the pod
@@ -102,10 +102,7 @@ func (p *Policy) Variants() []*Variant { return p.variants }
 // autogen variant starts with "autogen[<configuration>]".
 func Compile(doc *Document) (*Policy, error) {
 	var c compiler
-	if p := c.policy(doc); len(c.Errs) == 0 {
-		return p, nil
-	}
-	return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, c.Errs.Err())
+	return vpol.Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
@@ -125,7 +122,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	c.checkPolicy(p)
 	env, err := kyvernocel.NewMutatingEnv(p.Namespace)
 	if err != nil {
-		c.Errs = append(c.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Wrap("spec", err)
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, "", nil, ""))
@@ -217,7 +214,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 	}
 	for i, m := range spec.MatchConditions {
 		prog, _ := c.expression(env, m.Expression, fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i), cel.BoolType)
-		v.matchConditions = append(v.matchConditions, &expr{name: m.Name, prog: prog})
+		v.matchConditions = append(v.matchConditions, prog)
 	}
 	allowAtomic := spec.EvaluationConfiguration != nil && spec.EvaluationConfiguration.UseServerSideApply
 	for i, m := range spec.Mutations {
@@ -236,7 +233,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.MutatingPolicyS
 	}
 	for i, a := range spec.AuditAnnotations {
 		prog, _ := c.expression(env, a.ValueExpression, fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i), cel.StringType, cel.NullType)
-		v.auditAnnots = append(v.auditAnnots, &expr{name: a.Key, prog: prog})
+		v.auditAnnots.Add(a.Key, prog)
 	}
 	return v
 }

@@ -2,10 +2,6 @@ package mpol
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"reflect"
-	"strings"
 
 	"github.com/google/cel-go/cel"
 
@@ -103,7 +99,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 // order (each sees the object as the one before it left it), then the
 // audit annotations. The path of an error starts with prefix. It returns
 // the patched object: nil unless every mutation applied.
-func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[string]any, excs []*vpol.Exception, conds []*expr, condPath, prefix string) (Result, map[string]any) {
+func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[string]any, excs []*vpol.Exception, conds []cel.Program, condPath, prefix string) (Result, map[string]any) {
 	fail := func(path string, err error) (Result, map[string]any) {
 		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()}
 		return Result{Result: r, Path: prefix + path}, nil
@@ -117,7 +113,7 @@ func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[s
 	for _, e := range v.variables {
 		act.BindVariable(ctx, e.name, e.prog)
 	}
-	if ok, err := conditions(ctx, act, conds); err != nil {
+	if ok, err := vpol.MatchConditions(ctx, act, conds, false); err != nil {
 		return fail(condPath, err)
 	} else if !ok {
 		return Result{Result: vpol.Result{Status: vpol.StatusSkip, Message: "skip"}}, nil
@@ -130,7 +126,7 @@ func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[s
 		obj = patched
 		act.Object = obj
 	}
-	props, err := annotations(ctx, act, v.auditAnnots)
+	props, _, err := v.auditAnnots.Eval(ctx, act, vpol.KeyGoQuoted)
 	if err != nil {
 		return fail("spec.auditAnnotations", err)
 	}
@@ -172,84 +168,12 @@ func exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Except
 	return nil, nil
 }
 
-// conditions reports whether every condition holds: a false one decides;
-// errors are joined ("; ") when none is false.
-func conditions(ctx context.Context, act *kyvernocel.Activation, conds []*expr) (bool, error) {
-	var errs []string
-	for _, c := range conds {
-		b, err := evalBool(ctx, act, c)
-		if err != nil {
-			errs = append(errs, err.Error())
-		} else if !b {
-			return false, nil
-		}
-	}
-	if len(errs) > 0 {
-		return false, errors.New(strings.Join(errs, "; "))
-	}
-	return true, nil
-}
-
-func evalBool(ctx context.Context, act *kyvernocel.Activation, c *expr) (bool, error) {
-	val, _, err := c.prog.ContextEval(ctx, act)
-	if err != nil {
-		return false, err
-	}
-	b, err := val.ConvertToNative(reflect.TypeFor[bool]())
-	if err != nil {
-		return false, err
-	}
-	return b.(bool), nil
-}
-
-// annotations evaluates the audit annotations: a non-empty string is
-// kept, an empty one dropped, anything else is an error, as in Kyverno.
-func annotations(ctx context.Context, act *kyvernocel.Activation, annots []*expr) (map[string]string, error) {
-	if len(annots) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]string, len(annots))
-	for _, a := range annots {
-		val, _, err := a.prog.ContextEval(ctx, act)
-		if err != nil {
-			return nil, fmt.Errorf("failed to evaluate auditAnnotation %q: %w", a.name, err)
-		}
-		s, err := val.ConvertToNative(reflect.TypeFor[string]())
-		if err != nil {
-			return nil, fmt.Errorf("failed to convert auditAnnotation %q expression: %w", a.name, err)
-		}
-		if s.(string) != "" {
-			out[a.name] = s.(string)
-		}
-	}
-	return out, nil
-}
-
-// The hooks below give the other kinds of the group (engine/gpol) this
-// package's evaluation steps, with their programs as cel.Programs.
+// The hook below gives the other kinds of the group (engine/gpol) this
+// package's exception step.
 
 // Exempt applies the exceptions as Kyverno's CEL policies do (see
 // exempt): the result of a resource they exempt, or nil after handing
 // the images and values of the others to the expressions.
 func Exempt(ctx context.Context, act *kyvernocel.Activation, excs []*vpol.Exception) (*vpol.Result, error) {
 	return exempt(ctx, act, excs)
-}
-
-// Conditions reports whether every condition holds (see conditions).
-func Conditions(ctx context.Context, act *kyvernocel.Activation, conds []cel.Program) (bool, error) {
-	exprs := make([]*expr, len(conds))
-	for i, c := range conds {
-		exprs[i] = &expr{prog: c}
-	}
-	return conditions(ctx, act, exprs)
-}
-
-// AuditAnnotations evaluates audit annotations, keys[i] the key of
-// progs[i] (see annotations).
-func AuditAnnotations(ctx context.Context, act *kyvernocel.Activation, keys []string, progs []cel.Program) (map[string]string, error) {
-	exprs := make([]*expr, len(progs))
-	for i, p := range progs {
-		exprs[i] = &expr{name: keys[i], prog: p}
-	}
-	return annotations(ctx, act, exprs)
 }

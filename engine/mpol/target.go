@@ -31,7 +31,7 @@ var ErrTooManyTargets = fmt.Errorf("more than %d mutate-existing targets", MaxTa
 // listed target must match.
 type targets struct {
 	expression *expr
-	conditions []*expr
+	conditions []cel.Program
 	// constraints are spec.targetMatchConstraints' resource rules, or
 	// spec.matchConstraints without them, with every operation (a target
 	// is not an admission request); nil with an expression.
@@ -75,7 +75,7 @@ func (c *compiler) compileTargets(env *kyvernocel.Env, p *Policy) {
 			continue
 		}
 		prog, _ := c.expression(env, m.Expression, path+".expression", cel.BoolType)
-		t.conditions = append(t.conditions, &expr{name: m.Name, prog: prog})
+		t.conditions = append(t.conditions, prog)
 	}
 	p.targets = t
 }
@@ -137,7 +137,7 @@ func (p *Policy) TriggerMatches(ctx context.Context, in *vpol.Input, replay bool
 	for _, e := range v.variables {
 		act.BindVariable(ctx, e.name, e.prog)
 	}
-	ok, err := conditions(ctx, act, v.matchConditions)
+	ok, err := vpol.MatchConditions(ctx, act, v.matchConditions, false)
 	return err == nil && ok
 }
 

@@ -56,11 +56,11 @@ type Variant struct {
 
 	spec            *policiesv1.ValidatingPolicySpec
 	match           *matcher
-	matchConditions []*expr
+	matchConditions []cel.Program
 	variables       []*expr
 	varNames        *kyvernocel.VariableNames
 	validations     []*validation
-	auditAnnots     []*expr
+	auditAnnots     AuditAnnotations
 }
 
 // MatchConstraints returns the variant's spec.matchConstraints. Callers
@@ -121,20 +121,16 @@ func (p *Policy) Variants() []*Variant { return p.variants }
 // path of a problem of an autogen variant starts with
 // "autogen[<configuration>]".
 func Compile(doc *Document) (*Policy, error) {
-	c := &compiler{}
-	p := c.policy(doc)
-	if err := c.errs.Err(); err != nil {
-		return nil, fmt.Errorf("compile %s %q: %w", doc.Kind, doc.Metadata.Name, err)
-	}
-	return p, nil
+	var c compiler
+	return Compiled(c.policy(doc), &c.Problems, doc.Kind, doc.Metadata.Name)
 }
 
 type compiler struct {
-	errs engine.Errors
+	Problems
 }
 
 func (c *compiler) errorf(code engine.Code, path, format string, args ...any) {
-	c.errs = append(c.errs, engine.Errorf(code, path, fmt.Sprintf(format, args...)))
+	c.Errs = append(c.Errs, engine.Errorf(code, path, fmt.Sprintf(format, args...)))
 }
 
 func (c *compiler) policy(doc *Document) *Policy {
@@ -172,7 +168,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	ignore, fpErr := FailurePolicyIgnore(spec.FailurePolicy)
 	if fpErr != nil {
-		c.errs = append(c.errs, fpErr)
+		c.Errs = append(c.Errs, fpErr)
 	}
 	p.FailurePolicyIgnore = ignore
 	if p.Mode == ModeKubernetes && (spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0) {
@@ -182,17 +178,17 @@ func (c *compiler) policy(doc *Document) *Policy {
 
 	env, err := kyvernocel.NewEnv(p.Namespace())
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec", Message: err.Error(), Err: err})
+		c.Wrap("spec", err)
 		return p
 	}
 	p.variants = append(p.variants, c.variant(env, spec, p.Mode, "", nil, ""))
-	if len(c.errs) > 0 {
+	if len(c.Errs) > 0 {
 		// The variants would repeat the policy's problems.
 		return p
 	}
 	gen, err := autogen(spec)
 	if err != nil {
-		c.errs = append(c.errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: "spec.autogen", Message: err.Error(), Err: err})
+		c.Wrap("spec.autogen", err)
 	}
 	for _, g := range gen {
 		p.variants = append(p.variants, c.variant(env, g.spec, p.Mode, g.config, g.targets, "autogen["+g.config+"]."))
@@ -236,7 +232,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 	}
 	for i, m := range spec.MatchConditions {
 		path := fmt.Sprintf("%sspec.matchConditions[%d].expression", prefix, i)
-		v.matchConditions = append(v.matchConditions, c.compile(env, m.Name, m.Expression, path, cel.BoolType))
+		v.matchConditions = append(v.matchConditions, c.compile(env, m.Name, m.Expression, path, cel.BoolType).prog)
 	}
 	names := make([]string, len(spec.Variables))
 	for i, vr := range spec.Variables {
@@ -257,7 +253,7 @@ func (c *compiler) variant(env *kyvernocel.Env, spec *policiesv1.ValidatingPolic
 	}
 	for i, a := range spec.AuditAnnotations {
 		path := fmt.Sprintf("%sspec.auditAnnotations[%d].valueExpression", prefix, i)
-		v.auditAnnots = append(v.auditAnnots, c.compile(env, a.Key, a.ValueExpression, path, cel.StringType, cel.NullType))
+		v.auditAnnots.Add(a.Key, c.compile(env, a.Key, a.ValueExpression, path, cel.StringType, cel.NullType).prog)
 	}
 	return v
 }
@@ -277,7 +273,7 @@ func (c *compiler) compileTyped(env *kyvernocel.Env, name, text, path string, wa
 	}
 	prog, t, err := CompileExpression(env, text, path, want...)
 	if err != nil {
-		c.errs = append(c.errs, err)
+		c.Errs = append(c.Errs, err)
 	}
 	e.prog = prog
 	return e, t

@@ -73,12 +73,13 @@
 //
 // # For the other kinds of the group
 //
-// engine/mpol decodes, compiles, matches and exempts as this package does,
-// through small exported hooks: Kinds and DecodeAll (strict decoding of a
-// set of kinds against their CRD schemas), CompileExpression, Hash,
-// Matcher, CanAutogen and AutogenConfigs, Input.Activation,
-// Input.WithObject and Input.Now, Exception.Matches, Exception.Exempts
-// and ExceptionResult.
+// engine/mpol (and ivpol, gpol, dpol) decode, compile, match and exempt
+// as this package does, through small exported hooks: Kinds and DecodeAll
+// (strict decoding of a set of kinds against their CRD schemas),
+// CompileExpression, Hash, Matcher, CanAutogen and AutogenConfigs,
+// MatchConditions (Kyverno's one match of the conditions) and
+// AuditAnnotations, Input.Activation, Input.WithObject and Input.Now,
+// Exception.Matches, Exception.Exempts and ExceptionResult.
 //
 // The package does no I/O. It depends on engine, engine/kyverno (YAML
 // splitting and the schema checker), engine/kyvernocel, Kyverno's API

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 
@@ -146,7 +147,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	var matched []*Exception
 	exempt := false
 	for _, e := range excs {
-		ok, err := p.matchAll(ctx, act, e.matchConditions)
+		ok, err := MatchConditions(ctx, act, e.matchConditions, p.FailurePolicyIgnore)
 		if err != nil {
 			if exempt {
 				continue
@@ -169,7 +170,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 	}
 	act.SetExceptions(allowedImages, allowedValues)
 
-	ok, err := p.matchAll(ctx, act, v.matchConditions)
+	ok, err := MatchConditions(ctx, act, v.matchConditions, p.FailurePolicyIgnore)
 	if err != nil {
 		return evaluationError(err)
 	}
@@ -207,7 +208,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 		if msg == "" {
 			msg = fmt.Sprintf("CEL expression validation failed at index %d", i)
 		}
-		props, err := p.auditAnnotations(ctx, v, act)
+		props, _, err := v.auditAnnots.Eval(ctx, act, KeySingleQuoted)
 		if err != nil {
 			return validationError(i, err)
 		}
@@ -217,20 +218,23 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *Input, excs []*Ex
 		props[PropertyValidationIndex] = strconv.Itoa(i)
 		return Result{Status: StatusFail, Message: msg, Properties: props}
 	}
-	props, err := p.auditAnnotations(ctx, v, act)
+	props, _, err := v.auditAnnots.Eval(ctx, act, KeySingleQuoted)
 	if err != nil {
 		return evaluationError(err)
 	}
 	return Result{Status: StatusPass, Message: "success", Properties: props}
 }
 
-// matchAll is Kyverno's match: any false condition is false; errors are
-// returned (with failurePolicy Fail) or make it false (Ignore) when no
-// condition is false.
-func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds []*expr) (bool, error) {
+// MatchConditions is the match of Kyverno's CEL policies (its vpol,
+// ivpol, mpol and gpol compilers' match): any false condition is false;
+// otherwise the errors (of a condition that fails, or of one whose value
+// is not a bool, in CEL's conversion words) are returned joined with
+// "; " as multierr joins them, or make it false when ignore (failurePolicy
+// Ignore; mpol and gpol have none). The other kinds of the group use it.
+func MatchConditions(ctx context.Context, act *kyvernocel.Activation, conds []cel.Program, ignore bool) (bool, error) {
 	var errs []string
 	for _, c := range conds {
-		out, _, err := c.prog.ContextEval(ctx, act)
+		out, _, err := c.ContextEval(ctx, act)
 		if err != nil {
 			errs = append(errs, err.Error())
 			continue
@@ -247,35 +251,56 @@ func (p *Policy) matchAll(ctx context.Context, act *kyvernocel.Activation, conds
 	switch {
 	case len(errs) == 0:
 		return true, nil
-	case p.FailurePolicyIgnore:
+	case ignore:
 		return false, nil
 	}
-	// Kyverno combines the errors with multierr: "; " between them.
 	return false, errors.New(strings.Join(errs, "; "))
 }
 
-// auditAnnotations evaluates the audit annotations: a non-empty string is
-// kept, an empty one dropped, anything else (null too) is an error, as in
-// Kyverno.
-func (p *Policy) auditAnnotations(ctx context.Context, v *Variant, act *kyvernocel.Activation) (map[string]string, error) {
-	if len(v.auditAnnots) == 0 {
-		return nil, nil
+// The ways Kyverno's CEL policies quote the key of an audit annotation in
+// their errors (AuditAnnotations.Eval): '%s' in its vpol and ivpol code,
+// %q in its mpol and gpol code.
+const (
+	KeySingleQuoted = "'%s'"
+	KeyGoQuoted     = "%q"
+)
+
+// AuditAnnotations are the compiled audit annotations of a policy of the
+// group: Keys[i] is the key of Progs[i].
+type AuditAnnotations struct {
+	Keys  []string
+	Progs []cel.Program
+}
+
+// Add appends the annotation key with its program.
+func (a *AuditAnnotations) Add(key string, prog cel.Program) {
+	a.Keys, a.Progs = append(a.Keys, key), append(a.Progs, prog)
+}
+
+// Eval evaluates the annotations as Kyverno's CEL policies do: a
+// non-empty string is kept, an empty one dropped, anything else (null
+// too) is an error naming the key as keyFormat quotes it
+// (KeySingleQuoted or KeyGoQuoted). It returns nil without annotations,
+// and the index of the annotation that failed with its error.
+func (a *AuditAnnotations) Eval(ctx context.Context, act *kyvernocel.Activation, keyFormat string) (map[string]string, int, error) {
+	if len(a.Progs) == 0 {
+		return nil, 0, nil
 	}
-	out := make(map[string]string, len(v.auditAnnots))
-	for _, a := range v.auditAnnots {
-		val, _, err := a.prog.ContextEval(ctx, act)
+	out := make(map[string]string, len(a.Progs))
+	for i, prog := range a.Progs {
+		val, _, err := prog.ContextEval(ctx, act)
 		if err != nil {
-			return nil, fmt.Errorf("failed to evaluate auditAnnotation '%s': %w", a.name, err)
+			return nil, i, fmt.Errorf("failed to evaluate auditAnnotation %s: %w", fmt.Sprintf(keyFormat, a.Keys[i]), err)
 		}
 		s, err := val.ConvertToNative(reflect.TypeFor[string]())
 		if err != nil {
-			return nil, fmt.Errorf("failed to convert auditAnnotation '%s' expression: %w", a.name, err)
+			return nil, i, fmt.Errorf("failed to convert auditAnnotation %s expression: %w", fmt.Sprintf(keyFormat, a.Keys[i]), err)
 		}
 		if s.(string) != "" {
-			out[a.name] = s.(string)
+			out[a.Keys[i]] = s.(string)
 		}
 	}
-	return out, nil
+	return out, 0, nil
 }
 
 func evaluationError(err error) Result {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/cel-go/cel"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
@@ -169,6 +170,51 @@ func TestEvaluationStopsWhenContextIsDone(t *testing.T) {
 			got := p.Evaluate(ctx, in, nil)
 			if diff := cmp.Diff([]vpol.Result{tt.want}, got); diff != "" {
 				t.Errorf("Evaluate(%s) (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+// TestMatchConditions: Kyverno's match of its CEL policies (the same in
+// its vpol, ivpol, mpol, gpol and dpol compilers): a false condition
+// decides; otherwise the errors, a value that is not a bool in CEL's
+// conversion words (utils.ConvertToNative[bool]), joined with "; ", or
+// false under failurePolicy Ignore. Compile refuses a condition whose
+// type is not bool, so the conditions here compile without that check.
+func TestMatchConditions(t *testing.T) {
+	tests := []struct {
+		name    string
+		conds   []string
+		ignore  bool
+		want    bool
+		wantErr string
+	}{
+		{name: "all true", conds: []string{"object.t", "true"}, want: true},
+		{name: "false decides over an error", conds: []string{"object.s", "object.f"}, want: false},
+		{name: "not a bool", conds: []string{"object.s", "object.t"}, wantErr: "unsupported native conversion from string to 'bool'"},
+		{name: "errors joined", conds: []string{"object.s", "object.missing"}, wantErr: "unsupported native conversion from string to 'bool'; no such key: missing"},
+		{name: "ignore", conds: []string{"object.s"}, ignore: true, want: false},
+	}
+	env, err := kyvernocel.NewEnv("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			progs := make([]cel.Program, len(tt.conds))
+			for i, c := range tt.conds {
+				if progs[i], _, err = env.Compile(c); err != nil {
+					t.Fatal(err)
+				}
+			}
+			act := &kyvernocel.Activation{Object: map[string]any{"t": true, "f": false, "s": "yes"}}
+			got, err := vpol.MatchConditions(context.Background(), act, progs, tt.ignore)
+			gotErr := ""
+			if err != nil {
+				gotErr = err.Error()
+			}
+			if got != tt.want || gotErr != tt.wantErr {
+				t.Errorf("MatchConditions(%q, ignore %v) = %v, %q, want %v, %q", tt.conds, tt.ignore, got, gotErr, tt.want, tt.wantErr)
 			}
 		})
 	}

@@ -24,7 +24,7 @@ type Exception struct {
 	// Key is namespace/name, or name without namespace (Kyverno's
 	// MetaNamespaceKeyFunc), as results name the exception.
 	Key             string
-	matchConditions []*expr
+	matchConditions []cel.Program
 	priority        int
 	expiresAt       *time.Time
 }
@@ -107,9 +107,9 @@ func CompileException(doc *ExceptionDocument) (*Exception, error) {
 			c.errorf(engine.CodeInvalidPolicy, path+".expression", "a match condition needs an expression")
 			continue
 		}
-		e.matchConditions = append(e.matchConditions, c.compile(env, m.Name, m.Expression, path+".expression", cel.BoolType))
+		e.matchConditions = append(e.matchConditions, c.compile(env, m.Name, m.Expression, path+".expression", cel.BoolType).prog)
 	}
-	if err := c.errs.Err(); err != nil {
+	if err := c.Errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile PolicyException %q: %w", doc.Metadata.Name, err)
 	}
 	return e, nil
@@ -119,8 +119,7 @@ func CompileException(doc *ExceptionDocument) (*Exception, error) {
 // policies of the group do (errors joined; no failure policy), for the
 // other kinds of the group (engine/mpol).
 func (e *Exception) Matches(ctx context.Context, act *kyvernocel.Activation) (bool, error) {
-	var p Policy // failurePolicy Fail
-	return p.matchAll(ctx, act, e.matchConditions)
+	return MatchConditions(ctx, act, e.matchConditions, false)
 }
 
 // Exempts reports whether the exception exempts a resource it matches

@@ -39,6 +39,22 @@ func (p *Problems) Expression(env *kyvernocel.Env, text, path string, want ...*c
 	return prog, t
 }
 
+// Wrap records err at path: a failure of what compiling needs (the CEL
+// environment, the autogen variants), kept as the Error's Err.
+func (p *Problems) Wrap(path string, err error) {
+	p.Errs = append(p.Errs, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err})
+}
+
+// Compiled is the result of the group's Compile functions: the policy
+// when probs holds no problem, else nil and every problem of the policy
+// kind/name (Problems.Err).
+func Compiled[P any](p *P, probs *Problems, kind, name string) (*P, error) {
+	if err := probs.Err(kind, name); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
 // Err is nil without problems, else every problem (sorted by path) of the
 // policy kind/name.
 func (p *Problems) Err(kind, name string) error {

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 
+	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/promreg"
 	"github.com/verdict-policy/verdict/reportwriter"
 )
@@ -71,11 +72,7 @@ func (s *Store) run(ctx context.Context) {
 			continue
 		}
 		s.log.Warn("report writes failed, retrying", "retry_in", backoff, "error", s.err())
-		t = time.NewTimer(backoff)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
+		if ctxtime.Sleep(ctx, backoff) != nil {
 			return
 		}
 		backoff = min(2*backoff, s.opts.BackoffMax)
