@@ -62,11 +62,15 @@ type (
 	Timestamp       = policyreport.Timestamp
 )
 
-// row is one result of a final report, before rendering.
+// row is one result of a final report, before rendering. It points into
+// the intermediary report the result comes from, which is never modified
+// once the model holds it (changes replace it with a modified clone, and
+// refresh then points the rows at the clone), so that a row costs three
+// pointers instead of a copy of the entry, the policy and the resource.
 type row struct {
-	entry    Entry
-	policy   PolicyVersion
-	resource Resource
+	entry    *Entry
+	policy   *PolicyVersion
+	resource *Resource
 }
 
 // finalReport is a final report in the making: its rows per resource.
@@ -137,7 +141,7 @@ func (fr *finalReport) render(grouped bool) *PolicyReport {
 		for _, r := range rows {
 			results = append(results, r.result())
 			if r.policy.Time.After(newest.Time) {
-				newest = r.policy
+				newest = *r.policy
 			}
 		}
 	}

@@ -488,6 +488,11 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 			}
 		}
 		w.metrics.duplicates.Add(float64(results[i].Duplicates))
+		// Applied: the model holds what it keeps of the items. The
+		// acknowledgement, held until the reports are durable with a
+		// DeferredStore, must not keep the decoded batch (its messages
+		// and entries) alive meanwhile.
+		r.items = nil
 	}
 	w.metrics.tombsSkipped.Add(float64(m.tombsSkipped))
 	m.tombsSkipped = 0
