@@ -2,6 +2,7 @@ package reportwriter
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -78,8 +79,11 @@ type finalReport struct {
 	key              ReportKey
 	rows             map[string][]row // by resource key
 	created, updated time.Time
-	// the latest rendering
-	stored *StoredReport
+	// stored: the store holds a rendering of the report, whose JSON has
+	// the SHA-256 sum (the JSON itself is the store's: kept here for
+	// every report, it would be the largest part of the writer's memory).
+	stored bool
+	sum    [sha256.Size]byte
 }
 
 // messageOverrides are the reportProperties that replace a result's

@@ -1,7 +1,7 @@
 package reportwriter
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"reflect"
 	"time"
 
@@ -421,23 +421,9 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 		if !reports {
 			break
 		}
-		fr := m.reports[rk]
-		st, err := fr.store(now, m.groupResults)
-		if err != nil {
+		if err := m.renderReport(c, rk, now); err != nil {
 			return nil, err
 		}
-		if st == nil {
-			delete(m.reports, rk)
-			if fr.stored != nil {
-				c.DeleteReports = append(c.DeleteReports, rk)
-			}
-			continue
-		}
-		if fr.stored != nil && bytes.Equal(fr.stored.Report, st.Report) {
-			continue // rendered the same: nothing to write
-		}
-		fr.stored = st
-		c.PutReports = append(c.PutReports, st)
 	}
 	if len(m.dirtyTombs) > 0 {
 		c.PutTombstones = make(map[string]time.Time, len(m.dirtyTombs))
@@ -468,6 +454,69 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 	clear(m.dirtyTombs)
 	m.dirtyPolicy = false
 	return c, nil
+}
+
+// renderReport adds the write of final report rk, rendered at time now,
+// to c: a put, a delete when it has no rows left, nothing when it renders
+// as stored.
+func (m *model) renderReport(c *Changes, rk ReportKey, now time.Time) error {
+	fr := m.reports[rk]
+	st, err := fr.store(now, m.groupResults)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		delete(m.reports, rk)
+		if fr.stored {
+			c.DeleteReports = append(c.DeleteReports, rk)
+		}
+		return nil
+	}
+	sum := sha256.Sum256(st.Report)
+	if fr.stored && sum == fr.sum {
+		return nil // rendered the same: nothing to write
+	}
+	fr.stored, fr.sum = true, sum
+	c.PutReports = append(c.PutReports, st)
+	return nil
+}
+
+// writeReports renders the changed final reports at time now and hands
+// them to write a part at a time: a part is written once its reports'
+// JSON reaches maxBytes (and the last part with the rest), so that the
+// JSON of at most about maxBytes, plus one report, is held at once. A
+// report is dirty until the part holding it is written.
+func (m *model) writeReports(now time.Time, maxBytes int, write func(*Changes) error) error {
+	c, size := &Changes{}, 0
+	var keys []ReportKey
+	flush := func() error {
+		if !c.Empty() {
+			if err := write(c); err != nil {
+				return err
+			}
+		}
+		for _, rk := range keys {
+			delete(m.dirtyReports, rk)
+		}
+		c, size, keys = &Changes{}, 0, keys[:0]
+		return nil
+	}
+	for rk := range m.dirtyReports {
+		n := len(c.PutReports)
+		if err := m.renderReport(c, rk, now); err != nil {
+			return err
+		}
+		keys = append(keys, rk)
+		if len(c.PutReports) > n {
+			size += len(c.PutReports[n].Report)
+		}
+		if size >= maxBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
 }
 
 // load builds a model from a store's content.
@@ -503,13 +552,14 @@ func load(st *State, cfg modelConfig) *model {
 		if sr := stored[rk]; sr != nil {
 			// Rendered again at the first report flush; written only if
 			// it differs (the writer stopped before writing it).
-			fr.created, fr.updated, fr.stored = sr.Created, sr.Updated, sr
+			fr.created, fr.updated = sr.Created, sr.Updated
+			fr.stored, fr.sum = true, sha256.Sum256(sr.Report)
 		}
 	}
 	for rk := range stored {
 		if m.reports[rk] == nil {
 			// A stored report without rows: remove it at the next flush.
-			m.reports[rk] = &finalReport{key: rk, rows: map[string][]row{}, stored: stored[rk]}
+			m.reports[rk] = &finalReport{key: rk, rows: map[string][]row{}, stored: true}
 			m.dirtyReports[rk] = true
 		}
 	}

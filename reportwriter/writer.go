@@ -32,6 +32,8 @@ const (
 	DefaultMaxTombstones    = 500_000
 	DefaultMaxInflightBytes = 128 << 20
 	DefaultAckTimeout       = 30 * time.Second
+
+	DefaultMaxReportWriteBytes = 8 << 20
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -88,6 +90,15 @@ type Options struct {
 	// GetReport) write the changed reports first, so they see every batch
 	// acknowledged before them. Default 1s.
 	ReportInterval time.Duration
+
+	// MaxReportWriteBytes bounds the JSON of the final reports written in
+	// one store transaction: the changed reports are rendered and written
+	// a part at a time, each part closed once its reports reach this size
+	// (a report larger than it is a part of its own), so that the writer
+	// holds the JSON of one part at a time instead of every changed
+	// report (the first write after a scan of thousands of resources
+	// changes them all). Default 8 MiB.
+	MaxReportWriteBytes int
 
 	// TombstoneTTL is how long a deleted resource is remembered, so that
 	// an evaluation of it sent again does not bring its entries back.
@@ -164,6 +175,7 @@ func (o Options) withDefaults() Options {
 	options.Positive(&o.QueueBatches, DefaultQueueBatches)
 	options.Positive(&o.ReportInterval, DefaultReportInterval)
 	options.Positive(&o.TombstoneTTL, DefaultTombstoneTTL)
+	options.Positive(&o.MaxReportWriteBytes, DefaultMaxReportWriteBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -208,6 +220,9 @@ type Writer struct {
 	// deferred is Store when it is a DeferredStore: acknowledgements are
 	// held until the batches' reports are durable.
 	deferred DeferredStore
+	// reader is Store when it is a ReportReader: the view then holds no
+	// report JSON.
+	reader ReportReader
 	// held are the batches applied and written whose acknowledgement
 	// waits for the next report write (loop goroutine only).
 	held []heldAck
@@ -275,8 +290,9 @@ func New(opts Options) (*Writer, error) {
 		inflight: semaphore.NewWeighted(opts.MaxInflightBytes),
 	}
 	w.deferred, _ = opts.Store.(DeferredStore)
+	w.reader, _ = opts.Store.(ReportReader)
 	for _, sr := range st.Reports {
-		w.view[sr.Key] = sr
+		w.view[sr.Key] = w.viewOf(sr)
 	}
 	md := load(st, opts.modelConfig())
 	md.now = opts.Now()
@@ -577,19 +593,30 @@ func (w *Writer) release(err error) {
 	}()
 }
 
-// flushReports renders the changed final reports and writes them in one
-// store transaction.
+// flushReports renders the changed final reports and writes them, in
+// store transactions of about MaxReportWriteBytes of reports each (final
+// reports are rebuilt from the intermediaries at start, so a write cut
+// short loses nothing); held acknowledgements are released once every
+// part is written.
 func (w *Writer) flushReports(m *model) *model {
 	m.now = w.opts.Now()
-	c, err := m.changes(m.now, false, w.opts.TombstoneTTL, true)
+	c, err := m.changes(m.now, false, w.opts.TombstoneTTL, false)
 	if err == nil {
 		err = w.write(c)
+	}
+	if err == nil {
+		err = m.writeReports(m.now, w.opts.MaxReportWriteBytes, func(c *Changes) error {
+			if err := w.write(c); err != nil {
+				return err
+			}
+			w.publishView(c)
+			return nil
+		})
 	}
 	if err != nil {
 		w.release(fmt.Errorf("write reports: %w", err))
 		return w.reload(m)
 	}
-	w.publishView(c)
 	w.release(nil)
 	return m
 }
@@ -629,7 +656,7 @@ func (w *Writer) publishView(c *Changes) {
 	}
 	w.mu.Lock()
 	for _, sr := range c.PutReports {
-		w.view[sr.Key] = sr
+		w.view[sr.Key] = w.viewOf(sr)
 	}
 	for _, k := range c.DeleteReports {
 		delete(w.view, k)
@@ -639,9 +666,21 @@ func (w *Writer) publishView(c *Changes) {
 	w.metrics.reports.Set(float64(n))
 }
 
+// viewOf is what the view keeps of a written report: with a
+// ReportReader, everything but its JSON.
+func (w *Writer) viewOf(sr *StoredReport) *StoredReport {
+	if w.reader == nil {
+		return sr
+	}
+	v := *sr
+	v.Report = nil
+	return &v
+}
+
 // Reports returns the final reports of kind (PolicyReport,
 // ClusterPolicyReport, or "" for both) in namespace ("" for every
-// namespace), sorted by kind, namespace and name.
+// namespace), sorted by kind, namespace and name. Their Report (the JSON)
+// is nil when the store is a ReportReader: Report reads it.
 func (w *Writer) Reports(kind, namespace string) []*StoredReport {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -659,9 +698,21 @@ func (w *Writer) Reports(kind, namespace string) []*StoredReport {
 	return out
 }
 
-// Report returns one final report, or nil.
-func (w *Writer) Report(k ReportKey) *StoredReport {
+// Report returns one final report with its JSON, or nil. With a
+// ReportReader store the JSON is read from the store.
+func (w *Writer) Report(ctx context.Context, k ReportKey) (*StoredReport, error) {
 	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.view[k]
+	sr := w.view[k]
+	w.mu.RUnlock()
+	if sr == nil || w.reader == nil {
+		return sr, nil
+	}
+	b, err := w.reader.ReadReport(ctx, k)
+	if err != nil || b == nil {
+		// nil: a report of another shard, which the store does not keep.
+		return nil, err
+	}
+	out := *sr
+	out.Report = b
+	return &out, nil
 }

@@ -58,7 +58,7 @@ type Store struct {
 	sum  uint32 // of the values verify read (so that the reads stay)
 }
 
-var _ reportwriter.Store = (*Store)(nil)
+var _ reportwriter.ReportReader = (*Store)(nil)
 
 // Open opens the store file at path, or creates it when there is none.
 //
@@ -337,6 +337,33 @@ func (s *Store) load(ctx context.Context, tx *bolt.Tx, st *reportwriter.State) e
 		st.Policies = &reportwriter.PolicySets{Sets: []*reportwriter.PolicySet{ps}}
 	}
 	return ctx.Err()
+}
+
+// ReadReport implements reportwriter.ReportReader.
+func (s *Store) ReadReport(ctx context.Context, k reportwriter.ReportKey) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.guard("read", func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(bucketReportData).Get(reportKey(k)); v != nil {
+				if err := s.checkLen(tx.Size(), nil, v); err != nil {
+					return err
+				}
+				out = bytes.Clone(v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read %s: %w", s.path, err)
+	}
+	return out, nil
 }
 
 // Write implements reportwriter.Store: one transaction.
