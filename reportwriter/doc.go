@@ -123,7 +123,11 @@
 //
 // One goroutine applies batches and writes their changes in one store
 // transaction per flush (bounded by MaxFlushItems), then acknowledges
-// them. With a DeferredStore (the Kubernetes store, whose final reports
+// them. The changed final reports are rendered and written every
+// ReportInterval, in transactions of MaxReportWriteBytes of JSON each;
+// the writer keeps no report's JSON (a SHA-256 of its last rendering
+// tells whether it changed), and reads it from a ReportReader store
+// for GetReport. With a DeferredStore (the Kubernetes store, whose final reports
 // become durable where a standby reads them only once applied to the API
 // server) the acknowledgements are held instead: after the next write of
 // the final reports (ReportInterval), until the store's WaitDurable

@@ -2,6 +2,7 @@ package reportwriter
 
 import (
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"maps"
 	"slices"
@@ -62,11 +63,15 @@ type (
 	Timestamp       = policyreport.Timestamp
 )
 
-// row is one result of a final report, before rendering.
+// row is one result of a final report, before rendering. It points into
+// the intermediary report the result comes from, which is never modified
+// once the model holds it (changes replace it with a modified clone, and
+// refresh then points the rows at the clone), so that a row costs three
+// pointers instead of a copy of the entry, the policy and the resource.
 type row struct {
-	entry    Entry
-	policy   PolicyVersion
-	resource Resource
+	entry    *Entry
+	policy   *PolicyVersion
+	resource *Resource
 }
 
 // finalReport is a final report in the making: its rows per resource.
@@ -74,8 +79,11 @@ type finalReport struct {
 	key              ReportKey
 	rows             map[string][]row // by resource key
 	created, updated time.Time
-	// the latest rendering
-	stored *StoredReport
+	// stored: the store holds a rendering of the report, whose JSON has
+	// the SHA-256 sum (the JSON itself is the store's: kept here for
+	// every report, it would be the largest part of the writer's memory).
+	stored bool
+	sum    [sha256.Size]byte
 }
 
 // messageOverrides are the reportProperties that replace a result's
@@ -137,7 +145,7 @@ func (fr *finalReport) render(grouped bool) *PolicyReport {
 		for _, r := range rows {
 			results = append(results, r.result())
 			if r.policy.Time.After(newest.Time) {
-				newest = r.policy
+				newest = *r.policy
 			}
 		}
 	}

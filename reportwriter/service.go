@@ -309,7 +309,10 @@ func (w *Writer) GetReport(ctx context.Context, req *verdictv1.GetReportRequest)
 	if err := w.syncRead(ctx); err != nil {
 		return nil, err
 	}
-	sr := w.Report(ReportKey{Namespace: req.GetNamespace(), Name: req.GetName()})
+	sr, err := w.Report(ctx, ReportKey{Namespace: req.GetNamespace(), Name: req.GetName()})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "read %s %q: %v", req.GetKind(), name(req.GetNamespace(), req.GetName()), err)
+	}
 	if sr == nil {
 		return nil, status.Error(codes.NotFound, fmt.Sprintf("%s %q not found", req.GetKind(), name(req.GetNamespace(), req.GetName())))
 	}

@@ -1,7 +1,7 @@
 package reportwriter
 
 import (
-	"bytes"
+	"crypto/sha256"
 	"reflect"
 	"time"
 
@@ -11,8 +11,10 @@ import (
 // resourceState holds the two intermediary reports of one resource.
 type resourceState struct {
 	admission, background *Intermediary
-	// reports are the final reports holding rows of the resource.
-	reports map[ReportKey]bool
+	// reports are the final reports holding rows of the resource (a
+	// slice: a resource is in a few reports, one per policy, and a map
+	// per resource would cost more than its rows).
+	reports []ReportKey
 }
 
 func (rs *resourceState) get(s Source) *Intermediary {
@@ -78,6 +80,8 @@ type model struct {
 	// than the horizon (zero: none).
 	reconciled map[string]*knownPolicy
 	deferred   time.Time
+	// strs shares the strings that repeat across entries (intern.go).
+	strs interner
 	// tombsSkipped counts the deletions applied without a tombstone
 	// (MaxTombstones) since the writer last read it.
 	tombsSkipped int
@@ -189,7 +193,7 @@ func (m *model) applyEvaluation(ev *evaluation) applyOutcome {
 func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 	next := old.clone()
 	if next == nil {
-		next = &Intermediary{Source: ev.source, Owner: ev.resource}
+		next = &Intermediary{Source: ev.source, Owner: m.strs.resource(ev.resource)}
 	}
 	newest := !ev.time.Before(next.latest())
 	accept := map[string]*PolicyVersion{} // nil value: every rule
@@ -222,7 +226,7 @@ func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 			continue
 		}
 		accept[p.Key()] = filter
-		takes = append(takes, p)
+		takes = append(takes, m.strs.policy(p))
 	}
 	next.drop(func(p PolicyVersion) bool {
 		if _, ok := accept[p.Key()]; ok {
@@ -242,10 +246,10 @@ func (m *model) merge(old *Intermediary, ev *evaluation) *Intermediary {
 		if !ok || (filter != nil && m.view().ruleGone(*filter, e.Rule)) {
 			continue
 		}
-		next.Results = append(next.Results, e)
+		next.Results = append(next.Results, m.strs.entry(e))
 	}
 	if newest {
-		next.Owner = ev.resource
+		next.Owner = m.strs.resource(ev.resource)
 		next.ResourceVersion = ev.resourceVersion
 		next.Hash = ev.hash
 	}
@@ -319,19 +323,19 @@ func (m *model) refresh(key string) {
 	if rs != nil {
 		rows = finalRows(rs)
 	}
-	var old map[ReportKey]bool
+	var old []ReportKey
 	if rs != nil {
 		old = rs.reports
 	}
-	for rk := range old {
+	for _, rk := range old {
 		if _, ok := rows[rk]; !ok {
 			m.setRows(rk, key, nil, nil)
 		}
 	}
-	next := make(map[ReportKey]bool, len(rows))
+	next := make([]ReportKey, 0, len(rows))
 	for rk, rr := range rows {
 		m.setRows(rk, key, rr, rs)
-		next[rk] = true
+		next = append(next, rk)
 	}
 	if rs == nil {
 		return
@@ -357,10 +361,14 @@ func (m *model) setRows(rk ReportKey, key string, rows []row, rs *resourceState)
 		}
 		delete(fr.rows, key)
 	} else {
-		if reflect.DeepEqual(fr.rows[key], rows) {
+		same := reflect.DeepEqual(fr.rows[key], rows)
+		// The rows point into the resource's current intermediaries:
+		// replaced even when equal, so that they never keep the ones
+		// replaced alive.
+		fr.rows[key] = rows
+		if same {
 			return
 		}
-		fr.rows[key] = rows
 	}
 	m.dirtyReports[rk] = true
 }
@@ -375,14 +383,15 @@ func finalRows(rs *resourceState) map[ReportKey][]row {
 		if in == nil {
 			return
 		}
-		for _, p := range in.Policies {
+		for i := range in.Policies {
+			p := &in.Policies[i]
 			if q, ok := other.policy(p.Key()); ok && (q.Time.After(p.Time) || (q.Time.Equal(p.Time) && other.Source == SourceBackground)) {
 				continue
 			}
-			rk := reportKeyOf(p, in.Owner)
-			for _, e := range in.Results {
-				if e.Policy == p.Key() {
-					out[rk] = append(out[rk], row{entry: e, policy: p, resource: in.Owner})
+			rk := reportKeyOf(*p, in.Owner)
+			for j := range in.Results {
+				if e := &in.Results[j]; e.Policy == p.Key() {
+					out[rk] = append(out[rk], row{entry: e, policy: p, resource: &in.Owner})
 				}
 			}
 		}
@@ -412,23 +421,9 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 		if !reports {
 			break
 		}
-		fr := m.reports[rk]
-		st, err := fr.store(now, m.groupResults)
-		if err != nil {
+		if err := m.renderReport(c, rk, now); err != nil {
 			return nil, err
 		}
-		if st == nil {
-			delete(m.reports, rk)
-			if fr.stored != nil {
-				c.DeleteReports = append(c.DeleteReports, rk)
-			}
-			continue
-		}
-		if fr.stored != nil && bytes.Equal(fr.stored.Report, st.Report) {
-			continue // rendered the same: nothing to write
-		}
-		fr.stored = st
-		c.PutReports = append(c.PutReports, st)
 	}
 	if len(m.dirtyTombs) > 0 {
 		c.PutTombstones = make(map[string]time.Time, len(m.dirtyTombs))
@@ -461,10 +456,74 @@ func (m *model) changes(now time.Time, gc bool, tombstoneTTL time.Duration, repo
 	return c, nil
 }
 
+// renderReport adds the write of final report rk, rendered at time now,
+// to c: a put, a delete when it has no rows left, nothing when it renders
+// as stored.
+func (m *model) renderReport(c *Changes, rk ReportKey, now time.Time) error {
+	fr := m.reports[rk]
+	st, err := fr.store(now, m.groupResults)
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		delete(m.reports, rk)
+		if fr.stored {
+			c.DeleteReports = append(c.DeleteReports, rk)
+		}
+		return nil
+	}
+	sum := sha256.Sum256(st.Report)
+	if fr.stored && sum == fr.sum {
+		return nil // rendered the same: nothing to write
+	}
+	fr.stored, fr.sum = true, sum
+	c.PutReports = append(c.PutReports, st)
+	return nil
+}
+
+// writeReports renders the changed final reports at time now and hands
+// them to write a part at a time: a part is written once its reports'
+// JSON reaches maxBytes (and the last part with the rest), so that the
+// JSON of at most about maxBytes, plus one report, is held at once. A
+// report is dirty until the part holding it is written.
+func (m *model) writeReports(now time.Time, maxBytes int, write func(*Changes) error) error {
+	c, size := &Changes{}, 0
+	var keys []ReportKey
+	flush := func() error {
+		if !c.Empty() {
+			if err := write(c); err != nil {
+				return err
+			}
+		}
+		for _, rk := range keys {
+			delete(m.dirtyReports, rk)
+		}
+		c, size, keys = &Changes{}, 0, keys[:0]
+		return nil
+	}
+	for rk := range m.dirtyReports {
+		n := len(c.PutReports)
+		if err := m.renderReport(c, rk, now); err != nil {
+			return err
+		}
+		keys = append(keys, rk)
+		if len(c.PutReports) > n {
+			size += len(c.PutReports[n].Report)
+		}
+		if size >= maxBytes {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
 // load builds a model from a store's content.
 func load(st *State, cfg modelConfig) *model {
 	m := newModel(cfg)
 	for _, in := range st.Intermediaries {
+		m.strs.intermediary(in)
 		key := in.Owner.Key()
 		rs := m.resources[key]
 		if rs == nil {
@@ -493,13 +552,14 @@ func load(st *State, cfg modelConfig) *model {
 		if sr := stored[rk]; sr != nil {
 			// Rendered again at the first report flush; written only if
 			// it differs (the writer stopped before writing it).
-			fr.created, fr.updated, fr.stored = sr.Created, sr.Updated, sr
+			fr.created, fr.updated = sr.Created, sr.Updated
+			fr.stored, fr.sum = true, sha256.Sum256(sr.Report)
 		}
 	}
 	for rk := range stored {
 		if m.reports[rk] == nil {
 			// A stored report without rows: remove it at the next flush.
-			m.reports[rk] = &finalReport{key: rk, rows: map[string][]row{}, stored: stored[rk]}
+			m.reports[rk] = &finalReport{key: rk, rows: map[string][]row{}, stored: true}
 			m.dirtyReports[rk] = true
 		}
 	}

@@ -38,6 +38,18 @@ type DeferredStore interface {
 	WaitDurable(ctx context.Context) error
 }
 
+// ReportReader is a Store that reads back the final reports it holds
+// (the embedded store, and the Kubernetes store from its local file). With
+// one, the writer keeps only what tables need of each report (StoredReport
+// without Report) and reads a report's JSON from the store when asked for
+// it (GetReport), instead of holding the JSON of every report in memory.
+type ReportReader interface {
+	Store
+	// ReadReport returns the JSON of final report k as last written, or
+	// nil when the store holds no such report.
+	ReadReport(ctx context.Context, k ReportKey) ([]byte, error)
+}
+
 // State is the content of a store.
 type State struct {
 	Intermediaries []*Intermediary

@@ -32,6 +32,8 @@ const (
 	DefaultMaxTombstones    = 500_000
 	DefaultMaxInflightBytes = 128 << 20
 	DefaultAckTimeout       = 30 * time.Second
+
+	DefaultMaxReportWriteBytes = 8 << 20
 )
 
 // Options configure a Writer. Only Store is required; every other field has
@@ -89,6 +91,15 @@ type Options struct {
 	// acknowledged before them. Default 1s.
 	ReportInterval time.Duration
 
+	// MaxReportWriteBytes bounds the JSON of the final reports written in
+	// one store transaction: the changed reports are rendered and written
+	// a part at a time, each part closed once its reports reach this size
+	// (a report larger than it is a part of its own), so that the writer
+	// holds the JSON of one part at a time instead of every changed
+	// report (the first write after a scan of thousands of resources
+	// changes them all). Default 8 MiB.
+	MaxReportWriteBytes int
+
 	// TombstoneTTL is how long a deleted resource is remembered, so that
 	// an evaluation of it sent again does not bring its entries back.
 	// Default 1h.
@@ -115,10 +126,12 @@ type Options struct {
 	// one more sender is rejected and counted. Default 256.
 	MaxPolicySenders int
 	// MaxResources bounds the resources the writer holds entries of; an
-	// evaluation of one more resource is rejected and counted. A resource
-	// with 3 policies takes about 3 KB of memory (and as much on disk), so
-	// the default, 250,000, is about 750 MiB: what the writer of the
-	// manifests (1 GiB) holds; shard the writers beyond.
+	// evaluation of one more resource is rejected and counted. An entry
+	// takes about 440 bytes of memory (a Pod with 17 policies 7.4 KB, in
+	// TestScaleReports), so the default, 250,000 resources, is about
+	// 320 MiB of live heap with 3 policies each and 1.7 GiB with 17:
+	// more than the writer of the manifests (1 GiB) holds with many
+	// policies; shard the writers beyond.
 	MaxResources int
 	// MaxTombstones bounds the deleted resources remembered
 	// (TombstoneTTL); over it, a deletion of a resource the writer holds
@@ -164,6 +177,7 @@ func (o Options) withDefaults() Options {
 	options.Positive(&o.QueueBatches, DefaultQueueBatches)
 	options.Positive(&o.ReportInterval, DefaultReportInterval)
 	options.Positive(&o.TombstoneTTL, DefaultTombstoneTTL)
+	options.Positive(&o.MaxReportWriteBytes, DefaultMaxReportWriteBytes)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -208,6 +222,9 @@ type Writer struct {
 	// deferred is Store when it is a DeferredStore: acknowledgements are
 	// held until the batches' reports are durable.
 	deferred DeferredStore
+	// reader is Store when it is a ReportReader: the view then holds no
+	// report JSON.
+	reader ReportReader
 	// held are the batches applied and written whose acknowledgement
 	// waits for the next report write (loop goroutine only).
 	held []heldAck
@@ -275,8 +292,9 @@ func New(opts Options) (*Writer, error) {
 		inflight: semaphore.NewWeighted(opts.MaxInflightBytes),
 	}
 	w.deferred, _ = opts.Store.(DeferredStore)
+	w.reader, _ = opts.Store.(ReportReader)
 	for _, sr := range st.Reports {
-		w.view[sr.Key] = sr
+		w.view[sr.Key] = w.viewOf(sr)
 	}
 	md := load(st, opts.modelConfig())
 	md.now = opts.Now()
@@ -488,6 +506,11 @@ func (w *Writer) flush(m *model, batch []*request, now time.Time, gc bool) *mode
 			}
 		}
 		w.metrics.duplicates.Add(float64(results[i].Duplicates))
+		// Applied: the model holds what it keeps of the items. The
+		// acknowledgement, held until the reports are durable with a
+		// DeferredStore, must not keep the decoded batch (its messages
+		// and entries) alive meanwhile.
+		r.items = nil
 	}
 	w.metrics.tombsSkipped.Add(float64(m.tombsSkipped))
 	m.tombsSkipped = 0
@@ -572,19 +595,30 @@ func (w *Writer) release(err error) {
 	}()
 }
 
-// flushReports renders the changed final reports and writes them in one
-// store transaction.
+// flushReports renders the changed final reports and writes them, in
+// store transactions of about MaxReportWriteBytes of reports each (final
+// reports are rebuilt from the intermediaries at start, so a write cut
+// short loses nothing); held acknowledgements are released once every
+// part is written.
 func (w *Writer) flushReports(m *model) *model {
 	m.now = w.opts.Now()
-	c, err := m.changes(m.now, false, w.opts.TombstoneTTL, true)
+	c, err := m.changes(m.now, false, w.opts.TombstoneTTL, false)
 	if err == nil {
 		err = w.write(c)
+	}
+	if err == nil {
+		err = m.writeReports(m.now, w.opts.MaxReportWriteBytes, func(c *Changes) error {
+			if err := w.write(c); err != nil {
+				return err
+			}
+			w.publishView(c)
+			return nil
+		})
 	}
 	if err != nil {
 		w.release(fmt.Errorf("write reports: %w", err))
 		return w.reload(m)
 	}
-	w.publishView(c)
 	w.release(nil)
 	return m
 }
@@ -624,7 +658,7 @@ func (w *Writer) publishView(c *Changes) {
 	}
 	w.mu.Lock()
 	for _, sr := range c.PutReports {
-		w.view[sr.Key] = sr
+		w.view[sr.Key] = w.viewOf(sr)
 	}
 	for _, k := range c.DeleteReports {
 		delete(w.view, k)
@@ -634,9 +668,21 @@ func (w *Writer) publishView(c *Changes) {
 	w.metrics.reports.Set(float64(n))
 }
 
+// viewOf is what the view keeps of a written report: with a
+// ReportReader, everything but its JSON.
+func (w *Writer) viewOf(sr *StoredReport) *StoredReport {
+	if w.reader == nil {
+		return sr
+	}
+	v := *sr
+	v.Report = nil
+	return &v
+}
+
 // Reports returns the final reports of kind (PolicyReport,
 // ClusterPolicyReport, or "" for both) in namespace ("" for every
-// namespace), sorted by kind, namespace and name.
+// namespace), sorted by kind, namespace and name. Their Report (the JSON)
+// is nil when the store is a ReportReader: Report reads it.
 func (w *Writer) Reports(kind, namespace string) []*StoredReport {
 	w.mu.RLock()
 	defer w.mu.RUnlock()
@@ -654,9 +700,21 @@ func (w *Writer) Reports(kind, namespace string) []*StoredReport {
 	return out
 }
 
-// Report returns one final report, or nil.
-func (w *Writer) Report(k ReportKey) *StoredReport {
+// Report returns one final report with its JSON, or nil. With a
+// ReportReader store the JSON is read from the store.
+func (w *Writer) Report(ctx context.Context, k ReportKey) (*StoredReport, error) {
 	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.view[k]
+	sr := w.view[k]
+	w.mu.RUnlock()
+	if sr == nil || w.reader == nil {
+		return sr, nil
+	}
+	b, err := w.reader.ReadReport(ctx, k)
+	if err != nil || b == nil {
+		// nil: a report of another shard, which the store does not keep.
+		return nil, err
+	}
+	out := *sr
+	out.Report = b
+	return &out, nil
 }

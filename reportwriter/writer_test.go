@@ -1,11 +1,13 @@
 package reportwriter_test
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -374,5 +376,133 @@ func TestMaxUnacked(t *testing.T) {
 	_, err = st.Recv()
 	if status.Code(err) != codes.ResourceExhausted || !strings.Contains(err.Error(), "more than 3 unacknowledged batches") {
 		t.Errorf("Publish(4 batches, limit 3) = %v, want ResourceExhausted naming the max unacknowledged batches", err)
+	}
+}
+
+// TestReportJSON: with a store that reads reports back (the embedded
+// store), the writer's tables hold no report JSON and Report reads it from
+// the store; with another store, the tables keep it. Both return what the
+// store holds.
+func TestReportJSON(t *testing.T) {
+	tests := []struct {
+		name   string
+		wrap   func(reportwriter.Store) reportwriter.Store
+		inView bool
+	}{
+		{"store reads reports back", nil, false},
+		{"store without ReportReader", func(s reportwriter.Store) reportwriter.Store {
+			open := make(chan struct{})
+			close(open)
+			return gatedStore{Store: s, gate: open}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := startWrapped(t, filepath.Join(t.TempDir(), "reports.db"), "127.0.0.1:0", reportwriter.Options{}, tt.wrap)
+			ctx := t.Context()
+			if _, err := e.writer.Apply(ctx, items(evaluation(podA, 0, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, "bad tag")}, []pol{polLatest}))); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.writer.Sync(ctx); err != nil {
+				t.Fatal(err)
+			}
+			k := reportwriter.ReportKey{Namespace: "shop", Name: "cpol-disallow-latest-tag"}
+			list := e.writer.Reports("", "")
+			if len(list) != 1 || list[0].Key != k {
+				t.Fatalf("Reports() = %v, want the report %v", list, k)
+			}
+			if got := list[0].Report != nil; got != tt.inView {
+				t.Errorf("Reports()[0].Report set = %v, want %v", got, tt.inView)
+			}
+			stored, err := e.store.ReadReport(ctx, k)
+			if err != nil || stored == nil {
+				t.Fatalf("boltstore ReadReport(%v) = %q, %v; want the report", k, stored, err)
+			}
+			sr, err := e.writer.Report(ctx, k)
+			if err != nil || sr == nil {
+				t.Fatalf("Report(%v) = %v, %v; want the report", k, sr, err)
+			}
+			if diff := cmp.Diff(string(stored), string(sr.Report)); diff != "" {
+				t.Errorf("Report(%v).Report (-store +got):\n%s", k, diff)
+			}
+			if sr, err := e.writer.Report(ctx, reportwriter.ReportKey{Namespace: "shop", Name: "cpol-other"}); sr != nil || err != nil {
+				t.Errorf("Report(a report not held) = %v, %v; want nil, nil", sr, err)
+			}
+		})
+	}
+}
+
+// recordStore records the number of final reports each Write puts, and
+// their sizes.
+type recordStore struct {
+	reportwriter.Store
+	mu    *sync.Mutex
+	puts  *[]int
+	sizes *[]int
+}
+
+func (r recordStore) Write(ctx context.Context, c *reportwriter.Changes) error {
+	r.mu.Lock()
+	if len(c.PutReports) > 0 {
+		*r.puts = append(*r.puts, len(c.PutReports))
+	}
+	for _, sr := range c.PutReports {
+		*r.sizes = append(*r.sizes, len(sr.Report))
+	}
+	r.mu.Unlock()
+	return r.Store.Write(ctx, c)
+}
+
+// TestMaxReportWriteBytes: the changed final reports are written in parts
+// closed once their JSON reaches MaxReportWriteBytes; every report is
+// written.
+func TestMaxReportWriteBytes(t *testing.T) {
+	// Three reports of the same size: the same policy and Pod name in
+	// namespaces of the same length.
+	var evals []*verdictv1.PublishItem
+	for _, ns := range []string{"ns-a", "ns-b", "ns-c"} {
+		evals = append(evals, evaluation(res{"v1", "Pod", ns, "web", "uid-" + ns}, 0, []*verdictv1.RuleResult{rr(polLatest, "validate-image-tag", fail, "bad tag")}, []pol{polLatest}))
+	}
+	run := func(maxBytes int) (puts, sizes []int, reports int) {
+		var mu sync.Mutex
+		wrap := func(s reportwriter.Store) reportwriter.Store {
+			return recordStore{Store: s, mu: &mu, puts: &puts, sizes: &sizes}
+		}
+		e := startWrapped(t, filepath.Join(t.TempDir(), "reports.db"), "127.0.0.1:0", reportwriter.Options{MaxReportWriteBytes: maxBytes}, wrap)
+		if _, err := e.writer.Apply(t.Context(), evals); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.writer.Sync(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return puts, sizes, len(e.writer.Reports("", ""))
+	}
+	_, sizes, _ := run(0)
+	if len(sizes) != 3 || sizes[0] != sizes[1] || sizes[1] != sizes[2] {
+		t.Fatalf("report sizes = %v, want three of the same size", sizes)
+	}
+	size := sizes[0]
+	tests := []struct {
+		name     string
+		maxBytes int
+		want     []int
+	}{
+		{"default", 0, []int{3}},
+		{"at the limit: a report a part", size, []int{1, 1, 1}},
+		{"over one report: two reports, then one", size + 1, []int{2, 1}},
+		{"the size of all", 3 * size, []int{3}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			puts, _, reports := run(tt.maxBytes)
+			if diff := cmp.Diff(tt.want, puts); diff != "" {
+				t.Errorf("reports put by each store write with MaxReportWriteBytes %d (-want +got):\n%s", tt.maxBytes, diff)
+			}
+			if reports != 3 {
+				t.Errorf("Reports() = %d reports, want 3", reports)
+			}
+		})
 	}
 }

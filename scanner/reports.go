@@ -3,8 +3,20 @@ package scanner
 import (
 	"context"
 
+	"google.golang.org/protobuf/proto"
+
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
+)
+
+// Limits of a ReportSink's string table.
+const (
+	// maxSharedStrings bounds the strings the table holds; when it is
+	// full, it starts over.
+	maxSharedStrings = 1 << 16
+	// maxSharedLen is the longest string the table holds; a longer one is
+	// kept as it is.
+	maxSharedLen = 1 << 10
 )
 
 // ReportSink returns the ResultSink of a report writer: each result
@@ -13,11 +25,25 @@ import (
 // entries), published to q waiting for room; the end of a scan publishes
 // the shard's scan marker and waits until q's writer acknowledged
 // everything.
-func ReportSink(q publish.Sink) ResultSink { return reportSink{q: q} }
+//
+// The queue keeps each item until the writer acknowledges it, which in a
+// cluster is once its reports are applied: a whole scan can be held at
+// once. So that the items cost what they say, not what each answer
+// decoded, items with the policies of the previous item share its list,
+// and the strings that repeat across results (policy, rule, message,
+// category, severity) share one copy each.
+func ReportSink(q publish.Sink) ResultSink { return &reportSink{q: q} }
 
-type reportSink struct{ q publish.Sink }
+// reportSink's fields are used from Write's goroutine only (ResultSink:
+// one goroutine).
+type reportSink struct {
+	q publish.Sink
+	// policies is the policy list of the previous item.
+	policies []*verdictv1.PolicyVersion
+	strs     map[string]string
+}
 
-func (s reportSink) Write(ctx context.Context, rs []Result) error {
+func (s *reportSink) Write(ctx context.Context, rs []Result) error {
 	items := make([]*verdictv1.PublishItem, 0, len(rs))
 	for _, r := range rs {
 		ev := publish.Evaluation{
@@ -32,13 +58,59 @@ func (s reportSink) Write(ctx context.Context, rs []Result) error {
 			ev.Response = nil // counted by the scan; nothing to report
 		}
 		if it := publish.Item(ev); it != nil {
+			s.share(it.GetEvaluation())
 			items = append(items, it)
 		}
 	}
 	return s.q.Publish(ctx, items...)
 }
 
-func (s reportSink) ScanDone(ctx context.Context, d ScanDone) error {
+// share points ev at the shared policy list and strings (see ReportSink).
+// The results are the server's answer's, which the scan hands over to the
+// sink: their strings are replaced by equal ones, which changes no value.
+func (s *reportSink) share(ev *verdictv1.ResourceEvaluation) {
+	if ev == nil {
+		return
+	}
+	if samePolicies(ev.Policies, s.policies) {
+		ev.Policies = s.policies
+	} else if len(ev.Policies) > 0 {
+		s.policies = ev.Policies
+	}
+	for _, r := range ev.Results {
+		r.Policy, r.PolicyNamespace, r.Rule = s.str(r.Policy), s.str(r.PolicyNamespace), s.str(r.Rule)
+		r.Message, r.Category, r.Severity = s.str(r.Message), s.str(r.Category), s.str(r.Severity)
+	}
+}
+
+func samePolicies(a, b []*verdictv1.PolicyVersion) bool {
+	if len(a) != len(b) || len(a) == 0 {
+		return false
+	}
+	for i := range a {
+		if !proto.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// str returns the table's copy of v, adding v when it has none.
+func (s *reportSink) str(v string) string {
+	if v == "" || len(v) > maxSharedLen {
+		return v
+	}
+	if c, ok := s.strs[v]; ok {
+		return c
+	}
+	if s.strs == nil || len(s.strs) >= maxSharedStrings {
+		s.strs = make(map[string]string, 1024)
+	}
+	s.strs[v] = v
+	return v
+}
+
+func (s *reportSink) ScanDone(ctx context.Context, d ScanDone) error {
 	done := publish.ScanDone{Started: d.Started, ShardIndex: d.Shard.Index, ShardCount: d.Shard.Count, Kinds: d.Kinds}
 	for _, r := range d.Seen {
 		done.Seen = append(done.Seen, publish.Resource(r))

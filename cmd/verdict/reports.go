@@ -53,6 +53,7 @@ type reportsServeFlags struct {
 	maxMessageBytes              int
 	maxBatchItems, maxUnacked    int
 	maxFlushItems                int
+	maxReportWriteBytes          int
 	flushDelay, tombstoneTTL     time.Duration
 	shutdownTimeout              time.Duration
 	logLevel                     string
@@ -119,6 +120,7 @@ every replica), and takes over when the leader stops.`,
 	fs.DurationVar(&f.ackTimeout, "ack-timeout", reportwriter.DefaultAckTimeout, "end a Publish stream whose sender does not take its acknowledgements within this")
 	fs.Int64Var(&f.maxInflightBytes, "max-inflight-bytes", reportwriter.DefaultMaxInflightBytes, "most bytes of Publish batches received and not acknowledged, over every stream (a stream waits for room)")
 	fs.IntVar(&f.maxFlushItems, "max-flush-items", reportwriter.DefaultMaxFlushItems, "most items written in one store transaction")
+	fs.IntVar(&f.maxReportWriteBytes, "max-report-write-bytes", reportwriter.DefaultMaxReportWriteBytes, "bytes of final reports (JSON) written in one store transaction: changed reports are rendered and written a part of this size at a time")
 	fs.DurationVar(&f.flushDelay, "flush-delay", 0, "wait for more batches before writing (fewer, larger transactions)")
 	fs.DurationVar(&f.tombstoneTTL, "tombstone-ttl", reportwriter.DefaultTombstoneTTL, "how long deleted resources are remembered against late resends")
 	fs.BoolVar(&f.groupResults, "group-results", false, "write one results[] entry per outcome of a rule listing its resources (reports about 3 times smaller) instead of one per resource and rule as Kyverno does; Policy Reporter then shows only the first resource of each entry")
@@ -244,7 +246,7 @@ func (f *reportsServeFlags) writerOptions(st reportwriter.Store, log *slog.Logge
 	return reportwriter.Options{
 		Store: st, Logger: log, Registry: reg,
 		MaxBatchItems: f.maxBatchItems, MaxMessageBytes: f.maxMessageBytes, MaxUnacked: f.maxUnacked,
-		MaxFlushItems: f.maxFlushItems, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
+		MaxFlushItems: f.maxFlushItems, MaxReportWriteBytes: f.maxReportWriteBytes, FlushDelay: f.flushDelay, TombstoneTTL: f.tombstoneTTL,
 		GroupResults: f.groupResults,
 		MaxClockSkew: f.maxClockSkew, PolicySenderTTL: f.policySenderTTL, MaxPolicySenders: f.maxPolicySenders,
 		MaxResources: f.maxResources, MaxTombstones: f.maxTombstones, MaxInflightBytes: f.maxInflightBytes,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -26,7 +27,18 @@ type proc struct {
 	// failure.
 	oneShot bool
 	endedAt time.Time // set before done is closed
+	// hwm is the largest VmHWM read while the process ran (sampled every
+	// hwmInterval): the peak of one that exited. Its rusage cannot tell:
+	// exec keeps, in ru_maxrss, the peak of the memory it replaces, which
+	// for a child of this process (started with CLONE_VM) is this
+	// process's peak, so a scan started after the harness read every
+	// report of the previous system reported the harness's peak.
+	hwm atomic.Int64
 }
+
+// hwmInterval is how often the peak resident set of a running process is
+// read.
+const hwmInterval = 100 * time.Millisecond
 
 // start runs bin with args under taskset -c cpus with GOMAXPROCS set,
 // its output in dir/name.log, until r's cleanups stop it.
@@ -48,6 +60,20 @@ func start(r *runner, dir, name, cpus string, gomaxprocs int, env []string, bin 
 	}
 	p := &proc{name: name, cmd: cmd, log: logPath, done: make(chan struct{})}
 	go func() { _ = cmd.Wait(); p.endedAt = time.Now(); f.Close(); close(p.done) }()
+	go func() {
+		t := time.NewTicker(hwmInterval)
+		defer t.Stop()
+		for {
+			if v, err := p.peakRSS(); err == nil && v > p.hwm.Load() {
+				p.hwm.Store(v)
+			}
+			select {
+			case <-t.C:
+			case <-p.done:
+				return
+			}
+		}
+	}()
 	r.Cleanup(p.stop)
 	return p, nil
 }

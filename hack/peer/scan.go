@@ -14,7 +14,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
@@ -357,14 +356,13 @@ func scanCPU(procs []*proc) (float64, error) {
 }
 
 // scanPeakRSS is the sum of the processes' peak resident sets since they
-// started (VmHWM, or the rusage of an exited one).
+// started (VmHWM, or for an exited one the largest VmHWM read while it
+// ran: see proc.hwm).
 func scanPeakRSS(procs []*proc) int64 {
 	var sum int64
 	for _, p := range procs {
 		if p.exited() {
-			if ru, ok := p.cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-				sum += ru.Maxrss << 10
-			}
+			sum += p.hwm.Load()
 			continue
 		}
 		if v, err := p.peakRSS(); err == nil {

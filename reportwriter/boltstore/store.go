@@ -20,8 +20,13 @@ import (
 	"github.com/verdict-policy/verdict/reportwriter"
 )
 
-// DefaultLockTimeout is the default of Options.LockTimeout.
-const DefaultLockTimeout = 2 * time.Second
+// Defaults of Options.
+const (
+	DefaultLockTimeout = 2 * time.Second
+	// DefaultInitialMmapSize is address space, not memory: only the
+	// pages read are resident.
+	DefaultInitialMmapSize = 1 << 30
+)
 
 // Options configure Open.
 type Options struct {
@@ -34,6 +39,15 @@ type Options struct {
 	// read of the whole file. Default false: Open checks the file's header
 	// and free list, and Load reads every record.
 	Verify bool
+
+	// InitialMmapSize is the size of bbolt's first mapping of the file.
+	// bbolt maps the file again when it outgrows the mapping, and then
+	// copies every value the transaction in progress holds to the heap
+	// first: with a small mapping, a store growing under a large write
+	// (the first flush of a scan: thousands of intermediaries) copies
+	// that write, tens of MiB, to the heap at each doubling. The mapping
+	// reserves address space, not memory. Default 1 GiB.
+	InitialMmapSize int
 
 	// noSync skips fsync (tests and the fuzz target only).
 	noSync bool
@@ -58,7 +72,7 @@ type Store struct {
 	sum  uint32 // of the values verify read (so that the reads stay)
 }
 
-var _ reportwriter.Store = (*Store)(nil)
+var _ reportwriter.ReportReader = (*Store)(nil)
 
 // Open opens the store file at path, or creates it when there is none.
 //
@@ -70,6 +84,9 @@ var _ reportwriter.Store = (*Store)(nil)
 func Open(path string, opts Options) (*Store, error) {
 	if opts.LockTimeout <= 0 {
 		opts.LockTimeout = DefaultLockTimeout
+	}
+	if opts.InitialMmapSize <= 0 {
+		opts.InitialMmapSize = DefaultInitialMmapSize
 	}
 	switch _, err := os.Lstat(path); {
 	case errors.Is(err, fs.ErrNotExist):
@@ -124,9 +141,10 @@ func open(path string, opts Options, isNew bool) (*Store, error) {
 	s := &Store{path: path}
 	err := s.guard("open", func() error {
 		db, err := bolt.Open(path, 0o600, &bolt.Options{
-			Timeout:    opts.LockTimeout,
-			NoSync:     opts.noSync,
-			NoGrowSync: opts.noSync,
+			Timeout:         opts.LockTimeout,
+			InitialMmapSize: opts.InitialMmapSize,
+			NoSync:          opts.noSync,
+			NoGrowSync:      opts.noSync,
 			OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 				f, err := os.OpenFile(name, flag, mode)
 				file = f
@@ -337,6 +355,33 @@ func (s *Store) load(ctx context.Context, tx *bolt.Tx, st *reportwriter.State) e
 		st.Policies = &reportwriter.PolicySets{Sets: []*reportwriter.PolicySet{ps}}
 	}
 	return ctx.Err()
+}
+
+// ReadReport implements reportwriter.ReportReader.
+func (s *Store) ReadReport(ctx context.Context, k reportwriter.ReportKey) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var out []byte
+	err := s.guard("read", func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			if v := tx.Bucket(bucketReportData).Get(reportKey(k)); v != nil {
+				if err := s.checkLen(tx.Size(), nil, v); err != nil {
+					return err
+				}
+				out = bytes.Clone(v)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		var ce *CorruptError
+		if errors.As(err, &ce) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("read %s: %w", s.path, err)
+	}
+	return out, nil
 }
 
 // Write implements reportwriter.Store: one transaction.

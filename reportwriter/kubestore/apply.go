@@ -92,7 +92,7 @@ func (s *Store) err() error {
 func (s *Store) round(ctx context.Context) bool {
 	s.mu.Lock()
 	batch := s.pending
-	s.pending = map[reportwriter.ReportKey]*reportwriter.StoredReport{}
+	s.pending = map[reportwriter.ReportKey]struct{}{}
 	for k := range batch {
 		s.inflight[k] = s.pendingSeq[k]
 	}
@@ -112,23 +112,20 @@ func (s *Store) round(ctx context.Context) bool {
 		go func() {
 			defer wg.Done()
 			for k := range keys {
-				sr := batch[k]
-				err := s.write(ctx, k, sr)
+				hash, err := s.write(ctx, k)
 				s.mu.Lock()
 				q := s.inflight[k]
 				delete(s.inflight, k)
 				if err != nil {
 					lastErr = err
-					if _, newer := s.pending[k]; !newer {
-						s.pending[k] = sr
-					}
+					s.pending[k] = struct{}{}
 					s.pendingSeq[k] = q // not after the newer content's
 				} else {
 					changed = true
-					if sr == nil {
+					if hash == "" {
 						delete(s.applied, k)
 					} else {
-						s.applied[k] = contentHash(sr.Report)
+						s.applied[k] = hash
 					}
 				}
 				s.mu.Unlock()
@@ -169,20 +166,27 @@ func (s *Store) resource(k reportwriter.ReportKey) dynamic.ResourceInterface {
 	return s.api().resource(s.opts.Client, k)
 }
 
-// write applies sr as the report k (nil: deletes it), with its parts.
-func (s *Store) write(ctx context.Context, k reportwriter.ReportKey, sr *reportwriter.StoredReport) error {
+// write applies report k as the local file holds it, with its parts, or
+// deletes it when the file has none; it returns the content hash of what
+// it applied ("": deleted).
+func (s *Store) write(ctx context.Context, k reportwriter.ReportKey) (string, error) {
+	report, err := s.local.ReadReport(ctx, k)
+	if err != nil {
+		return "", fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
+	}
 	s.mu.Lock()
 	had := max(s.parts[k], 1)
 	s.mu.Unlock()
-	n := 0
-	if sr != nil {
-		objs, err := s.objects(k, sr)
+	n, hash := 0, ""
+	if report != nil {
+		hash = contentHash(report)
+		objs, err := s.objects(k, report, hash)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, o := range objs {
 			if err := s.apply(ctx, k, o); err != nil {
-				return err
+				return "", err
 			}
 		}
 		n = len(objs)
@@ -190,7 +194,7 @@ func (s *Store) write(ctx context.Context, k reportwriter.ReportKey, sr *reportw
 	// Parts no longer needed, or every part of a deleted report.
 	for i := had; i > n; i-- {
 		if err := s.delete(ctx, k, partName(k.Name, i)); err != nil {
-			return err
+			return "", err
 		}
 	}
 	s.mu.Lock()
@@ -200,7 +204,7 @@ func (s *Store) write(ctx context.Context, k reportwriter.ReportKey, sr *reportw
 		s.parts[k] = n
 	}
 	s.mu.Unlock()
-	return nil
+	return hash, nil
 }
 
 func (s *Store) apply(ctx context.Context, k reportwriter.ReportKey, o *unstructured.Unstructured) error {
@@ -249,17 +253,18 @@ func partName(name string, i int) string {
 	return name + "-" + strconv.Itoa(i)
 }
 
-// objects renders the objects of report k: one, or its parts when larger
+// objects renders the objects of report k (its JSON, whose content hash is
+// hash): one, or its parts when larger
 // than MaxReportBytes. The split is a function of the content only: the
 // results in their report order, cut greedily by size.
-func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport) ([]*unstructured.Unstructured, error) {
+func (s *Store) objects(k reportwriter.ReportKey, report []byte, hash string) ([]*unstructured.Unstructured, error) {
 	var rep struct {
 		Metadata struct {
 			Labels map[string]string `json:"labels"`
 		} `json:"metadata"`
 		Results []json.RawMessage `json:"results"`
 	}
-	if err := json.Unmarshal(sr.Report, &rep); err != nil {
+	if err := json.Unmarshal(report, &rep); err != nil {
 		return nil, fmt.Errorf("report %s: %w", name(k.Namespace, k.Name), err)
 	}
 	const overhead = 2 << 10 // metadata and summary
@@ -290,7 +295,6 @@ func (s *Store) objects(k reportwriter.ReportKey, sr *reportwriter.StoredReport)
 	if len(groups) == 0 {
 		groups = [][]json.RawMessage{nil}
 	}
-	hash := contentHash(sr.Report)
 	objs := make([]*unstructured.Unstructured, 0, len(groups))
 	for i, g := range groups {
 		results := make([]any, 0, len(g))

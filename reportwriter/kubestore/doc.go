@@ -17,7 +17,8 @@
 // to the API server by one goroutine, at most once per report per
 // FlushInterval (server-side apply, field manager "verdict", forced): a
 // report changed by many Writes within an interval is applied once, with
-// its latest content. A failed apply (conflict, timeout, API server down)
+// its latest content, read from the local file when it is applied (the
+// store holds the JSON of the reports being applied only). A failed apply (conflict, timeout, API server down)
 // is retried with backoff, always from the latest content. A report larger
 // than MaxReportBytes is split into parts named <name>, <name>-2, <name>-3,
 // ... labelled reports.verdict.io/report=<name>; parts no longer needed are

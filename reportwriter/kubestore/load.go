@@ -169,12 +169,12 @@ func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
 		for _, sr := range st.Reports {
 			inFile[sr.Key] = true
 			if s.owns(sr.Key.Namespace) && applied[sr.Key] != contentHash(sr.Report) {
-				s.pending[sr.Key] = sr
+				s.pending[sr.Key] = struct{}{}
 			}
 		}
 		for k := range applied {
 			if !inFile[k] {
-				s.pending[k] = nil
+				s.pending[k] = struct{}{}
 			}
 		}
 		n := len(s.pending)

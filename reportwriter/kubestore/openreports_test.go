@@ -26,7 +26,7 @@ func TestObjectsOpenReports(t *testing.T) {
 	for _, tt := range tests {
 		s := &Store{opts: Options{OpenReports: tt.openReports}.withDefaults()}
 		sr := storedReport(tt.namespace, 3)
-		objs, err := s.objects(sr.Key, sr)
+		objs, err := s.objects(sr.Key, sr.Report, contentHash(sr.Report))
 		if err != nil {
 			t.Fatalf("objects(OpenReports %v, namespace %q) error = %v", tt.openReports, tt.namespace, err)
 		}

@@ -6,11 +6,14 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/types/known/timestamppb"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -81,6 +84,11 @@ func testScaleReports(t *testing.T, grouped bool, maxMB float64) {
 		}
 		results = append(results, r)
 	}
+	runtime.GC() // what the previous layout left is not this one's
+	var ms0 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	total0 := ms0.TotalAlloc
+	heap := watchHeap()
 	start := time.Now()
 	// The batches are in flight together, as a publisher's window keeps
 	// them: each is acknowledged once its reports are applied.
@@ -96,13 +104,25 @@ func testScaleReports(t *testing.T, grouped bool, maxMB float64) {
 			Policies: vers, Results: results, Complete: true,
 		}}})
 		if len(batch) == 500 || i == pods-1 {
+			// Each batch crosses the wire: the writer gets the strings of
+			// its own decoded message, as from a Publish stream, and the
+			// test keeps only the encoded bytes (as a publisher would).
+			wire, err := proto.Marshal(&verdictv1.PublishRequest{Items: batch})
+			if err != nil {
+				t.Fatal(err)
+			}
 			wg.Add(1)
-			go func(b []*verdictv1.PublishItem) {
+			go func(wire []byte) {
 				defer wg.Done()
-				if _, err := w.Apply(ctx, b); err != nil {
+				var req verdictv1.PublishRequest
+				if err := proto.Unmarshal(wire, &req); err != nil {
+					errs <- err
+					return
+				}
+				if _, err := w.Apply(ctx, req.Items); err != nil {
 					errs <- err
 				}
-			}(batch)
+			}(wire)
 			batch = nil
 		}
 	}
@@ -118,6 +138,12 @@ func testScaleReports(t *testing.T, grouped bool, maxMB float64) {
 		t.Fatal(err)
 	}
 	elapsed := time.Since(start)
+	peak := heap.stop()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	t.Logf("heap of the test's process (the writer, its store, the batches in flight): peak %.0f MiB, live after a GC once converged %.0f MiB, %.0f MiB allocated in all",
+		float64(peak)/(1<<20), float64(ms.HeapAlloc)/(1<<20), float64(ms.TotalAlloc-total0)/(1<<20))
 	cctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	w.Close(cctx)
@@ -167,4 +193,39 @@ func unstructuredResults(o map[string]any) (results, entries int) {
 		entries += len(res)
 	}
 	return len(rs), entries
+}
+
+// heapWatch samples the bytes of live and unswept heap objects (the heap
+// the collector's target is set from, and which the process's resident
+// memory follows) every 20 ms, and keeps the largest.
+type heapWatch struct {
+	stopc chan struct{}
+	peak  chan uint64
+}
+
+func watchHeap() *heapWatch {
+	h := &heapWatch{stopc: make(chan struct{}), peak: make(chan uint64)}
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(s)
+			peak = max(peak, s[0].Value.Uint64())
+			select {
+			case <-tick.C:
+			case <-h.stopc:
+				h.peak <- peak
+				return
+			}
+		}
+	}()
+	return h
+}
+
+// stop returns the peak.
+func (h *heapWatch) stop() uint64 {
+	close(h.stopc)
+	return <-h.peak
 }

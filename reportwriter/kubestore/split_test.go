@@ -37,7 +37,7 @@ func TestObjectsSplit(t *testing.T) {
 	for _, tt := range tests {
 		s := &Store{opts: Options{MaxReportBytes: tt.maxBytes}.withDefaults()}
 		sr := storedReport("shop", tt.results)
-		objs, err := s.objects(sr.Key, sr)
+		objs, err := s.objects(sr.Key, sr.Report, contentHash(sr.Report))
 		if err != nil {
 			t.Fatalf("objects(%d results, max %d) error = %v", tt.results, tt.maxBytes, err)
 		}
@@ -58,7 +58,7 @@ func TestObjectsSplit(t *testing.T) {
 			t.Errorf("objects(%d results, max %d) (-want +got):\n%s", tt.results, tt.maxBytes, diff)
 		}
 		// The same content splits the same way.
-		again, _ := s.objects(sr.Key, sr)
+		again, _ := s.objects(sr.Key, sr.Report, contentHash(sr.Report))
 		if diff := cmp.Diff(objs, again); diff != "" {
 			t.Errorf("objects(%d results, max %d) twice differ (-first +second):\n%s", tt.results, tt.maxBytes, diff)
 		}
@@ -127,7 +127,7 @@ func TestObjectsSplitGroup(t *testing.T) {
 	} {
 		s := &Store{opts: Options{MaxReportBytes: tt.maxBytes}.withDefaults()}
 		sr := groupedReport("shop", tt.resources)
-		objs, err := s.objects(sr.Key, sr)
+		objs, err := s.objects(sr.Key, sr.Report, contentHash(sr.Report))
 		if err != nil {
 			t.Fatalf("objects(%d resources, max %d) error = %v", tt.resources, tt.maxBytes, err)
 		}

@@ -189,8 +189,11 @@ type Store struct {
 	metrics *metrics
 
 	mu sync.Mutex
-	// pending are the reports to apply (nil: to delete), latest content.
-	pending map[reportwriter.ReportKey]*reportwriter.StoredReport
+	// pending are the reports to apply, or to delete: their content is
+	// the local file's (every Write goes there first), read when they are
+	// applied, so that the store holds the JSON of the few reports being
+	// applied, never of every report changed.
+	pending map[reportwriter.ReportKey]struct{}
 	// seq numbers the Writes. pendingSeq (for pending) and inflight (for
 	// the round in progress) hold, per report, the first Write whose
 	// change of it is not applied yet; a pending report without one
@@ -221,7 +224,7 @@ type Store struct {
 	once   sync.Once
 }
 
-var _ reportwriter.Store = (*Store)(nil)
+var _ reportwriter.ReportReader = (*Store)(nil)
 
 // Open returns a store on opts.Local and opts.Client; Load reads the
 // shard's reports. Close stops it.
@@ -242,7 +245,7 @@ func Open(opts Options) (*Store, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Store{
 		opts: opts, local: opts.Local, log: opts.Logger, metrics: m,
-		pending:    map[reportwriter.ReportKey]*reportwriter.StoredReport{},
+		pending:    map[reportwriter.ReportKey]struct{}{},
 		pendingSeq: map[reportwriter.ReportKey]uint64{},
 		inflight:   map[reportwriter.ReportKey]uint64{},
 		tombs:      map[string]time.Time{},
@@ -285,6 +288,13 @@ func contentHash(report []byte) string {
 	return hex.EncodeToString(h[:12])
 }
 
+// ReadReport implements reportwriter.ReportReader: the report as last
+// written, from the local file (which holds the reports of the store's
+// shard only).
+func (s *Store) ReadReport(ctx context.Context, k reportwriter.ReportKey) ([]byte, error) {
+	return s.local.ReadReport(ctx, k)
+}
+
 // Write implements reportwriter.Store: c is written to the local file in
 // one transaction; its reports are applied to the API server by the apply
 // loop. Reports of other shards are left out and counted.
@@ -316,10 +326,10 @@ func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
 		return nil
 	}
 	for _, sr := range own.PutReports {
-		s.setPending(sr.Key, sr)
+		s.setPending(sr.Key)
 	}
 	for _, k := range own.DeleteReports {
-		s.setPending(k, nil)
+		s.setPending(k)
 	}
 	if tombs {
 		for k, t := range own.PutTombstones {
@@ -338,9 +348,9 @@ func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
 	return nil
 }
 
-// setPending makes sr the content to apply of report k, changed by Write
-// s.seq. s.mu is held.
-func (s *Store) setPending(k reportwriter.ReportKey, sr *reportwriter.StoredReport) {
+// setPending marks report k to apply (or delete), changed by Write s.seq.
+// s.mu is held.
+func (s *Store) setPending(k reportwriter.ReportKey) {
 	if _, ok := s.pendingSeq[k]; !ok {
 		if _, fromLoad := s.pending[k]; fromLoad {
 			s.pendingSeq[k] = 0
@@ -348,7 +358,7 @@ func (s *Store) setPending(k reportwriter.ReportKey, sr *reportwriter.StoredRepo
 			s.pendingSeq[k] = s.seq
 		}
 	}
-	s.pending[k] = sr
+	s.pending[k] = struct{}{}
 }
 
 // durableLocked is the last Write whose changes are all applied (-1:
