@@ -54,8 +54,10 @@ type ApplyOptions struct {
 	ContextFile string
 	// AuditWarn counts failures of Audit rules as warnings.
 	AuditWarn bool
-	// Parallelism is the number of resources evaluated at once. Default:
-	// GOMAXPROCS.
+	// Parallelism is the number of resources evaluated at once (verdict
+	// apply --parallel); the outputs are the same for any value. 1
+	// evaluates each resource before it reads the next, on the caller's
+	// goroutine. Default (0): GOMAXPROCS.
 	Parallelism int
 	// Now is the clock of time functions and report timestamps. Default:
 	// time.Now.
@@ -408,11 +410,32 @@ type applied struct {
 	outs  []PolicyOutput
 }
 
+// ApplyWindow is how many resources per worker apply holds read and not
+// yet written (ApplyOptions.Parallelism): 2. The reader stops while the
+// writer waits for the oldest one, so memory does not grow with the
+// resource files.
+const ApplyWindow = 2
+
 // applyEach evaluates the resources each yields on workers goroutines and
 // calls emit with each one's outcome in the order each yielded them. At
-// most 2×workers resources are read and not emitted yet, so that memory
-// does not depend on the number of resources.
+// most ApplyWindow×workers resources are read and not emitted yet, so
+// that memory does not depend on the number of resources. Everything that
+// carries from one resource to the next (the counts, the spools, the
+// files of --output) is in emit, on one goroutine; the evaluation of a
+// resource reads only what apply loaded before the first one (the
+// policies, the lookup, the values). With one worker each resource is
+// evaluated and emitted before the next is read, on the caller's
+// goroutine.
 func (s *suiteRun) applyEach(ctx context.Context, workers int, each func(func(*Resource) error) error, emit func(*Resource, []ApplyResponse, []PolicyOutput) error) error {
+	if workers <= 1 {
+		return each(func(r *Resource) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			resps, outs := s.applyResource(ctx, r)
+			return emit(r, resps, outs)
+		})
+	}
 	parent := ctx
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -421,7 +444,7 @@ func (s *suiteRun) applyEach(ctx context.Context, workers int, each func(func(*R
 		out chan applied
 	}
 	jobs := make(chan job)
-	order := make(chan chan applied, 2*workers)
+	order := make(chan chan applied, ApplyWindow*workers)
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)

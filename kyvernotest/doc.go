@@ -27,8 +27,11 @@
 // document (MaxDocumentBytes, default kyverno.DefaultMaxDocumentBytes);
 // a file read whole (test, values, user info, exceptions) has the same
 // limit. Apply reads its resources one document at a time and keeps at
-// most a window of 2×Parallelism of them, so that its memory does not
-// grow with the resource files. Generate rules and mutate rules with
+// most a window of ApplyWindow×Parallelism of them, so that its memory
+// does not grow with the resource files; they are evaluated on
+// Parallelism goroutines and handed to the outputs in the order of the
+// files, on one goroutine, so that the outputs are the same for any
+// Parallelism (1 evaluates them one after the other). Generate rules and mutate rules with
 // targets see the resources of the kinds they can look up
 // (policy.Policy.LookupKinds): a first pass over the files keeps those,
 // and only those unless a kind is a variable.

@@ -266,72 +266,81 @@ func seamFile(t *testing.T, r io.ReadCloser) (string, func(string) (io.ReadClose
 func TestApplyStreamsFromAPipe(t *testing.T) {
 	// The first resource's results come out while the writer still holds
 	// back the rest of the file: Apply does not wait for the end.
-	pr, pw := io.Pipe()
-	path, open := seamFile(t, pr)
-	rec := &recorder{first: make(chan struct{})}
-	body, ends := pods(50)
-	writerErr := make(chan error, 1)
-	go func() {
-		defer pw.Close()
-		if _, err := io.WriteString(pw, body[:ends[0]]); err != nil {
-			writerErr <- err
-			return
-		}
-		select {
-		case <-rec.first:
-		case <-time.After(20 * time.Second):
-			writerErr <- errors.New("the first resource did not come out before the rest of the file was written")
-			return
-		}
-		_, err := io.WriteString(pw, body[ends[0]:])
-		writerErr <- err
-	}()
-	opts := ApplyOptions{
-		PolicyPaths:   []string{validatePolicy},
-		ResourcePaths: []string{path},
-		open:          open,
-	}
-	if _, err := apply(t.Context(), opts, rec); err != nil {
-		t.Fatalf("apply() error = %v", err)
-	}
-	if err := <-writerErr; err != nil {
-		t.Fatal(err)
-	}
-	if len(rec.names) != 50 {
-		t.Errorf("apply() emitted %d resources, want 50", len(rec.names))
+	for _, workers := range []int{1, 0} { // one, GOMAXPROCS
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			pr, pw := io.Pipe()
+			path, open := seamFile(t, pr)
+			rec := &recorder{first: make(chan struct{})}
+			body, ends := pods(50)
+			writerErr := make(chan error, 1)
+			go func() {
+				defer pw.Close()
+				if _, err := io.WriteString(pw, body[:ends[0]]); err != nil {
+					writerErr <- err
+					return
+				}
+				select {
+				case <-rec.first:
+				case <-time.After(20 * time.Second):
+					writerErr <- errors.New("the first resource did not come out before the rest of the file was written")
+					return
+				}
+				_, err := io.WriteString(pw, body[ends[0]:])
+				writerErr <- err
+			}()
+			opts := ApplyOptions{
+				PolicyPaths:   []string{validatePolicy},
+				ResourcePaths: []string{path},
+				Parallelism:   workers,
+				open:          open,
+			}
+			if _, err := apply(t.Context(), opts, rec); err != nil {
+				t.Fatalf("apply() error = %v", err)
+			}
+			if err := <-writerErr; err != nil {
+				t.Fatal(err)
+			}
+			if len(rec.names) != 50 {
+				t.Errorf("apply() emitted %d resources, want 50", len(rec.names))
+			}
+		})
 	}
 }
 
 func TestApplyHoldsAWindowOfDocuments(t *testing.T) {
 	// Each resource comes out before the reader is more than its buffer
 	// and a window of documents ahead of it: memory does not grow with
-	// the file.
-	const workers, n = 2, 3000
-	body, ends := pods(n)
-	cr := &countingReader{r: strings.NewReader(body)}
-	path, open := seamFile(t, io.NopCloser(cr))
-	rec := &recorder{read: cr.read}
-	opts := ApplyOptions{
-		PolicyPaths:   []string{validatePolicy},
-		ResourcePaths: []string{path},
-		Parallelism:   workers,
-		open:          open,
-	}
-	if _, err := apply(t.Context(), opts, rec); err != nil {
-		t.Fatalf("apply() error = %v", err)
-	}
-	if len(rec.names) != n {
-		t.Fatalf("apply() emitted %d resources, want %d", len(rec.names), n)
-	}
-	docLen := ends[0]
-	slack := 64<<10 + (3*workers+2)*docLen // the decoder's buffer, the jobs queued and running
-	for i, at := range rec.at {
-		if at > ends[i]+slack {
-			t.Fatalf("resource %d came out after %d bytes were read, want at most %d (its end %d + %d)", i, at, ends[i]+slack, ends[i], slack)
-		}
-	}
-	if want := fmt.Sprintf("p%d", n-1); rec.names[n-1] != want {
-		t.Errorf("last resource = %s, want %s (in order)", rec.names[n-1], want)
+	// the file, with one worker (inline) and with two.
+	for _, workers := range []int{1, 2} {
+		t.Run(fmt.Sprintf("%d workers", workers), func(t *testing.T) {
+			const n = 3000
+			body, ends := pods(n)
+			cr := &countingReader{r: strings.NewReader(body)}
+			path, open := seamFile(t, io.NopCloser(cr))
+			rec := &recorder{read: cr.read}
+			opts := ApplyOptions{
+				PolicyPaths:   []string{validatePolicy},
+				ResourcePaths: []string{path},
+				Parallelism:   workers,
+				open:          open,
+			}
+			if _, err := apply(t.Context(), opts, rec); err != nil {
+				t.Fatalf("apply() error = %v", err)
+			}
+			if len(rec.names) != n {
+				t.Fatalf("apply() emitted %d resources, want %d", len(rec.names), n)
+			}
+			docLen := ends[0]
+			slack := 64<<10 + ((ApplyWindow+1)*workers+2)*docLen // the decoder's buffer, the window, the jobs running
+			for i, at := range rec.at {
+				if at > ends[i]+slack {
+					t.Fatalf("resource %d came out after %d bytes were read, want at most %d (its end %d + %d)", i, at, ends[i]+slack, ends[i], slack)
+				}
+			}
+			if want := fmt.Sprintf("p%d", n-1); rec.names[n-1] != want {
+				t.Errorf("last resource = %s, want %s (in order)", rec.names[n-1], want)
+			}
+		})
 	}
 }
 

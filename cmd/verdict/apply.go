@@ -64,6 +64,10 @@ skipped with a warning.
 --detailed-results), coloured as Kyverno colours it when standard output is
 a terminal (not with --remove-color or NO_COLOR).
 
+The resources are evaluated on --parallel workers (default GOMAXPROCS),
+at most 2 per worker read ahead of the output, which is written in the
+order of the resource files and is the same for any --parallel.
+
 The exit code is 1 when a rule failed or errored; with --warn-exit-code,
 that code when there were only warnings.
 
@@ -80,6 +84,9 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 				output = "" // the default: mutated resources as YAML on stdout
 			case "json":
 				return &exitError{code: 2, msg: "-o/--output is the file or folder of mutated resources, as in kyverno apply; for JSON policy reports use --output-format json"}
+			}
+			if opts.Parallelism < 0 {
+				return &exitError{code: 2, msg: fmt.Sprintf("invalid --parallel %d: want 0 (GOMAXPROCS) or more resources evaluated at once", opts.Parallelism)}
 			}
 			applyGCPercent(gcPercent)
 			opts.ImageVerifier = newImageVerifier()
@@ -145,6 +152,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 	f.BoolVar(&removeColor, "remove-color", false, "never color the --table output (colored only on a terminal, without NO_COLOR)")
 	registerForceColor(f, &forceColor)
 	registerGCFlag(f, &gcPercent, batchGCPercent)
+	f.IntVar(&opts.Parallelism, "parallel", 0, "resources evaluated at once (0: GOMAXPROCS; 1: one after the other); the output is the same for any value")
 	f.IntVar(&opts.MaxDocumentBytes, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file (and largest values or user info file), in bytes")
 	_ = f.MarkHidden("resources")
 	_ = f.MarkHidden("target-resources")

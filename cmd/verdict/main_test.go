@@ -92,6 +92,18 @@ func TestRun(t *testing.T) {
 			wantOut:  []string{"\nApplying 3 policy rule(s) to 6 resource(s) with 2 exception(s)...\n"},
 		},
 		{
+			name:         "apply: --parallel 1 evaluates one resource after the other",
+			give:         []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--parallel", "1"},
+			wantCode:     1,
+			wantLastLine: "pass: 2, fail: 1, warn: 0, error: 0, skip: 0 ",
+		},
+		{
+			name:     "apply: --parallel below 0",
+			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--parallel", "-1"},
+			wantCode: 2,
+			wantErr:  "invalid --parallel -1",
+		},
+		{
 			name:     "apply: table",
 			give:     []string{"apply", testdata + "/validate/require-team-label.yaml", "-r", testdata + "/validate/.kyverno-test/resources.yaml", "--table"},
 			wantCode: 1,
