@@ -184,7 +184,7 @@ func (r *Runner) Healthy() bool {
 // Run runs the policies on their schedules until ctx ends: it reads them
 // every Resync, runs each one whose schedule came (the first run of a
 // policy is its schedule's first time after the runner saw it), and
-// sleeps until the next run or read.
+// sleeps until the next run or read. It returns ctx's error, never nil.
 func (r *Runner) Run(ctx context.Context) error {
 	for {
 		policies, excs, err := r.Load(ctx)

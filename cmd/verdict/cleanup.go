@@ -134,7 +134,9 @@ func runCleanup(ctx context.Context, cmd *cobra.Command, fl *cleanupFlags) error
 		go func() { _ = hs.Serve(ln) }()
 		defer hs.Close()
 	}
-	if err := r.Run(ctx); err != nil && !errors.Is(err, context.Canceled) {
+	// Run returns once ctx ends, with ctx's error: Ctrl-C or SIGTERM is a
+	// clean stop.
+	if err := r.Run(ctx); !errors.Is(err, context.Canceled) {
 		return err
 	}
 	return nil
