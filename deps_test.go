@@ -117,6 +117,7 @@ var rules = []rule{
 	{doc: "internal/shard/doc.go", pkg: "internal/shard", onlyImportsSet: true},
 	{doc: "internal/streamrecv/doc.go", pkg: "internal/streamrecv", onlyImportsSet: true},
 	{doc: "internal/spool/doc.go", pkg: "internal/spool", onlyImportsSet: true},
+	{doc: "internal/strtable/doc.go", pkg: "internal/strtable", onlyImportsSet: true},
 	{doc: "internal/yamlenc/doc.go", pkg: "internal/yamlenc", onlyModuleSet: true, onlyImports: only("go.yaml.in/yaml/v3"), onlyImportsSet: true},
 	{doc: "internal/testing/testcorpus/doc.go", pkg: "internal/testing/testcorpus", onlyModuleSet: true, importedBy: only("hack/conformance"), importedBySet: true},
 	{doc: "proto/verdict/v1/doc.go", pkg: "proto/...", onlyModule: only("proto/..."), onlyModuleSet: true,

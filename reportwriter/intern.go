@@ -1,15 +1,6 @@
 package reportwriter
 
-// Limits of the model's string table.
-const (
-	// maxInterned bounds the strings the model's table holds; when it is
-	// full, the table starts over (the strings already shared stay
-	// shared, new ones are shared from then on).
-	maxInterned = 1 << 16
-	// maxInternedLen is the longest string the table holds; a longer one
-	// is kept as it is.
-	maxInternedLen = 1 << 10
-)
+import "github.com/verdict-policy/verdict/internal/strtable"
 
 // interner shares the strings that repeat across thousands of entries
 // (policy names and hashes, rules, messages, categories, severities,
@@ -18,40 +9,25 @@ const (
 // of one per entry is most of an entry's memory. It is owned by the
 // model's goroutine.
 type interner struct {
-	m map[string]string
-}
-
-// of returns the table's copy of s, adding s when it has none.
-func (t *interner) of(s string) string {
-	if s == "" || len(s) > maxInternedLen {
-		return s
-	}
-	if v, ok := t.m[s]; ok {
-		return v
-	}
-	if t.m == nil || len(t.m) >= maxInterned {
-		t.m = make(map[string]string, min(maxInterned, 1024))
-	}
-	t.m[s] = s
-	return s
+	strtable.Table
 }
 
 // entry shares the strings of e.
 func (t *interner) entry(e Entry) Entry {
-	e.Policy, e.Rule, e.Message = t.of(e.Policy), t.of(e.Rule), t.of(e.Message)
-	e.Category, e.Severity = t.of(e.Category), t.of(e.Severity)
+	e.Policy, e.Rule, e.Message = t.Of(e.Policy), t.Of(e.Rule), t.Of(e.Message)
+	e.Category, e.Severity = t.Of(e.Category), t.Of(e.Severity)
 	return e
 }
 
 // policy shares the strings of p.
 func (t *interner) policy(p PolicyVersion) PolicyVersion {
-	p.Kind, p.Namespace, p.Name, p.Hash = t.of(p.Kind), t.of(p.Namespace), t.of(p.Name), t.of(p.Hash)
+	p.Kind, p.Namespace, p.Name, p.Hash = t.Of(p.Kind), t.Of(p.Namespace), t.Of(p.Name), t.Of(p.Hash)
 	return p
 }
 
 // resource shares the strings of r that repeat (its name and UID do not).
 func (t *interner) resource(r Resource) Resource {
-	r.APIVersion, r.Kind, r.Namespace = t.of(r.APIVersion), t.of(r.Kind), t.of(r.Namespace)
+	r.APIVersion, r.Kind, r.Namespace = t.Of(r.APIVersion), t.Of(r.Kind), t.Of(r.Namespace)
 	return r
 }
 

@@ -5,18 +5,9 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/verdict-policy/verdict/internal/strtable"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/publish"
-)
-
-// Limits of a ReportSink's string table.
-const (
-	// maxSharedStrings bounds the strings the table holds; when it is
-	// full, it starts over.
-	maxSharedStrings = 1 << 16
-	// maxSharedLen is the longest string the table holds; a longer one is
-	// kept as it is.
-	maxSharedLen = 1 << 10
 )
 
 // ReportSink returns the ResultSink of a report writer: each result
@@ -40,7 +31,7 @@ type reportSink struct {
 	q publish.Sink
 	// policies is the policy list of the previous item.
 	policies []*verdictv1.PolicyVersion
-	strs     map[string]string
+	strs     strtable.Table
 }
 
 func (s *reportSink) Write(ctx context.Context, rs []Result) error {
@@ -78,8 +69,8 @@ func (s *reportSink) share(ev *verdictv1.ResourceEvaluation) {
 		s.policies = ev.Policies
 	}
 	for _, r := range ev.Results {
-		r.Policy, r.PolicyNamespace, r.Rule = s.str(r.Policy), s.str(r.PolicyNamespace), s.str(r.Rule)
-		r.Message, r.Category, r.Severity = s.str(r.Message), s.str(r.Category), s.str(r.Severity)
+		r.Policy, r.PolicyNamespace, r.Rule = s.strs.Of(r.Policy), s.strs.Of(r.PolicyNamespace), s.strs.Of(r.Rule)
+		r.Message, r.Category, r.Severity = s.strs.Of(r.Message), s.strs.Of(r.Category), s.strs.Of(r.Severity)
 	}
 }
 
@@ -93,21 +84,6 @@ func samePolicies(a, b []*verdictv1.PolicyVersion) bool {
 		}
 	}
 	return true
-}
-
-// str returns the table's copy of v, adding v when it has none.
-func (s *reportSink) str(v string) string {
-	if v == "" || len(v) > maxSharedLen {
-		return v
-	}
-	if c, ok := s.strs[v]; ok {
-		return c
-	}
-	if s.strs == nil || len(s.strs) >= maxSharedStrings {
-		s.strs = make(map[string]string, 1024)
-	}
-	s.strs[v] = v
-	return v
 }
 
 func (s *reportSink) ScanDone(ctx context.Context, d ScanDone) error {

@@ -94,39 +94,3 @@ func TestReportSinkShares(t *testing.T) {
 		}
 	}
 }
-
-// TestReportSinkStrings: the table holds strings up to maxSharedLen, and
-// at most maxSharedStrings, then starts over.
-func TestReportSinkStrings(t *testing.T) {
-	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
-	long := strings.Repeat("x", maxSharedLen)
-	tests := []struct {
-		name  string
-		s     string
-		share bool
-	}{
-		{"short", "validation rule 'check' passed.", true},
-		{"at the max length", long, true},
-		{"over the max length", long + "x", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := &reportSink{}
-			first := s.str(strings.Clone(tt.s))
-			if got := s.str(strings.Clone(tt.s)); same(got, first) != tt.share {
-				t.Errorf("str(%d bytes) shared = %v, want %v", len(tt.s), same(got, first), tt.share)
-			}
-		})
-	}
-	s := &reportSink{}
-	for i := range maxSharedStrings {
-		s.str("s" + strconv.Itoa(i))
-	}
-	if got := len(s.strs); got != maxSharedStrings {
-		t.Fatalf("strings held at the limit = %d, want %d", got, maxSharedStrings)
-	}
-	s.str("one more")
-	if got := len(s.strs); got != 1 {
-		t.Errorf("strings held after one over the limit = %d, want 1 (the table starts over)", got)
-	}
-}
