@@ -2,7 +2,6 @@ package ivpol
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/gobwas/glob"
 	"github.com/google/cel-go/cel"
@@ -135,37 +134,16 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	p.Kind, p.Name, p.Namespace, p.Hash = doc.Identity()
 	p.ref = kyvernocel.PolicyRef{Kind: p.Kind, Namespace: p.Namespace, Name: p.Name}
-	if p.Name == "" {
-		c.Invalid("metadata.name", "a policy needs a name")
-	}
-	if doc.Namespaced() && p.Namespace == "" {
-		c.Invalid("metadata.namespace", "a NamespacedImageValidatingPolicy needs a namespace")
-	}
+	c.Identity(doc.Kind, &doc.Metadata, doc.Namespaced())
 	switch p.Mode {
 	case vpol.ModeKubernetes:
-		if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-			c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
-		}
+		c.MatchConstraints(spec.MatchConstraints)
 	case vpol.ModeJSON:
 	default:
 		c.Errs = append(c.Errs, engine.Errorf(engine.CodeUnsupported, "spec.evaluation.mode", fmt.Sprintf("evaluation mode %q is not supported (want Kubernetes or JSON)", p.Mode)))
 	}
-	for i, a := range spec.ValidationActions() {
-		switch string(a) {
-		case vpol.ActionDeny, vpol.ActionWarn, vpol.ActionAudit:
-			if !slices.Contains(p.Actions, string(a)) {
-				p.Actions = append(p.Actions, string(a))
-			}
-		default:
-			c.Invalid(fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
-		}
-	}
-	if fp := spec.FailurePolicy; fp != nil {
-		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
-		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
-			c.Invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
-	}
+	p.Actions = c.Actions(spec.ValidationActions())
+	p.FailurePolicyIgnore = c.FailurePolicy(spec.FailurePolicy)
 
 	env, err := kyvernocel.NewImageEnv(p.Namespace)
 	if err != nil {

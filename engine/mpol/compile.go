@@ -142,47 +142,19 @@ func (c *compiler) policy(doc *Document) *Policy {
 // that decoding does not (it checks types only).
 func (c *compiler) checkPolicy(p *Policy) {
 	doc, spec := p.doc, &p.doc.Spec
-	if doc.Metadata.Name == "" {
-		c.Invalid("metadata.name", "a policy needs a name")
-	}
-	if doc.Namespaced() && doc.Metadata.Namespace == "" {
-		c.Invalid("metadata.namespace", "a NamespacedMutatingPolicy needs a namespace")
-	}
-	if spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0 {
-		c.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
-	}
+	c.Common(doc.Kind, &doc.Metadata, doc.Namespaced(), spec.MatchConstraints, "matchConditions", spec.MatchConditions, spec.Variables, spec.AuditAnnotations)
 	if !p.Admission && !p.MutateExisting {
 		c.Invalid("spec.evaluation", "disabling both admission and mutateExisting evaluation modes is not allowed")
 	}
-	if fp := spec.FailurePolicy; fp != nil {
-		p.FailurePolicyIgnore = *fp == admissionregistrationv1.Ignore
-		if *fp != admissionregistrationv1.Fail && !p.FailurePolicyIgnore {
-			c.Invalid("spec.failurePolicy", "unknown failure policy %q (want Fail or Ignore)", *fp)
-		}
-	}
+	p.FailurePolicyIgnore = c.FailurePolicy(spec.FailurePolicy)
 	if p.Reinvocation != ReinvocationNever && p.Reinvocation != ReinvocationIfNeeded {
 		c.Invalid("spec.reinvocationPolicy", "unknown reinvocation policy %q (want Never or IfNeeded)", p.Reinvocation)
 	}
-	named := func(list string, i int, name, expression string) {
-		if name == "" {
-			c.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
-		}
-		if expression == "" {
-			c.Invalid(fmt.Sprintf("spec.%s[%d].expression", list, i), "an expression is required")
-		}
-	}
-	for i, m := range spec.MatchConditions {
-		named("matchConditions", i, m.Name, m.Expression)
-		if spec.GenerateMutatingAdmissionPolicyEnabled() && readsVariables(m.Expression) {
-			c.Invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
-		}
-	}
-	for i, v := range spec.Variables {
-		named("variables", i, v.Name, v.Expression)
-	}
-	for i, a := range spec.AuditAnnotations {
-		if a.Key == "" {
-			c.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
+	if spec.GenerateMutatingAdmissionPolicyEnabled() {
+		for i, m := range spec.MatchConditions {
+			if readsVariables(m.Expression) {
+				c.Invalid(fmt.Sprintf("spec.matchConditions[%d].expression", i), "variables cannot be referenced in matchConditions when spec.autogen.mutatingAdmissionPolicy.enabled is true; native MutatingAdmissionPolicy evaluates match conditions before variables, so inline the expression instead")
+			}
 		}
 	}
 	if len(spec.Mutations) == 0 {

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"slices"
 
 	"github.com/google/cel-go/cel"
 	policiesv1 "github.com/kyverno/api/api/policies.kyverno.io/v1"
@@ -143,12 +142,7 @@ func (c *compiler) policy(doc *Document) *Policy {
 	}
 	p.hash = hashOf(doc)
 	p.ref = kyvernocel.PolicyRef{Kind: doc.Kind, Namespace: p.Namespace(), Name: doc.Metadata.Name}
-	if doc.Metadata.Name == "" {
-		c.errorf(engine.CodeInvalidPolicy, "metadata.name", "a policy needs a name")
-	}
-	if doc.Namespaced() && doc.Metadata.Namespace == "" {
-		c.errorf(engine.CodeInvalidPolicy, "metadata.namespace", "a NamespacedValidatingPolicy needs a namespace")
-	}
+	c.Identity(doc.Kind, &doc.Metadata, doc.Namespaced())
 	switch p.Mode {
 	case ModeKubernetes, ModeJSON:
 	case "HTTP", "Envoy":
@@ -156,23 +150,10 @@ func (c *compiler) policy(doc *Document) *Policy {
 	default:
 		c.errorf(engine.CodeInvalidPolicy, "spec.evaluation.mode", "unknown evaluation mode %q (want Kubernetes or JSON)", p.Mode)
 	}
-	for i, a := range spec.ValidationActions() {
-		switch string(a) {
-		case ActionDeny, ActionWarn, ActionAudit:
-			if !slices.Contains(p.Actions, string(a)) {
-				p.Actions = append(p.Actions, string(a))
-			}
-		default:
-			c.errorf(engine.CodeInvalidPolicy, fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
-		}
-	}
-	ignore, fpErr := FailurePolicyIgnore(spec.FailurePolicy)
-	if fpErr != nil {
-		c.Errs = append(c.Errs, fpErr)
-	}
-	p.FailurePolicyIgnore = ignore
-	if p.Mode == ModeKubernetes && (spec.MatchConstraints == nil || len(spec.MatchConstraints.ResourceRules) == 0) {
-		c.errorf(engine.CodeInvalidPolicy, "spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	p.Actions = c.Actions(spec.ValidationActions())
+	p.FailurePolicyIgnore = c.FailurePolicy(spec.FailurePolicy)
+	if p.Mode == ModeKubernetes {
+		c.MatchConstraints(spec.MatchConstraints)
 	}
 	c.checkRequired(spec)
 

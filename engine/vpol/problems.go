@@ -2,6 +2,7 @@ package vpol
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/google/cel-go/cel"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -69,15 +70,8 @@ func (p *Problems) Err(kind, name string) error {
 // rule, a name and an expression for each condition (at
 // spec.<condList>[i]) and variable, a key for each audit annotation.
 func (p *Problems) Common(kind string, md *metav1.ObjectMeta, namespaced bool, mc *admissionregistrationv1.MatchResources, condList string, conds []admissionregistrationv1.MatchCondition, vars []admissionregistrationv1.Variable, annots []admissionregistrationv1.AuditAnnotation) {
-	if md.Name == "" {
-		p.Invalid("metadata.name", "a policy needs a name")
-	}
-	if namespaced && md.Namespace == "" {
-		p.Invalid("metadata.namespace", "a %s needs a namespace", kind)
-	}
-	if mc == nil || len(mc.ResourceRules) == 0 {
-		p.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
-	}
+	p.Identity(kind, md, namespaced)
+	p.MatchConstraints(mc)
 	named := func(list string, i int, name, expression string) {
 		if name == "" {
 			p.Invalid(fmt.Sprintf("spec.%s[%d].name", list, i), "a name is required")
@@ -97,6 +91,51 @@ func (p *Problems) Common(kind string, md *metav1.ObjectMeta, namespaced bool, m
 			p.Invalid(fmt.Sprintf("spec.auditAnnotations[%d].key", i), "an audit annotation needs a key")
 		}
 	}
+}
+
+// Identity records a policy without a name, and a policy of a namespaced
+// kind without a namespace.
+func (p *Problems) Identity(kind string, md *metav1.ObjectMeta, namespaced bool) {
+	if md.Name == "" {
+		p.Invalid("metadata.name", "a policy needs a name")
+	}
+	if namespaced && md.Namespace == "" {
+		p.Invalid("metadata.namespace", "a %s needs a namespace", kind)
+	}
+}
+
+// MatchConstraints records a spec.matchConstraints without a resource rule.
+func (p *Problems) MatchConstraints(mc *admissionregistrationv1.MatchResources) {
+	if mc == nil || len(mc.ResourceRules) == 0 {
+		p.Invalid("spec.matchConstraints", "a matchConstraints with at least one resource rule is required")
+	}
+}
+
+// Actions returns spec.validationActions without repeats, in their order,
+// and records each action other than Deny, Warn and Audit.
+func (p *Problems) Actions(actions []admissionregistrationv1.ValidationAction) []string {
+	var out []string
+	for i, a := range actions {
+		switch string(a) {
+		case ActionDeny, ActionWarn, ActionAudit:
+			if !slices.Contains(out, string(a)) {
+				out = append(out, string(a))
+			}
+		default:
+			p.Invalid(fmt.Sprintf("spec.validationActions[%d]", i), "unknown validation action %q (want Deny, Warn or Audit)", a)
+		}
+	}
+	return out
+}
+
+// FailurePolicy reports whether spec.failurePolicy fp is Ignore
+// (FailurePolicyIgnore) and records a value other than Fail and Ignore.
+func (p *Problems) FailurePolicy(fp *admissionregistrationv1.FailurePolicyType) bool {
+	ignore, err := FailurePolicyIgnore(fp)
+	if err != nil {
+		p.Errs = append(p.Errs, err)
+	}
+	return ignore
 }
 
 // FailurePolicyIgnore reports whether spec.failurePolicy fp is Ignore (nil
