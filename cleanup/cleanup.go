@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/internal/ctxtime"
 	"github.com/verdict-policy/verdict/internal/options"
 
@@ -433,7 +434,7 @@ func (c clusterResources) GetResource(ctx context.Context, apiVersion, resource,
 		u, err = c.c.Resource(gvr).Get(ctx, name, metav1.GetOptions{})
 	}
 	if apierrors.IsNotFound(err) {
-		return nil, fmt.Errorf("%s %s/%s: %w", gvr, namespace, name, kyvernocel.ErrNotFound)
+		return nil, fmt.Errorf("%s %s/%s: %w", gvr, namespace, name, engine.ErrNotFound)
 	}
 	if err != nil {
 		return nil, err

@@ -6,6 +6,13 @@ import (
 	"strings"
 )
 
+// ErrNotFound is wrapped by what a host returns for data that does not
+// exist: the lookups of eval.Lookup (a context entry's ConfigMap, API
+// call or global context entry; a mutate target) and the data sources of
+// the CEL libraries (kyvernocel.Sources: resource.Get gives null, as in
+// Kyverno).
+var ErrNotFound = errors.New("not found")
+
 // Code is a stable, machine-readable error class. Clients and tests match on
 // the code, never on the message text.
 type Code string

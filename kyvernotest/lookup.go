@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 )
 
@@ -13,7 +14,7 @@ import (
 // (their values come from the values file), apiCall entries load only the
 // test's apiCallResponses mocks, and globalReference entries only the
 // test's globalContextEntries mocks. Every other lookup returns an error
-// wrapping eval.ErrNotFound.
+// wrapping engine.ErrNotFound.
 type lookup struct {
 	// calls is keyed by "METHOD:url" and "url" (an entry without method).
 	calls map[string]APICallResponse
@@ -63,7 +64,7 @@ func newLookup(calls []APICallResponse, globals []GlobalContextEntry) *lookup {
 }
 
 func (l *lookup) ConfigMap(_ context.Context, namespace, name string) (map[string]any, error) {
-	return nil, fmt.Errorf("configMap %s/%s: no cluster in the CLI, give its values in the values file: %w", namespace, name, eval.ErrNotFound)
+	return nil, fmt.Errorf("configMap %s/%s: no cluster in the CLI, give its values in the values file: %w", namespace, name, engine.ErrNotFound)
 }
 
 func (l *lookup) APICall(_ context.Context, call eval.APICall) (any, error) {
@@ -80,7 +81,7 @@ func (l *lookup) APICall(_ context.Context, call eval.APICall) (any, error) {
 		c, ok = l.calls[url]
 	}
 	if !ok {
-		return nil, fmt.Errorf("apiCall %s %s: no apiCallResponses mock: %w", method, url, eval.ErrNotFound)
+		return nil, fmt.Errorf("apiCall %s %s: no apiCallResponses mock: %w", method, url, engine.ErrNotFound)
 	}
 	if sc := c.Response.StatusCode; sc != 0 && (sc < 200 || sc >= 300) {
 		return nil, fmt.Errorf("apiCall %s %s: HTTP %d from apiCallResponses mock", method, url, sc)
@@ -92,9 +93,9 @@ func (l *lookup) GlobalContext(_ context.Context, name string) (any, error) {
 	if v, ok := l.globals[name]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("global context entry %s: no globalContextEntries mock: %w", name, eval.ErrNotFound)
+	return nil, fmt.Errorf("global context entry %s: no globalContextEntries mock: %w", name, engine.ErrNotFound)
 }
 
 func (l *lookup) ImageData(_ context.Context, reference string) (any, error) {
-	return nil, fmt.Errorf("image %s: registry access is off in the CLI: %w", reference, eval.ErrNotFound)
+	return nil, fmt.Errorf("image %s: registry access is off in the CLI: %w", reference, engine.ErrNotFound)
 }

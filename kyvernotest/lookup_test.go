@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 )
 
@@ -31,8 +32,8 @@ func TestLookup(t *testing.T) {
 	}{
 		{name: "urlPath mock without method answers GET", giveCall: eval.APICall{URLPath: "/api/v1/namespaces"}, want: map[string]any{"items": []any{}}},
 		{name: "service mock by method", giveCall: eval.APICall{ServiceURL: "https://svc.example/check", Method: "POST"}, want: map[string]any{"allowed": true}},
-		{name: "service mock of another method is not found", giveCall: eval.APICall{ServiceURL: "https://svc.example/check", Method: "GET"}, wantErr: eval.ErrNotFound},
-		{name: "unmocked call is not found", giveCall: eval.APICall{URLPath: "/apis/apps/v1/deployments"}, wantErr: eval.ErrNotFound},
+		{name: "service mock of another method is not found", giveCall: eval.APICall{ServiceURL: "https://svc.example/check", Method: "GET"}, wantErr: engine.ErrNotFound},
+		{name: "unmocked call is not found", giveCall: eval.APICall{URLPath: "/apis/apps/v1/deployments"}, wantErr: engine.ErrNotFound},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -52,21 +53,21 @@ func TestLookup(t *testing.T) {
 		})
 	}
 
-	if _, err := l.APICall(context.Background(), eval.APICall{URLPath: "/api/v1/nodes"}); err == nil || errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.APICall(context.Background(), eval.APICall{URLPath: "/api/v1/nodes"}); err == nil || errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("APICall(mock with status 500) error = %v, want an HTTP error", err)
 	}
 	if got, err := l.GlobalContext(context.Background(), "deployments"); err != nil || !cmp.Equal(got, map[string]any{"count": 3.0}) {
 		t.Errorf("GlobalContext(deployments) = %v, %v, want the mock data", got, err)
 	}
 	for _, name := range []string{"projected", "other"} {
-		if _, err := l.GlobalContext(context.Background(), name); !errors.Is(err, eval.ErrNotFound) {
+		if _, err := l.GlobalContext(context.Background(), name); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("GlobalContext(%s) error = %v, want ErrNotFound", name, err)
 		}
 	}
-	if _, err := l.ConfigMap(context.Background(), "default", "cm"); !errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.ConfigMap(context.Background(), "default", "cm"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("ConfigMap() error = %v, want ErrNotFound", err)
 	}
-	if _, err := l.ImageData(context.Background(), "nginx"); !errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.ImageData(context.Background(), "nginx"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("ImageData() error = %v, want ErrNotFound", err)
 	}
 }

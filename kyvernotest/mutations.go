@@ -9,6 +9,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/labels"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/mutate"
 )
@@ -187,7 +188,7 @@ func (l *lookup) Resource(_ context.Context, apiVersion, kind, namespace, name s
 			return o.Object, nil
 		}
 	}
-	return nil, fmt.Errorf("%s %s %s/%s: %w", apiVersion, kind, namespace, name, eval.ErrNotFound)
+	return nil, fmt.Errorf("%s %s %s/%s: %w", apiVersion, kind, namespace, name, engine.ErrNotFound)
 }
 
 // Resources implements eval.Lookup from the test's objects.

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/yaml"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -300,7 +301,7 @@ func (d *celData) GetResource(_ context.Context, apiVersion, resource, namespace
 	if obj, ok := d.objects[gvr.String()][namespace][name]; ok {
 		return obj, nil
 	}
-	return nil, fmt.Errorf("%s %q: %w", gvr.GroupResource(), name, kyvernocel.ErrNotFound)
+	return nil, fmt.Errorf("%s %q: %w", gvr.GroupResource(), name, engine.ErrNotFound)
 }
 
 // ListResources implements kyvernocel.Resources as Kyverno's CLI does: the

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
@@ -66,7 +67,7 @@ func (l paramsLookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string
 	if p, ok := l.params[ns+"/"+q.Name]; ok && q.Kind == "ConfigMap" {
 		return []map[string]any{p}, nil
 	}
-	return nil, fmt.Errorf("configmaps %q: %w", q.Name, eval.ErrNotFound)
+	return nil, fmt.Errorf("configmaps %q: %w", q.Name, engine.ErrNotFound)
 }
 
 // TestVAPFromTheFolder serves a ValidatingAdmissionPolicy and its binding

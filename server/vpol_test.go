@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -277,7 +278,7 @@ func (l nsLookup) Namespace(_ context.Context, name string) (map[string]any, err
 	if ns, ok := l.namespaces[name]; ok {
 		return ns, nil
 	}
-	return nil, fmt.Errorf("namespace %s: %w", name, eval.ErrNotFound)
+	return nil, fmt.Errorf("namespace %s: %w", name, engine.ErrNotFound)
 }
 
 // TestValidatingPolicyNamespaceObject: namespaceObject is the Namespace
@@ -319,7 +320,7 @@ func (r celResources) GetResource(_ context.Context, _, resource, namespace, nam
 	if o, ok := r.objects[namespace+"/"+name]; ok && resource == "configmaps" {
 		return o, nil
 	}
-	return nil, fmt.Errorf("%s %s/%s: %w", resource, namespace, name, kyvernocel.ErrNotFound)
+	return nil, fmt.Errorf("%s %s/%s: %w", resource, namespace, name, engine.ErrNotFound)
 }
 
 func (r celResources) ListResources(context.Context, string, string, string, map[string]string) (map[string]any, error) {

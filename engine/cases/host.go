@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/dpol"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/gpol"
@@ -261,7 +262,7 @@ func (m mapLookup) ConfigMap(_ context.Context, namespace, name string) (map[str
 	if cm, ok := m.configMaps[namespace+"/"+name]; ok {
 		return cm, nil
 	}
-	return nil, eval.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (m mapLookup) Namespace(_ context.Context, name string) (map[string]any, error) {
@@ -339,7 +340,7 @@ func (m mapLookup) Resource(_ context.Context, apiVersion, kind, namespace, name
 			return o, nil
 		}
 	}
-	return nil, eval.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (m mapLookup) Resources(_ context.Context, apiVersion, kind, namespace string, selector labels.Selector) ([]map[string]any, error) {
@@ -392,7 +393,7 @@ func (r celResources) GetResource(_ context.Context, apiVersion, resource, names
 		return true
 	})
 	if out == nil {
-		return nil, fmt.Errorf("%s %s/%s: %w", resource, namespace, name, kyvernocel.ErrNotFound)
+		return nil, fmt.Errorf("%s %s/%s: %w", resource, namespace, name, engine.ErrNotFound)
 	}
 	return out, nil
 }
@@ -416,14 +417,14 @@ func (h celHTTP) Get(_ context.Context, url string, _ map[string]string) (any, e
 	if v, ok := h[url]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("GET %s: %w", url, kyvernocel.ErrNotFound)
+	return nil, fmt.Errorf("GET %s: %w", url, engine.ErrNotFound)
 }
 
 func (h celHTTP) Post(_ context.Context, url string, _ any, _ map[string]string) (any, error) {
 	if v, ok := h[url]; ok {
 		return v, nil
 	}
-	return nil, fmt.Errorf("POST %s: %w", url, kyvernocel.ErrNotFound)
+	return nil, fmt.Errorf("POST %s: %w", url, engine.ErrNotFound)
 }
 
 func (h celHTTP) Client(string) (kyvernocel.HTTP, error) { return h, nil }

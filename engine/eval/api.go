@@ -198,7 +198,7 @@ type Response struct {
 
 // Lookup supplies cluster data for context entries. The server implements
 // it with Kubernetes clients, the CLI with values files, tests with maps.
-// A method that has no data returns an error wrapping ErrNotFound.
+// A method that has no data returns an error wrapping engine.ErrNotFound.
 type Lookup interface {
 	// ConfigMap returns the ConfigMap namespace/name as a JSON object.
 	ConfigMap(ctx context.Context, namespace, name string) (map[string]any, error)
@@ -218,7 +218,7 @@ type Lookup interface {
 	Params(ctx context.Context, q ParamQuery) ([]map[string]any, error)
 	// Resource returns one cluster object (mutate targets, clone sources,
 	// generated resources); an object that does not exist is an error
-	// wrapping ErrNotFound. namespace is "" for cluster-scoped kinds.
+	// wrapping engine.ErrNotFound. namespace is "" for cluster-scoped kinds.
 	Resource(ctx context.Context, apiVersion, kind, namespace, name string) (map[string]any, error)
 	// Resources lists the objects of a kind in a namespace ("" for every
 	// namespace) whose labels match selector (mutate targets, cloneList
@@ -256,7 +256,7 @@ const DefaultMaxSteps = 5_000_000
 // Options configure an Engine.
 type Options struct {
 	// Lookup supplies cluster data. Default: none (every lookup fails with
-	// ErrNotFound).
+	// engine.ErrNotFound).
 	Lookup Lookup
 	// Now is the clock of time_* functions. Default: time.Now.
 	Now func() time.Time

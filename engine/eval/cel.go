@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/celrule"
 	"github.com/verdict-policy/verdict/engine/match"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -61,7 +62,7 @@ func (ev *evaluation) celRule(r *policy.Rule) *outcome {
 
 // celInput returns the CEL view of the request, built on first use. The
 // request's Namespace object comes from Lookup; a host without one
-// (ErrUndefined, ErrNotFound) gives CEL a Namespace with only its name, as
+// (ErrUndefined, engine.ErrNotFound) gives CEL a Namespace with only its name, as
 // Kyverno's CLI does.
 func (ev *evaluation) celInput() (*celrule.Input, error) {
 	object := ev.object()
@@ -86,7 +87,7 @@ func (ev *evaluation) celInput() (*celrule.Input, error) {
 		var err error
 		ns, err = ev.e.lookup.Namespace(ev.ctx, req.Namespace)
 		switch {
-		case errors.Is(err, ErrUndefined), errors.Is(err, ErrNotFound):
+		case errors.Is(err, ErrUndefined), errors.Is(err, engine.ErrNotFound):
 			ns = nil
 		case err != nil:
 			ev.celErr = err
@@ -142,7 +143,7 @@ func (noLookup) Namespace(context.Context, string) (map[string]any, error) {
 	return nil, fmt.Errorf("namespace lookups: %w", ErrUndefined)
 }
 func (noLookup) Params(context.Context, ParamQuery) ([]map[string]any, error) {
-	return nil, fmt.Errorf("params lookups: %w", ErrNotFound)
+	return nil, fmt.Errorf("params lookups: %w", engine.ErrNotFound)
 }
 
 // object is the request's object as the validate rules see it: after the

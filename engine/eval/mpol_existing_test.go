@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
@@ -25,7 +26,7 @@ func (n configMaps) items() []map[string]any {
 }
 
 func (n configMaps) GetResource(context.Context, string, string, string, string) (map[string]any, error) {
-	return nil, kyvernocel.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (n configMaps) ListResources(context.Context, string, string, string, map[string]string) (map[string]any, error) {
@@ -37,7 +38,7 @@ func (n configMaps) ListResources(context.Context, string, string, string, map[s
 }
 
 func (n configMaps) PostResource(context.Context, string, string, string, map[string]any) (map[string]any, error) {
-	return nil, kyvernocel.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (n configMaps) ListAllNamespaces(context.Context, string, string) ([]map[string]any, error) {

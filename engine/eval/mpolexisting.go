@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/mpol"
 	"github.com/verdict-policy/verdict/engine/mutate"
@@ -133,7 +134,7 @@ func (ev *evaluation) mpolTargets(mp *mpol.Policy, in *vpol.Input) ([]map[string
 func (ev *evaluation) listTargets(mp *mpol.Policy) ([]map[string]any, error) {
 	src := ev.e.celData.Resources
 	if src == nil {
-		return nil, fmt.Errorf("no cluster data to list the targets of %s %q: %w", mp.Kind, mp.Name, ErrNotFound)
+		return nil, fmt.Errorf("no cluster data to list the targets of %s %q: %w", mp.Kind, mp.Name, engine.ErrNotFound)
 	}
 	var out []map[string]any
 	var errs []error

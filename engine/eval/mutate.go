@@ -652,7 +652,7 @@ func labelSelector(v any) (labels.Selector, error) {
 }
 
 func (noLookup) Resource(_ context.Context, apiVersion, kind, namespace, name string) (map[string]any, error) {
-	return nil, fmt.Errorf("%s %s %s/%s: %w", apiVersion, kind, namespace, name, ErrNotFound)
+	return nil, fmt.Errorf("%s %s %s/%s: %w", apiVersion, kind, namespace, name, engine.ErrNotFound)
 }
 
 func (noLookup) Resources(context.Context, string, string, string, labels.Selector) ([]map[string]any, error) {
@@ -661,4 +661,4 @@ func (noLookup) Resources(context.Context, string, string, string, labels.Select
 
 // isNotFound reports whether a Lookup error says the object does not
 // exist.
-func isNotFound(err error) bool { return errors.Is(err, ErrNotFound) }
+func isNotFound(err error) bool { return errors.Is(err, engine.ErrNotFound) }

@@ -14,9 +14,6 @@ import (
 	"github.com/verdict-policy/verdict/engine/variables"
 )
 
-// ErrNotFound is wrapped by Lookup errors for data that does not exist.
-var ErrNotFound = errors.New("not found")
-
 // ErrUndefined is wrapped by Lookup errors for data the host does not
 // provide at all (the CLI has no cluster): the context entry stays
 // undefined, as if it were not declared, instead of failing the rule.
@@ -485,14 +482,14 @@ func (ev *evaluation) searchString(expr string, data any) (any, error) {
 type noLookup struct{}
 
 func (noLookup) ConfigMap(context.Context, string, string) (map[string]any, error) {
-	return nil, fmt.Errorf("configMap lookups: %w", ErrNotFound)
+	return nil, fmt.Errorf("configMap lookups: %w", engine.ErrNotFound)
 }
 func (noLookup) APICall(context.Context, APICall) (any, error) {
-	return nil, fmt.Errorf("apiCall lookups: %w", ErrNotFound)
+	return nil, fmt.Errorf("apiCall lookups: %w", engine.ErrNotFound)
 }
 func (noLookup) GlobalContext(context.Context, string) (any, error) {
-	return nil, fmt.Errorf("global context lookups: %w", ErrNotFound)
+	return nil, fmt.Errorf("global context lookups: %w", engine.ErrNotFound)
 }
 func (noLookup) ImageData(context.Context, string) (any, error) {
-	return nil, fmt.Errorf("image registry lookups: %w", ErrNotFound)
+	return nil, fmt.Errorf("image registry lookups: %w", engine.ErrNotFound)
 }

@@ -10,15 +10,12 @@ import (
 	"github.com/kyverno/sdk/extensions/cel/libs/http"
 	"github.com/kyverno/sdk/extensions/cel/libs/imagedata"
 	"github.com/kyverno/sdk/extensions/cel/libs/resource"
+	"github.com/verdict-policy/verdict/engine"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
-
-// ErrNotFound is what a data source returns (wrapped) for an object that
-// does not exist: resource.Get then gives null, as in Kyverno.
-var ErrNotFound = errors.New("not found")
 
 // ErrNoDataSource is the error of a library call whose data source the
 // host did not supply (the field of Sources is nil).
@@ -31,7 +28,7 @@ var ErrNoDataSource = errors.New("no data source")
 // test's context file.
 type Resources interface {
 	// GetResource returns one object; an object that does not exist is an
-	// error wrapping ErrNotFound.
+	// error wrapping engine.ErrNotFound.
 	GetResource(ctx context.Context, apiVersion, resource, namespace, name string) (map[string]any, error)
 	// ListResources returns the list object (at least {"items": [...]})
 	// of the objects whose labels hold every label of labels.
@@ -100,10 +97,10 @@ type resourceAdapter struct {
 	src Resources
 }
 
-// notFound converts ErrNotFound into the Kubernetes not-found error the
+// notFound converts engine.ErrNotFound into the Kubernetes not-found error the
 // resource library turns into null.
 func notFound(resource, name string, err error) error {
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, engine.ErrNotFound) {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
 	}
 	return err

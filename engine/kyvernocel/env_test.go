@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -18,7 +19,7 @@ func (m mapResources) GetResource(_ context.Context, apiVersion, resource, names
 	if o, ok := m[apiVersion+"/"+resource+"/"+namespace+"/"+name]; ok {
 		return o, nil
 	}
-	return nil, kyvernocel.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (m mapResources) ListResources(_ context.Context, apiVersion, resource, namespace string, _ map[string]string) (map[string]any, error) {

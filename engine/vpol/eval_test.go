@@ -9,6 +9,7 @@ import (
 	"github.com/google/cel-go/cel"
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 	"github.com/verdict-policy/verdict/engine/vpol"
 )
@@ -105,7 +106,7 @@ func TestCostLimitPerExpression(t *testing.T) {
 type cancelingResources struct{ cancel context.CancelFunc }
 
 func (c cancelingResources) GetResource(context.Context, string, string, string, string) (map[string]any, error) {
-	return nil, kyvernocel.ErrNotFound
+	return nil, engine.ErrNotFound
 }
 
 func (c cancelingResources) ListResources(context.Context, string, string, string, map[string]string) (map[string]any, error) {

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/internal/jsonvalue"
 )
@@ -23,7 +24,7 @@ import (
 // server's identity), a service call to its URL, trusting its caBundle
 // (else the system roots) and sending its headers. Both are bounded by
 // APICallTimeout, their responses by MaxResponseBytes, and must be JSON.
-// A 404 wraps eval.ErrNotFound. Errors name the method and the path or
+// A 404 wraps engine.ErrNotFound. Errors name the method and the path or
 // URL.
 func (l *Lookup) APICall(ctx context.Context, call eval.APICall) (any, error) {
 	method := strings.ToUpper(call.Method)
@@ -118,7 +119,7 @@ func (l *Lookup) serviceCall(ctx context.Context, method string, call eval.APICa
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 		err := fmt.Errorf("HTTP %s: %s", resp.Status, bytes.TrimSpace(msg))
 		if resp.StatusCode == http.StatusNotFound {
-			err = fmt.Errorf("%w (%w)", eval.ErrNotFound, err)
+			err = fmt.Errorf("%w (%w)", engine.ErrNotFound, err)
 		}
 		return nil, err
 	}

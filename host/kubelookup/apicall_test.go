@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 )
 
@@ -142,7 +143,7 @@ func TestAPICallURLPath(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := l.APICall(context.Background(), tt.call)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, eval.ErrNotFound) != tt.notFound {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, engine.ErrNotFound) != tt.notFound {
 					t.Errorf("APICall(%+v) = %v, %v; want an error with %q (not found: %v)", tt.call, got, err, tt.wantErr, tt.notFound)
 				}
 				return
@@ -215,7 +216,7 @@ func TestAPICallService(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := l.APICall(context.Background(), tt.call)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, eval.ErrNotFound) != tt.notFound {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) || errors.Is(err, engine.ErrNotFound) != tt.notFound {
 					t.Errorf("APICall(%s) = %v, %v; want an error with %q (not found: %v)", tt.call.ServiceURL, got, err, tt.wantErr, tt.notFound)
 				}
 				return

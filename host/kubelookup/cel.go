@@ -2,7 +2,6 @@ package kubelookup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -10,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
 )
 
@@ -55,7 +53,7 @@ func (r celResources) GetResource(ctx context.Context, apiVersion, resource, nam
 	}
 	u, err := ri.Get(ctx, name, metav1.GetOptions{})
 	if err != nil {
-		return nil, celError(clusterError(what, err))
+		return nil, clusterError(what, err)
 	}
 	return u.Object, nil
 }
@@ -74,7 +72,7 @@ func (r celResources) ListResources(ctx context.Context, apiVersion, resource, n
 	}
 	objs, err := r.l.list(ctx, what, ri, opts, nil)
 	if err != nil {
-		return nil, celError(err)
+		return nil, err
 	}
 	items := make([]any, len(objs))
 	for i, o := range objs {
@@ -87,15 +85,6 @@ func (r celResources) ListResources(ctx context.Context, apiVersion, resource, n
 // writes to a cluster.
 func (r celResources) PostResource(_ context.Context, apiVersion, resource, _ string, _ map[string]any) (map[string]any, error) {
 	return nil, fmt.Errorf("resource.Post(%s, %s): the decision server does not create resources", apiVersion, resource)
-}
-
-// celError makes an error that wraps eval.ErrNotFound wrap
-// kyvernocel.ErrNotFound too.
-func celError(err error) error {
-	if errors.Is(err, eval.ErrNotFound) {
-		return fmt.Errorf("%w (%w)", kyvernocel.ErrNotFound, err)
-	}
-	return err
 }
 
 func objectKey(namespace, name string) string {

@@ -6,13 +6,12 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine"
 )
 
 // TestCELResources: resource.Get and resource.List of ValidatingPolicies
 // read the cluster through the dynamic client; a missing object is
-// kyvernocel.ErrNotFound; resource.Post is refused.
+// engine.ErrNotFound; resource.Post is refused.
 func TestCELResources(t *testing.T) {
 	l, _, _ := newTestLookup(t, &clock{}, nil,
 		obj("example.com/v1", "Setting", "shop", "a", map[string]string{"tier": "gold"}),
@@ -30,8 +29,8 @@ func TestCELResources(t *testing.T) {
 	if err != nil || got["metadata"].(map[string]any)["name"] != "global" {
 		t.Errorf("GetResource(clustersettings global) = %v, %v; want the object", got, err)
 	}
-	if _, err := src.GetResource(ctx, "example.com/v1", "settings", "shop", "missing"); !errors.Is(err, kyvernocel.ErrNotFound) {
-		t.Errorf("GetResource(settings shop/missing) = %v, want kyvernocel.ErrNotFound", err)
+	if _, err := src.GetResource(ctx, "example.com/v1", "settings", "shop", "missing"); !errors.Is(err, engine.ErrNotFound) {
+		t.Errorf("GetResource(settings shop/missing) = %v, want engine.ErrNotFound", err)
 	}
 	if _, err := src.GetResource(ctx, "a/b/c", "settings", "shop", "a"); err == nil {
 		t.Errorf("GetResource(apiVersion a/b/c) = nil error, want an error")

@@ -12,7 +12,7 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/internal/jsonvalue"
 )
 
@@ -79,10 +79,10 @@ func configMapEntry(cm *corev1.ConfigMap) (map[string]any, error) {
 }
 
 // clusterError wraps an API error about what: a NotFound also wraps
-// eval.ErrNotFound.
+// engine.ErrNotFound.
 func clusterError(what string, err error) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%s: %w (%w)", what, eval.ErrNotFound, err)
+		return fmt.Errorf("%s: %w (%w)", what, engine.ErrNotFound, err)
 	}
 	return fmt.Errorf("%s: %w", what, err)
 }
@@ -90,5 +90,5 @@ func clusterError(what string, err error) error {
 // keepError tells the caches which errors to keep: the answer "it does
 // not exist", not transient failures.
 func keepError(err error) bool {
-	return errors.Is(err, eval.ErrNotFound)
+	return errors.Is(err, engine.ErrNotFound)
 }

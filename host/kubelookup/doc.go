@@ -23,7 +23,7 @@
 //     GlobalContextMinRefresh) with its retries, projections by the
 //     engine's JMESPath; at most MaxGlobalContextEntries entries. They
 //     serve the globalReference context entry and CEL globalContext.Get.
-//   - ImageData is not read: an error wrapping eval.ErrNotFound that
+//   - ImageData is not read: an error wrapping engine.ErrNotFound that
 //     says so.
 //   - CELSources (cel.go, server.Options.CELData): resource.Get and
 //     resource.List of ValidatingPolicies through the dynamic client by
@@ -33,8 +33,8 @@
 //     image.GetMetadata are answered by server/celdata, which needs no
 //     cluster.
 //
-// Data that does not exist is an error wrapping eval.ErrNotFound (and
-// kyvernocel.ErrNotFound for the CEL sources). This package imports the
+// Data that does not exist is an error wrapping engine.ErrNotFound, for
+// the engine's lookups and the CEL sources alike. This package imports the
 // engine's eval, jmespath and kyvernocel APIs and client-go; it does not import
 // server, and only cmd/verdict imports it.
 package kubelookup

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
@@ -329,7 +330,7 @@ func (g *globalContext) lookup(name string) (any, error) {
 	h := g.entries[entry]
 	g.mu.RUnlock()
 	if h == nil {
-		return nil, fmt.Errorf("failed to fetch entry key=%s: GlobalContextEntry %s %w", entry, entry, eval.ErrNotFound)
+		return nil, fmt.Errorf("failed to fetch entry key=%s: GlobalContextEntry %s %w", entry, entry, engine.ErrNotFound)
 	}
 	return h.entry.get(proj)
 }

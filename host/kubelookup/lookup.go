@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/internal/options"
 
 	"k8s.io/client-go/dynamic"
@@ -207,7 +208,7 @@ func (l *Lookup) Start(ctx context.Context) {
 // projections ("entry.projection"), as Kyverno's loader reads them.
 func (l *Lookup) GlobalContext(_ context.Context, name string) (any, error) {
 	if l.gctx == nil {
-		return nil, fmt.Errorf("global context entry %s: the decision server does not read GlobalContextEntries (--disable-global-context): %w", name, eval.ErrNotFound)
+		return nil, fmt.Errorf("global context entry %s: the decision server does not read GlobalContextEntries (--disable-global-context): %w", name, engine.ErrNotFound)
 	}
 	return l.gctx.lookup(name)
 }
@@ -215,5 +216,5 @@ func (l *Lookup) GlobalContext(_ context.Context, name string) (any, error) {
 // ImageData implements eval.Lookup: imageRegistry context entries are not
 // loaded.
 func (l *Lookup) ImageData(_ context.Context, reference string) (any, error) {
-	return nil, fmt.Errorf("image %s: the decision server does not load imageRegistry context entries: %w", reference, eval.ErrNotFound)
+	return nil, fmt.Errorf("image %s: the decision server does not load imageRegistry context entries: %w", reference, engine.ErrNotFound)
 }

@@ -20,6 +20,7 @@ import (
 	kubefake "k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/rest"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/match"
@@ -141,7 +142,7 @@ func TestConfigMap(t *testing.T) {
 	}
 
 	_, err = l.ConfigMap(ctx, "team", "missing")
-	if !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "configMap team/missing") {
+	if !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "configMap team/missing") {
 		t.Errorf("ConfigMap(team, missing) = %v, want an error naming it and wrapping ErrNotFound", err)
 	}
 
@@ -156,11 +157,11 @@ func TestConfigMap(t *testing.T) {
 	if _, err := l.ConfigMap(ctx, "team", "settings"); err != nil {
 		t.Errorf("ConfigMap(team, settings) within the TTL after its deletion = %v, want the cached ConfigMap", err)
 	}
-	if _, err := l.ConfigMap(ctx, "team", "missing"); !errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.ConfigMap(ctx, "team", "missing"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("ConfigMap(team, missing) within the TTL after its creation = %v, want the cached not found", err)
 	}
 	c.add(2 * time.Second)
-	if _, err := l.ConfigMap(ctx, "team", "settings"); !errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.ConfigMap(ctx, "team", "settings"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("ConfigMap(team, settings) after the TTL = %v, want not found", err)
 	}
 	if _, err := l.ConfigMap(ctx, "team", "missing"); err != nil {
@@ -235,7 +236,7 @@ func TestNamespace(t *testing.T) {
 	if diff := cmp.Diff(map[string]any{"env": "prod"}, got["metadata"].(map[string]any)["labels"]); diff != "" {
 		t.Errorf("Namespace(team) labels (-want +got):\n%s", diff)
 	}
-	if _, err := l.Namespace(ctx, "nope"); !errors.Is(err, eval.ErrNotFound) {
+	if _, err := l.Namespace(ctx, "nope"); !errors.Is(err, engine.ErrNotFound) {
 		t.Errorf("Namespace(nope) = %v, want ErrNotFound", err)
 	}
 }
@@ -274,7 +275,7 @@ func TestResource(t *testing.T) {
 		got, err := l.Resource(ctx, tt.apiVersion, tt.kind, tt.ns, tt.name)
 		switch {
 		case err != nil:
-			if !strings.Contains(err.Error(), tt.want) || errors.Is(err, eval.ErrNotFound) != tt.notFound {
+			if !strings.Contains(err.Error(), tt.want) || errors.Is(err, engine.ErrNotFound) != tt.notFound {
 				t.Errorf("Resource(%q, %s, %s, %s) = %v, want an error with %q (not found: %v)", tt.apiVersion, tt.kind, tt.ns, tt.name, err, tt.want, tt.notFound)
 			}
 		case names([]map[string]any{got})[0] != tt.want:
@@ -415,14 +416,14 @@ func TestParams(t *testing.T) {
 
 func TestNotProvided(t *testing.T) {
 	l, _, _ := newTestLookup(t, &clock{}, nil)
-	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "failed to fetch entry key=g") {
+	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "failed to fetch entry key=g") {
 		t.Errorf("GlobalContext(g) = %v, want an ErrNotFound that says why", err)
 	}
 	l.gctx = nil // DisableGlobalContext
-	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "does not read GlobalContextEntries") {
+	if _, err := l.GlobalContext(context.Background(), "g"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "does not read GlobalContextEntries") {
 		t.Errorf("GlobalContext(g) with DisableGlobalContext = %v, want an ErrNotFound that says why", err)
 	}
-	if _, err := l.ImageData(context.Background(), "nginx"); !errors.Is(err, eval.ErrNotFound) || !strings.Contains(err.Error(), "imageRegistry") {
+	if _, err := l.ImageData(context.Background(), "nginx"); !errors.Is(err, engine.ErrNotFound) || !strings.Contains(err.Error(), "imageRegistry") {
 		t.Errorf("ImageData(nginx) = %v, want an ErrNotFound that says why", err)
 	}
 }
