@@ -55,13 +55,14 @@ func only(ps ...string) []string { return append([]string(nil), ps...) }
 // rules are the import rules of every doc.go that states one.
 var rules = []rule{
 	{doc: "cleanup/doc.go", pkg: "cleanup", notDeps: only("server/...", "reportwriter/...", "scanner", "webhookproxy")},
-	{doc: "client/doc.go", pkg: "client", onlyModule: only("proto/...", "internal/grpccodec"), onlyModuleSet: true, notDeps: only(clientGo, "engine/...", "server/...")},
+	{doc: "client/doc.go", pkg: "client", onlyModule: only("proto/...", "internal/grpccodec", "internal/safefile"), onlyModuleSet: true, notDeps: only(clientGo, "engine/...", "server/...")},
 	{doc: "deploy/doc.go", pkg: "cmd/verdict", notDeps: only("deploy")},
 	{doc: "engine/doc.go", pkg: "engine/...", onlyModule: only("engine/..."), onlyModuleSet: true, notDeps: only(clientGo, grpc),
 		notImports: only("log", "log/slog", "github.com/prometheus/...", "k8s.io/klog/...", "github.com/go-logr/...", "go.opentelemetry.io/...")},
 	{doc: "engine/internal/celtypes/doc.go", pkg: "engine/internal/celtypes", onlyModuleSet: true,
 		onlyImports: only("github.com/google/cel-go/...", "k8s.io/apiserver/pkg/cel/..."), onlyImportsSet: true},
 	{doc: "engine/internal/quantity/doc.go", pkg: "engine/internal/quantity", onlyModuleSet: true, onlyImports: only("k8s.io/apimachinery/..."), onlyImportsSet: true},
+	{doc: "engine/internal/notfound/doc.go", pkg: "engine/internal/notfound", onlyImportsSet: true},
 	{doc: "engine/internal/wildcard/doc.go", pkg: "engine/internal/wildcard", onlyImportsSet: true},
 	{doc: "engine/autogen/doc.go", pkg: "engine/autogen", onlyModule: append(only("engine/kyverno"), engineBase...), onlyModuleSet: true},
 	{doc: "engine/cases/doc.go", pkg: "engine/cases", onlyModule: only("engine/..."), onlyModuleSet: true},
@@ -96,8 +97,8 @@ var rules = []rule{
 	{doc: "engine/vpol/doc.go", pkg: "engine/vpol", notDeps: only(clientGo, grpc, "engine/policy", "engine/eval")},
 	{doc: "hack/conformance/doc.go", pkg: "hack/conformance", onlyImports: only("kyvernotest", "internal/testing/testcorpus"), onlyImportsSet: true},
 	{doc: "internal/testing/e2e/doc.go", pkg: "internal/testing/e2e", onlyModule: nil, onlyModuleSet: true, onlyImports: only("k8s.io/client-go/rest"), onlyImportsSet: true, importedBySet: true},
-	{doc: "internal/grpcauth/doc.go", pkg: "internal/grpcauth", onlyModule: nil, onlyModuleSet: true,
-		onlyImports: only(grpc, "github.com/grpc-ecosystem/go-grpc-middleware/..."), onlyImportsSet: true},
+	{doc: "internal/grpcauth/doc.go", pkg: "internal/grpcauth", onlyModule: only("internal/safefile"), onlyModuleSet: true,
+		onlyImports: only(grpc, "github.com/grpc-ecosystem/go-grpc-middleware/...", "internal/safefile"), onlyImportsSet: true},
 	{doc: "internal/grpccodec/doc.go", pkg: "internal/grpccodec", onlyModule: nil, onlyModuleSet: true},
 	{doc: "internal/testing/hostile/doc.go", pkg: "internal/testing/hostile", importedBySet: true},
 	{doc: "host/imageverify/doc.go", pkg: "engine/...", notDeps: only("host/imageverify")},
@@ -132,7 +133,7 @@ var rules = []rule{
 	{doc: "host/kubelookup/doc.go", pkg: "host/kubelookup", notDeps: only("server"), importedBy: only("cmd/verdict"), importedBySet: true},
 	{doc: "server/celdata/doc.go", pkg: "server/celdata", notDeps: only("server"), importedBy: only("cmd/verdict"), importedBySet: true},
 	{doc: "server/kubesource/doc.go", pkg: "server/kubesource", importedBy: only("cmd/verdict", "deploy"), importedBySet: true},
-	{doc: "webhookproxy/doc.go", pkg: "webhookproxy", onlyModule: only("proto/...", "internal/options", "internal/promreg"), onlyModuleSet: true, notDeps: only("server/...", "engine/...")},
+	{doc: "webhookproxy/doc.go", pkg: "webhookproxy", onlyModule: only("proto/...", "internal/options", "internal/promreg", "internal/safefile"), onlyModuleSet: true, notDeps: only("server/...", "engine/...")},
 }
 
 // pkgInfo is what go list says of a package.

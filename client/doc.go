@@ -26,6 +26,7 @@
 //   - FieldViolations reads the bad fields of an INVALID_ARGUMENT error.
 //
 // This package imports only the API (proto), its codec
-// (internal/grpccodec) and gRPC libraries: not the server, not the
+// (internal/grpccodec), internal/safefile (the TLS files) and gRPC
+// libraries: not the server, not the
 // engine, and no Kubernetes client.
 package client

@@ -2,10 +2,10 @@ package client
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
+
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
 // TLSConfig returns a client TLS configuration. caFile (PEM) holds the CAs
@@ -17,19 +17,15 @@ import (
 func TLSConfig(caFile, certFile, keyFile, serverName string) (*tls.Config, error) {
 	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: serverName}
 	if caFile != "" {
-		pem, err := os.ReadFile(caFile)
+		pool, err := safefile.CertPool(caFile)
 		if err != nil {
 			return nil, fmt.Errorf("load CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("load CA %s: no PEM certificate", caFile)
 		}
 		cfg.RootCAs = pool
 	}
 	switch {
 	case certFile != "" && keyFile != "":
-		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		cert, err := safefile.KeyPair(certFile, keyFile)
 		if err != nil {
 			return nil, fmt.Errorf("load client key pair: %w", err)
 		}

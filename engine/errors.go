@@ -4,6 +4,8 @@ import (
 	"errors"
 	"sort"
 	"strings"
+
+	"github.com/verdict-policy/verdict/engine/internal/notfound"
 )
 
 // ErrNotFound is wrapped by what a host returns for data that does not
@@ -11,7 +13,7 @@ import (
 // call or global context entry; a mutate target) and the data sources of
 // the CEL libraries (kyvernocel.Sources: resource.Get gives null, as in
 // Kyverno).
-var ErrNotFound = errors.New("not found")
+var ErrNotFound = notfound.Err
 
 // Code is a stable, machine-readable error class. Clients and tests match on
 // the code, never on the message text.

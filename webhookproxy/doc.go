@@ -50,7 +50,8 @@
 // their kind and namespace pairs are capped by Options.MetricsMaxSeries
 // and filtered by Options.MetricsNamespaces.
 //
-// Depends on proto, internal/options, internal/promreg and client-side
+// Depends on proto, internal/options, internal/promreg, internal/safefile
+// (the TLS files) and client-side
 // types only (gRPC, k8s.io/api, client-go, Prometheus); never on server or
 // engine. It never blocks an admission answer on a write to the cluster.
 package webhookproxy

@@ -18,6 +18,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
 // CertReloader serves the certificate of a pair of PEM files and reads
@@ -49,7 +51,7 @@ func NewCertReloader(certFile, keyFile string) (*CertReloader, error) {
 	if err != nil {
 		return nil, err
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := safefile.KeyPair(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("load TLS key pair: %w", err)
 	}
@@ -76,7 +78,7 @@ func (c *CertReloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, e
 	if now := time.Now(); now.Sub(c.checked) >= time.Second {
 		c.checked = now
 		if stamp, err := c.stamps(); err == nil && stamp != c.stamp {
-			if cert, err := tls.LoadX509KeyPair(c.certFile, c.keyFile); err == nil {
+			if cert, err := safefile.KeyPair(c.certFile, c.keyFile); err == nil {
 				c.cert, c.stamp = &cert, stamp
 			}
 		}

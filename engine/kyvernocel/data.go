@@ -10,7 +10,7 @@ import (
 	"github.com/kyverno/sdk/extensions/cel/libs/http"
 	"github.com/kyverno/sdk/extensions/cel/libs/imagedata"
 	"github.com/kyverno/sdk/extensions/cel/libs/resource"
-	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/notfound"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -97,10 +97,10 @@ type resourceAdapter struct {
 	src Resources
 }
 
-// notFound converts engine.ErrNotFound into the Kubernetes not-found error the
+// notFound converts engine.ErrNotFound (notfound.Err) into the Kubernetes not-found error the
 // resource library turns into null.
 func notFound(resource, name string, err error) error {
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, notfound.Err) {
 		return apierrors.NewNotFound(schema.GroupResource{Resource: resource}, name)
 	}
 	return err

@@ -5,7 +5,8 @@
 // checked by a unary and a stream interceptor; the standard health service
 // is exempt, so that probes need no token).
 //
-// It imports gRPC and go-grpc-middleware only; server and reportwriter use
+// It imports gRPC, go-grpc-middleware and internal/safefile (which reads
+// the TLS files) only; server and reportwriter use
 // it, cmd/verdict builds it from the flags (--tls-cert, --tls-key,
 // --client-ca, --token-file).
 package grpcauth

@@ -2,10 +2,10 @@ package grpcauth
 
 import (
 	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
-	"os"
+
+	"github.com/verdict-policy/verdict/internal/safefile"
 )
 
 // ServerTLS returns a server TLS configuration with the certificate and
@@ -16,19 +16,15 @@ func ServerTLS(certFile, keyFile, clientCAFile string) (*tls.Config, error) {
 	if certFile == "" || keyFile == "" {
 		return nil, errors.New("TLS needs both a certificate and a key file")
 	}
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	cert, err := safefile.KeyPair(certFile, keyFile)
 	if err != nil {
 		return nil, fmt.Errorf("load TLS key pair: %w", err)
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	if clientCAFile != "" {
-		pem, err := os.ReadFile(clientCAFile)
+		pool, err := safefile.CertPool(clientCAFile)
 		if err != nil {
 			return nil, fmt.Errorf("load client CA: %w", err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("load client CA %s: no PEM certificate", clientCAFile)
 		}
 		cfg.ClientCAs = pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
