@@ -541,12 +541,12 @@ func kindFromGVK(s string) (string, string) {
 		if parts[0] == "*" && parts[1] == "*" {
 			return "", s
 		}
-		if isVersion(parts[0]) {
+		if kyverno.IsKindVersion(parts[0]) {
 			return parts[0], formatSubresource(parts[1])
 		}
 		return "", s
 	case 3:
-		if isVersion(parts[0]) {
+		if kyverno.IsKindVersion(parts[0]) {
 			return parts[0], parts[1] + "/" + parts[2]
 		}
 		return parts[0] + "/" + parts[1], formatSubresource(parts[2])
@@ -559,30 +559,6 @@ func kindFromGVK(s string) (string, string) {
 func formatSubresource(s string) string {
 	return strings.Replace(s, ".", "/", 1)
 }
-
-// isVersion matches ^(v\d((alpha|beta)\d)?|\*)$.
-func isVersion(s string) bool {
-	if s == "*" {
-		return true
-	}
-	if len(s) < 2 || s[0] != 'v' || !isDigit(s[1]) {
-		return false
-	}
-	rest := s[2:]
-	switch {
-	case rest == "":
-		return true
-	case strings.HasPrefix(rest, "alpha"):
-		rest = rest[len("alpha"):]
-	case strings.HasPrefix(rest, "beta"):
-		rest = rest[len("beta"):]
-	default:
-		return false
-	}
-	return len(rest) == 1 && isDigit(rest[0])
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // convertRule finishes a generated rule as Kyverno's createRule and
 // convertRule do: it keeps the parts Kyverno keeps (dropping empty ones,

@@ -58,18 +58,3 @@ func TestContainsKind(t *testing.T) {
 		}
 	}
 }
-
-func TestIsVersion(t *testing.T) {
-	tests := []struct {
-		give string
-		want bool
-	}{
-		{"v1", true}, {"v2beta1", true}, {"v1alpha2", true}, {"*", true},
-		{"v10", false}, {"v1beta", false}, {"v1gamma1", false}, {"apps", false}, {"v", false}, {"", false},
-	}
-	for _, tt := range tests {
-		if got := isVersion(tt.give); got != tt.want {
-			t.Errorf("isVersion(%q) = %v, want %v", tt.give, got, tt.want)
-		}
-	}
-}

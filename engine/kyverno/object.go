@@ -37,6 +37,31 @@ func APIGroup(apiVersion string) string {
 	return ""
 }
 
+// IsKindVersion reports whether s is the version of a kind selector
+// ("v1/Pod", "apps/v1beta1/Deployment"): Kyverno's
+// `^(v\d((alpha|beta)\d)?|\*)$`, which both its ParseKindSelector (match
+// and exclude) and its GetKindFromGVK (autogen) use.
+func IsKindVersion(s string) bool {
+	if s == "*" {
+		return true
+	}
+	if len(s) < 2 || s[0] != 'v' || !isDigit(s[1]) {
+		return false
+	}
+	rest := s[2:]
+	if rest == "" {
+		return true
+	}
+	for _, tag := range [...]string{"alpha", "beta"} {
+		if len(rest) == len(tag)+1 && strings.HasPrefix(rest, tag) && isDigit(rest[len(tag)]) {
+			return true
+		}
+	}
+	return false
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
 // ObjectGVK returns the group, version and kind of a resource object: its
 // apiVersion ("group/version", or the version alone for the core group)
 // and its kind.

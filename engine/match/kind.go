@@ -1,6 +1,10 @@
 package match
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
+)
 
 // kindSelector is one entry of resources.kinds, split into group, version,
 // kind and subresource patterns the way Kyverno's ParseKindSelector does:
@@ -69,13 +73,13 @@ func splitKindSelector(s string) (group, version, kind, subresource string) {
 			g, v, k, sub = "*", "*", "*", "*"
 		case parts[0] == "*" && strings.ToLower(parts[1]) == parts[1]:
 			g, v, k, sub = "*", "*", "*", parts[1]
-		case isKindVersion(parts[0]):
+		case kyverno.IsKindVersion(parts[0]):
 			g, v, k = "*", parts[0], parts[1]
 		default:
 			g, v, k, sub = "*", "*", parts[0], parts[1]
 		}
 	case 3:
-		if isKindVersion(parts[0]) {
+		if kyverno.IsKindVersion(parts[0]) {
 			g, v, k, sub = "*", parts[0], parts[1], parts[2]
 		} else {
 			g, v, k = parts[0], parts[1], parts[2]
@@ -85,28 +89,6 @@ func splitKindSelector(s string) (group, version, kind, subresource string) {
 	}
 	return g, v, k, sub
 }
-
-// isKindVersion is Kyverno's `^(v\d((alpha|beta)\d)?|\*)$`.
-func isKindVersion(s string) bool {
-	if s == "*" {
-		return true
-	}
-	if len(s) < 2 || s[0] != 'v' || !isDigit(s[1]) {
-		return false
-	}
-	rest := s[2:]
-	if rest == "" {
-		return true
-	}
-	for _, tag := range [...]string{"alpha", "beta"} {
-		if len(rest) == len(tag)+1 && strings.HasPrefix(rest, tag) && isDigit(rest[len(tag)]) {
-			return true
-		}
-	}
-	return false
-}
-
-func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 
 // matches is Kyverno's CheckKind for one selector, with ephemeral containers
 // allowed: a selector that matches core/v1 Pod also matches its

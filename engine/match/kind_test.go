@@ -43,28 +43,3 @@ func TestSplitKindSelector(t *testing.T) {
 		}
 	}
 }
-
-func TestIsKindVersion(t *testing.T) {
-	tests := []struct {
-		give string
-		want bool
-	}{
-		{give: "*", want: true},
-		{give: "v1", want: true},
-		{give: "v2", want: true},
-		{give: "v1beta1", want: true},
-		{give: "v2alpha3", want: true},
-		{give: "v10", want: false},
-		{give: "v1beta", want: false},
-		{give: "v1gamma1", want: false},
-		{give: "v1beta12", want: false},
-		{give: "apps", want: false},
-		{give: "v", want: false},
-		{give: "", want: false},
-	}
-	for _, tt := range tests {
-		if got := isKindVersion(tt.give); got != tt.want {
-			t.Errorf("isKindVersion(%q) = %v, want %v", tt.give, got, tt.want)
-		}
-	}
-}
