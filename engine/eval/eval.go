@@ -10,6 +10,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/celrule"
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 	"github.com/verdict-policy/verdict/engine/ivpol"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -243,10 +244,10 @@ func (ev *evaluation) baseDocument(obj map[string]any) map[string]any {
 		request["oldObject"] = nil
 	}
 	if req.Roles != nil {
-		request["roles"] = toAnyList(req.Roles)
+		request["roles"] = jsonconv.Strings(req.Roles)
 	}
 	if req.ClusterRoles != nil {
-		request["clusterRoles"] = toAnyList(req.ClusterRoles)
+		request["clusterRoles"] = jsonconv.Strings(req.ClusterRoles)
 	}
 	if ev.res.Kind != "" {
 		request["kind"] = map[string]any{"group": ev.res.Group, "version": ev.res.Version, "kind": ev.res.Kind}
@@ -277,24 +278,16 @@ func userInfoDoc(u UserInfo) map[string]any {
 		m["uid"] = u.UID
 	}
 	if len(u.Groups) > 0 {
-		m["groups"] = toAnyList(u.Groups)
+		m["groups"] = jsonconv.Strings(u.Groups)
 	}
 	if len(u.Extra) > 0 {
 		extra := make(map[string]any, len(u.Extra))
 		for k, v := range u.Extra {
-			extra[k] = toAnyList(v)
+			extra[k] = jsonconv.Strings(v)
 		}
 		m["extra"] = extra
 	}
 	return m
-}
-
-func toAnyList(in []string) []any {
-	out := make([]any, len(in))
-	for i, s := range in {
-		out[i] = s
-	}
-	return out
 }
 
 // serviceAccount splits system:serviceaccount:<ns>:<name> as Kyverno does.

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/verdict-policy/verdict/engine"
+	"github.com/verdict-policy/verdict/engine/internal/jsonconv"
 	"github.com/verdict-policy/verdict/engine/jmespath"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/variables"
@@ -117,7 +118,7 @@ func (c *compiler) generatePattern(p *Policy, g *kyverno.GeneratePattern, path s
 	switch {
 	case cloneList:
 		out.Kind = GenerateCloneList
-		cl := map[string]any{"kinds": toAnyStrings(g.CloneList.Kinds)}
+		cl := map[string]any{"kinds": jsonconv.Strings(g.CloneList.Kinds)}
 		if g.CloneList.Namespace != "" {
 			cl["namespace"] = g.CloneList.Namespace
 		}
@@ -176,14 +177,6 @@ func (c *compiler) generatePattern(p *Policy, g *kyverno.GeneratePattern, path s
 	return out
 }
 
-func toAnyStrings(in []string) []any {
-	out := make([]any, len(in))
-	for i, s := range in {
-		out[i] = s
-	}
-	return out
-}
-
 func selectorDoc(s *kyverno.LabelSelector) map[string]any {
 	out := map[string]any{}
 	if len(s.MatchLabels) > 0 {
@@ -198,7 +191,7 @@ func selectorDoc(s *kyverno.LabelSelector) map[string]any {
 		for _, e := range s.MatchExpressions {
 			m := map[string]any{"key": e.Key, "operator": e.Operator}
 			if len(e.Values) > 0 {
-				m["values"] = toAnyStrings(e.Values)
+				m["values"] = jsonconv.Strings(e.Values)
 			}
 			exprs = append(exprs, m)
 		}

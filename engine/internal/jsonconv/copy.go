@@ -20,3 +20,13 @@ func Copy(v any) any {
 	}
 	return v
 }
+
+// Strings returns in as a list of the generic JSON form (a new []any of
+// its strings).
+func Strings(in []string) []any {
+	out := make([]any, len(in))
+	for i, s := range in {
+		out[i] = s
+	}
+	return out
+}

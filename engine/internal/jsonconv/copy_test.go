@@ -36,3 +36,19 @@ func TestCopy(t *testing.T) {
 		})
 	}
 }
+
+func TestStrings(t *testing.T) {
+	tests := []struct {
+		give []string
+		want []any
+	}{
+		{give: nil, want: []any{}},
+		{give: []string{}, want: []any{}},
+		{give: []string{"a", "", "b"}, want: []any{"a", "", "b"}},
+	}
+	for _, tt := range tests {
+		if diff := cmp.Diff(tt.want, jsonconv.Strings(tt.give)); diff != "" {
+			t.Errorf("Strings(%q) mismatch (-want +got):\n%s", tt.give, diff)
+		}
+	}
+}
