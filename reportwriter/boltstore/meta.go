@@ -2,7 +2,6 @@ package boltstore
 
 import (
 	"bytes"
-	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -23,7 +22,7 @@ func (s *Store) Meta(name string) ([]byte, error) {
 		})
 	})
 	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", s.path, err)
+		return nil, fileError("read", s.path, err)
 	}
 	return v, nil
 }
@@ -36,7 +35,7 @@ func (s *Store) SetMeta(name string, v []byte) error {
 		})
 	})
 	if err != nil {
-		return fmt.Errorf("write %s: %w", s.path, err)
+		return fileError("write", s.path, err)
 	}
 	return nil
 }

@@ -195,13 +195,19 @@ func open(path string, opts Options, isNew bool) (*Store, error) {
 	})
 	if err != nil {
 		s.db.Close()
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("open %s: %w", path, err)
+		return nil, fileError("open", path, err)
 	}
 	return s, nil
+}
+
+// fileError is err of op on the store's file at path: a *CorruptError as
+// it is (it names the file), any other error prefixed with op and path.
+func fileError(op, path string, err error) error {
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("%s %s: %w", op, path, err)
 }
 
 // guard runs fn, which reads the mapped file, with memory faults turned
@@ -288,11 +294,7 @@ func (s *Store) Load(ctx context.Context) (*reportwriter.State, error) {
 	st := &reportwriter.State{Tombstones: map[string]time.Time{}}
 	err := s.guard("load", func() error { return s.db.View(func(tx *bolt.Tx) error { return s.load(ctx, tx, st) }) })
 	if err != nil {
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("load %s: %w", s.path, err)
+		return nil, fileError("load", s.path, err)
 	}
 	return st, nil
 }
@@ -375,11 +377,7 @@ func (s *Store) ReadReport(ctx context.Context, k reportwriter.ReportKey) ([]byt
 		})
 	})
 	if err != nil {
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			return nil, err
-		}
-		return nil, fmt.Errorf("read %s: %w", s.path, err)
+		return nil, fileError("read", s.path, err)
 	}
 	return out, nil
 }
@@ -417,11 +415,7 @@ func (s *Store) Write(ctx context.Context, c *reportwriter.Changes) error {
 		return s.db.Update(func(tx *bolt.Tx) error { return s.write(tx, c, inter, reps, policies) })
 	})
 	if err != nil {
-		var ce *CorruptError
-		if errors.As(err, &ce) {
-			return err
-		}
-		return fmt.Errorf("write %s: %w", s.path, err)
+		return fileError("write", s.path, err)
 	}
 	return nil
 }
