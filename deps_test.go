@@ -113,6 +113,7 @@ var rules = []rule{
 	{doc: "internal/promreg/doc.go", pkg: "internal/promreg", onlyModuleSet: true, onlyImports: only("github.com/prometheus/client_golang/..."), onlyImportsSet: true},
 	{doc: "internal/policyreport/doc.go", pkg: "internal/policyreport", onlyImportsSet: true},
 	{doc: "internal/safefile/doc.go", pkg: "internal/safefile", onlyImportsSet: true},
+	{doc: "internal/testing/testpki/doc.go", pkg: "internal/testing/testpki", onlyImportsSet: true, importedBySet: true},
 	{doc: "internal/testing/servertest/doc.go", pkg: "internal/testing/servertest", importedBySet: true},
 	{doc: "internal/ctxtime/doc.go", pkg: "internal/ctxtime", onlyImportsSet: true},
 	{doc: "internal/shard/doc.go", pkg: "internal/shard", onlyImportsSet: true},

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/verdict-policy/verdict/client"
+	"github.com/verdict-policy/verdict/internal/testing/testpki"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 	"github.com/verdict-policy/verdict/server"
 )
@@ -465,8 +466,8 @@ func TestDeadline(t *testing.T) {
 }
 
 func TestAuth(t *testing.T) {
-	pki := newTLSFiles(t)
-	serverTLS, err := server.TLSConfig(pki.serverCert, pki.serverKey, pki.ca)
+	pki := testpki.WriteFiles(t, t.TempDir())
+	serverTLS, err := server.TLSConfig(pki.ServerCert, pki.ServerKey, pki.CA)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -475,15 +476,15 @@ func TestAuth(t *testing.T) {
 		TLS:          serverTLS,
 		BearerTokens: []string{"s3cret"},
 	})
-	withCert, err := client.TLSConfig(pki.ca, pki.clientCert, pki.clientKey, "")
+	withCert, err := client.TLSConfig(pki.CA, pki.ClientCert, pki.ClientKey, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	noCert, err := client.TLSConfig(pki.ca, "", "", "")
+	noCert, err := client.TLSConfig(pki.CA, "", "", "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	wrongName, err := client.TLSConfig(pki.ca, pki.clientCert, pki.clientKey, "verdict.example")
+	wrongName, err := client.TLSConfig(pki.CA, pki.ClientCert, pki.ClientKey, "verdict.example")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -534,16 +535,16 @@ func portOf(addr string) string {
 }
 
 func TestTLSConfigErrors(t *testing.T) {
-	pki := newTLSFiles(t)
+	pki := testpki.WriteFiles(t, t.TempDir())
 	tests := []struct {
 		name                      string
 		ca, cert, key, serverName string
 	}{
-		{name: "missing CA file", ca: pki.ca + ".missing"},
-		{name: "CA file without PEM", ca: pki.clientKey},
-		{name: "certificate without key", cert: pki.clientCert},
-		{name: "key without certificate", key: pki.clientKey},
-		{name: "key of another certificate", cert: pki.clientCert, key: pki.serverKey},
+		{name: "missing CA file", ca: pki.CA + ".missing"},
+		{name: "CA file without PEM", ca: pki.ClientKey},
+		{name: "certificate without key", cert: pki.ClientCert},
+		{name: "key without certificate", key: pki.ClientKey},
+		{name: "key of another certificate", cert: pki.ClientCert, key: pki.ServerKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -2,18 +2,10 @@ package server
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
-	"net"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,6 +16,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/verdict-policy/verdict/internal/testing/testpki"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
 )
 
@@ -79,88 +72,15 @@ func TestBearerTokens(t *testing.T) {
 	}
 }
 
-// pki is a CA that signs certificates for tests.
-type pki struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-	pem  []byte
-}
-
-func newCA(t *testing.T, name string) *pki {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(1),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &pki{cert: cert, key: key, pem: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}
-}
-
-// issue returns a certificate and key (PEM) for a server on 127.0.0.1 or
-// for a client.
-func (ca *pki) issue(t *testing.T, name string, server bool) (certPEM, keyPEM []byte) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	if server {
-		tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder})
-}
-
-func writeBytes(t *testing.T, dir, name string, b []byte) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestMutualTLS(t *testing.T) {
 	dir := t.TempDir()
-	ca := newCA(t, "verdict test CA")
-	other := newCA(t, "another CA")
-	srvCert, srvKey := ca.issue(t, "server", true)
+	ca := testpki.NewCA(t, "verdict test CA")
+	other := testpki.NewCA(t, "another CA")
+	srvCert, srvKey := ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
 	cfg, err := TLSConfig(
-		writeBytes(t, dir, "server.crt", srvCert),
-		writeBytes(t, dir, "server.key", srvKey),
-		writeBytes(t, dir, "ca.crt", ca.pem),
+		testpki.Write(t, dir, "server.crt", srvCert),
+		testpki.Write(t, dir, "server.key", srvKey),
+		testpki.Write(t, dir, "ca.crt", ca.PEM),
 	)
 	if err != nil {
 		t.Fatalf("TLSConfig: %v", err)
@@ -168,11 +88,11 @@ func TestMutualTLS(t *testing.T) {
 	ts := startServer(t, Options{TLS: cfg})
 
 	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	clientTLS := func(ca *pki) *tls.Config {
+	roots.AppendCertsFromPEM(ca.PEM)
+	clientTLS := func(ca *testpki.CA) *tls.Config {
 		c := &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 		if ca != nil {
-			certPEM, keyPEM := ca.issue(t, "client", false)
+			certPEM, keyPEM := ca.Issue(t, "client", x509.ExtKeyUsageClientAuth)
 			pair, err := tls.X509KeyPair(certPEM, keyPEM)
 			if err != nil {
 				t.Fatal(err)
@@ -206,10 +126,10 @@ func TestMutualTLS(t *testing.T) {
 
 func TestTLSConfigErrors(t *testing.T) {
 	dir := t.TempDir()
-	ca := newCA(t, "ca")
-	cert, key := ca.issue(t, "server", true)
-	certFile, keyFile := writeBytes(t, dir, "s.crt", cert), writeBytes(t, dir, "s.key", key)
-	notPEM := writeBytes(t, dir, "not.pem", []byte("hello"))
+	ca := testpki.NewCA(t, "ca")
+	cert, key := ca.Issue(t, "server", x509.ExtKeyUsageServerAuth)
+	certFile, keyFile := testpki.Write(t, dir, "s.crt", cert), testpki.Write(t, dir, "s.key", key)
+	notPEM := testpki.Write(t, dir, "not.pem", []byte("hello"))
 	tests := []struct {
 		name              string
 		giveCert, giveKey string

@@ -1,60 +1,25 @@
 package safefile
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io/fs"
-	"math/big"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/verdict-policy/verdict/internal/testing/testpki"
 )
 
-// writePEM writes a self-signed certificate and its key to dir as
-// cert.pem and key.pem, and a second key as other-key.pem.
+// writePEM writes a certificate and its key to dir as cert.pem and
+// key.pem, and the key of another certificate as other-key.pem.
 func writePEM(t *testing.T, dir string) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "test"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		IsCA:         true,
-		KeyUsage:     x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	write := func(name, typ string, der []byte) {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	write("cert.pem", "CERTIFICATE", der)
-	for name, k := range map[string]*ecdsa.PrivateKey{"key.pem": key, "other-key.pem": nil} {
-		if k == nil {
-			if k, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-				t.Fatal(err)
-			}
-		}
-		b, err := x509.MarshalECPrivateKey(k)
-		if err != nil {
-			t.Fatal(err)
-		}
-		write(name, "EC PRIVATE KEY", b)
-	}
+	cert, key := testpki.NewCA(t, "test CA").Issue(t, "test", x509.ExtKeyUsageServerAuth)
+	testpki.Write(t, dir, "cert.pem", cert)
+	testpki.Write(t, dir, "key.pem", key)
+	testpki.Write(t, dir, "other-key.pem", testpki.Key(t))
 }
 
 func TestCertPool(t *testing.T) {
