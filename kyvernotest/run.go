@@ -380,7 +380,11 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	for _, rs := range uniqueResources(res) {
 		s.resources = append(s.resources, &resourceRun{res: rs, responses: map[string][]response{}})
 	}
-	lk := newLookup(t.APICallResponses, t.GlobalContextEntries)
+	globals, err := r.globalMocks(dir, t.GlobalContextEntries)
+	if err != nil {
+		return s, err
+	}
+	lk := newLookup(t.APICallResponses, globals)
 	if lk.params, err = r.load.resources(fulls(t.ParamResources)); err != nil {
 		return s, err
 	}
@@ -393,7 +397,7 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if len(s.exceptions) > 0 && hasVAP(pols) {
 		return s, errVAPExceptions
 	}
-	cel, err := r.celPrepare(s, t, spec, full) // vpolicies.go
+	cel, err := r.celPrepare(s, t, spec, globals, full) // vpolicies.go
 	if err != nil {
 		return s, err
 	}
