@@ -568,11 +568,11 @@ func (s *suiteRun) unloaded(src string) bool {
 // would turn Kyverno's errors for plain references into silent passes.
 func (s *suiteRun) cliContext(vars map[string]any) {
 	for k, v := range vars {
-		name, rest, ok := strings.Cut(k, ".")
-		if !ok || !s.unloaded(s.entries[name]) {
+		keys, err := enginevars.SplitName(k)
+		if err != nil || len(keys) < 2 || !s.unloaded(s.entries[keys[0]]) {
 			continue
 		}
-		vars[name] = enginevars.SetPath(vars[name], strings.Split(rest, "."), v)
+		vars[keys[0]] = enginevars.SetPath(vars[keys[0]], keys[1:], v)
 		delete(vars, k)
 	}
 }

@@ -220,6 +220,11 @@ func (t *Test) normalize() error {
 	if t.Kind != "" && t.Kind != "Test" {
 		return fmt.Errorf("kind %q is not Test", t.Kind)
 	}
+	if t.Values != nil {
+		if err := t.Values.checkNames(); err != nil {
+			return fmt.Errorf("values: %w", err)
+		}
+	}
 	t.Policies = dedupe(t.Policies)
 	t.Resources = dedupe(t.Resources)
 	if t.JSONPayload != "" && len(t.JSONPayloads) == 0 {

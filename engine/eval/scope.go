@@ -148,7 +148,11 @@ func (s *scope) own() {
 	s.data, s.owned = m, true
 }
 
-// set binds a top-level name, or a dotted path under it.
+// set binds a top-level name, or a dotted path under it, split as
+// Kyverno's context.AddVariable splits it (variables.SplitName: a key in
+// double quotes may hold dots). A name that does not split (a stray
+// quote), which the hosts refuse before they evaluate, is bound as one
+// top-level key.
 func (s *scope) set(name string, value any) {
 	s.forget()
 	s.own()
@@ -156,7 +160,10 @@ func (s *scope) set(name string, value any) {
 		s.data[name] = value
 		return
 	}
-	parts := strings.Split(name, ".")
+	parts, err := variables.SplitName(name)
+	if err != nil {
+		parts = []string{name}
+	}
 	s.data[parts[0]] = variables.SetPath(s.data[parts[0]], parts[1:], value)
 }
 
