@@ -402,7 +402,15 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 		return s, err
 	}
 	cel.addTargets(s.targets)
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
+	opts := eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true}
+	schemas, err := r.crdSchemas(t, full) // crds.go
+	if err != nil {
+		return s, err
+	}
+	if schemas != nil {
+		opts.ApplyTypes = schemas
+	}
+	s.engine = eval.New(opts)
 	return s, nil
 }
 

@@ -124,7 +124,8 @@ func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, globals ma
 
 // ClusterResource is a cli.kyverno.io ClusterResource file (a test's
 // clusterResources): the objects of the CLI's fake cluster, and the paths
-// of CRDs (which Verdict does not need: it has no discovery).
+// of CRDs, whose schemas the ApplyConfigurations of MutatingPolicies merge
+// custom resources with (crds.go).
 type ClusterResource struct {
 	APIVersion string         `json:"apiVersion,omitempty"`
 	Kind       string         `json:"kind,omitempty"`
