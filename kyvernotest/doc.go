@@ -69,8 +69,10 @@
 // PolicyExceptions and ValidatingAdmissionPolicies is an error, as in
 // Kyverno's CLI.
 //
-// MutatingPolicies and NamespacedMutatingPolicies load the same way, run
-// after the kyverno.io mutate rules, and their patchedResources are
+// MutatingPolicies and NamespacedMutatingPolicies load the same way
+// (their ApplyConfigurations merge a custom resource with the schema of
+// the CRDs the test's clusterResources name, found as Kyverno's CLI finds
+// them: crds.go), run after the kyverno.io mutate rules, and their patchedResources are
 // compared with the resource after every MutatingPolicy, as Kyverno's CLI
 // compares them; apply prints the resource after each one that responds,
 // and counts their results twice, as Kyverno's CLI counts them.

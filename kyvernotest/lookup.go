@@ -40,25 +40,16 @@ func (c *APICallResponse) key() string {
 	return url
 }
 
-func newLookup(calls []APICallResponse, globals []GlobalContextEntry) *lookup {
-	l := &lookup{}
+// newLookup serves the test's apiCallResponses and its globalContextEntries
+// mocks resolved by runner.globalMocks.
+func newLookup(calls []APICallResponse, globals map[string]any) *lookup {
+	l := &lookup{globals: globals}
 	for _, c := range calls {
 		key := c.key()
 		if l.calls == nil {
 			l.calls = map[string]APICallResponse{}
 		}
 		l.calls[key] = c
-	}
-	for _, g := range globals {
-		// Only plain data mocks without projections are served; the
-		// others need the JMESPath of the entry and stay not found.
-		if g.Data == nil || g.FieldPath != "" || len(g.Projections) > 0 {
-			continue
-		}
-		if l.globals == nil {
-			l.globals = map[string]any{}
-		}
-		l.globals[g.Name] = g.Data
 	}
 	return l
 }
@@ -89,8 +80,13 @@ func (l *lookup) APICall(_ context.Context, call eval.APICall) (any, error) {
 	return c.Response.Body, nil
 }
 
+// GlobalContext serves a globalReference entry from the mocks: name is
+// "entry" or "entry.projection" (see globalMock).
 func (l *lookup) GlobalContext(_ context.Context, name string) (any, error) {
-	if v, ok := l.globals[name]; ok {
+	if v, ok, err := globalMock(l.globals, name); ok {
+		if err != nil {
+			return nil, fmt.Errorf("global context entry %s: %w", name, err)
+		}
 		return v, nil
 	}
 	return nil, fmt.Errorf("global context entry %s: no globalContextEntries mock: %w", name, engine.ErrNotFound)

@@ -22,7 +22,7 @@ func TestLookup(t *testing.T) {
 	add("", "/api/v1/namespaces", "", 0, map[string]any{"items": []any{}})
 	add("https://svc.example/check", "", "POST", 200, map[string]any{"allowed": true})
 	add("", "/api/v1/nodes", "", 500, map[string]any{"error": "boom"})
-	l := newLookup(calls, []GlobalContextEntry{{Name: "deployments", Data: map[string]any{"count": 3.0}}, {Name: "projected", Data: map[string]any{}, FieldPath: "x"}})
+	l := newLookup(calls, map[string]any{"deployments": map[string]any{"count": 3.0}, "list": []any{"a"}})
 
 	tests := []struct {
 		name     string
@@ -59,7 +59,17 @@ func TestLookup(t *testing.T) {
 	if got, err := l.GlobalContext(context.Background(), "deployments"); err != nil || !cmp.Equal(got, map[string]any{"count": 3.0}) {
 		t.Errorf("GlobalContext(deployments) = %v, %v, want the mock data", got, err)
 	}
-	for _, name := range []string{"projected", "other"} {
+	// "entry.projection" is a key of the entry's data, as in Kyverno's
+	// gctxLoader and CLI mock store.
+	if got, err := l.GlobalContext(context.Background(), "deployments.count"); err != nil || !cmp.Equal(got, 3.0) {
+		t.Errorf("GlobalContext(deployments.count) = %v, %v, want 3", got, err)
+	}
+	for _, name := range []string{"deployments.other", "list.x"} {
+		if _, err := l.GlobalContext(context.Background(), name); err == nil || errors.Is(err, engine.ErrNotFound) {
+			t.Errorf("GlobalContext(%s) error = %v, want a projection error", name, err)
+		}
+	}
+	for _, name := range []string{"other", "other.count"} {
 		if _, err := l.GlobalContext(context.Background(), name); !errors.Is(err, engine.ErrNotFound) {
 			t.Errorf("GlobalContext(%s) error = %v, want ErrNotFound", name, err)
 		}

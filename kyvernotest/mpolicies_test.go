@@ -176,3 +176,34 @@ func TestApplyMutateExistingCounts(t *testing.T) {
 		}
 	}
 }
+
+// TestRunMutatingPoliciesCRD runs testdata/mpolcrd/mpolcrd-test.yaml: the
+// ApplyConfigurations of MutatingPolicies on a custom resource merge with
+// the schema of the CRD that clusterResources names (its list-map merged
+// by key, its preserve-unknown-fields object merged, its atomic list
+// refused), and without the CRD fail as Kyverno's CLI fails ("type
+// converter must not be nil"). Kyverno v1.19.0's CLI gives the same
+// results.
+func TestRunMutatingPoliciesCRD(t *testing.T) {
+	rep, err := Run(context.Background(), []string{"testdata/mpolcrd"}, Options{FileName: "mpolcrd-test.yaml"})
+	if err != nil {
+		t.Fatalf("Run(testdata/mpolcrd) error = %v", err)
+	}
+	var got []string
+	for _, s := range rep.Suites {
+		if s.Err != nil {
+			t.Fatalf("Run(testdata/mpolcrd) suite %s error = %v", s.Name, s.Err)
+		}
+		for _, r := range s.Results {
+			got = append(got, s.Name+" "+r.Policy+" "+summarize(r)+" "+r.Message)
+		}
+	}
+	want := []string{
+		"mpol-crd add-part test.verdict.io/v1/Gadget/default/g1 : pass -> pass ok Ok success",
+		"mpol-crd set-tags test.verdict.io/v1/Gadget/default/g1 evaluation: error -> error ok Ok failed to evaluate policy: error applying patch: invalid ApplyConfiguration: may not mutate atomic arrays, maps or structs: .spec.tags",
+		"mpol-no-crd add-part test.verdict.io/v1/Gadget/default/g1 evaluation: error -> error ok Ok failed to evaluate policy: error applying patch: type converter must not be nil",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Run(testdata/mpolcrd) mismatch (-want +got):\n%s", diff)
+	}
+}

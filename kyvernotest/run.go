@@ -380,7 +380,11 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	for _, rs := range uniqueResources(res) {
 		s.resources = append(s.resources, &resourceRun{res: rs, responses: map[string][]response{}})
 	}
-	lk := newLookup(t.APICallResponses, t.GlobalContextEntries)
+	globals, err := r.globalMocks(dir, t.GlobalContextEntries)
+	if err != nil {
+		return s, err
+	}
+	lk := newLookup(t.APICallResponses, globals)
 	if lk.params, err = r.load.resources(fulls(t.ParamResources)); err != nil {
 		return s, err
 	}
@@ -393,12 +397,20 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	if len(s.exceptions) > 0 && hasVAP(pols) {
 		return s, errVAPExceptions
 	}
-	cel, err := r.celPrepare(s, t, spec, full) // vpolicies.go
+	cel, err := r.celPrepare(s, t, spec, globals, full) // vpolicies.go
 	if err != nil {
 		return s, err
 	}
 	cel.addTargets(s.targets)
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
+	opts := eval.Options{Lookup: lk, Now: r.opts.Now, ImageVerifier: r.opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true}
+	schemas, err := r.crdSchemas(t, full) // crds.go
+	if err != nil {
+		return s, err
+	}
+	if schemas != nil {
+		opts.ApplyTypes = schemas
+	}
+	s.engine = eval.New(opts)
 	return s, nil
 }
 
@@ -564,11 +576,11 @@ func (s *suiteRun) unloaded(src string) bool {
 // would turn Kyverno's errors for plain references into silent passes.
 func (s *suiteRun) cliContext(vars map[string]any) {
 	for k, v := range vars {
-		name, rest, ok := strings.Cut(k, ".")
-		if !ok || !s.unloaded(s.entries[name]) {
+		keys, err := enginevars.SplitName(k)
+		if err != nil || len(keys) < 2 || !s.unloaded(s.entries[keys[0]]) {
 			continue
 		}
-		vars[name] = enginevars.SetPath(vars[name], strings.Split(rest, "."), v)
+		vars[keys[0]] = enginevars.SetPath(vars[keys[0]], keys[1:], v)
 		delete(vars, k)
 	}
 }

@@ -165,17 +165,24 @@ type APICallResponse struct {
 	} `json:"response"`
 }
 
-// GlobalContextEntry mocks the data of a GlobalContextEntry.
+// GlobalContextEntry mocks the data of a GlobalContextEntry: exactly one
+// of Data (an object), Resources (objects) or ResourceFiles (YAML files of
+// objects, relative to the test's folder), then FieldPath and Projections
+// (see runner.globalMocks).
 type GlobalContextEntry struct {
-	Name          string   `json:"name"`
-	Data          any      `json:"data,omitempty"`
-	Resources     []any    `json:"resources,omitempty"`
-	ResourceFiles []string `json:"resourceFiles,omitempty"`
-	FieldPath     string   `json:"fieldPath,omitempty"`
-	Projections   []struct {
-		Name string `json:"name"`
-		Path string `json:"path"`
-	} `json:"projections,omitempty"`
+	Name          string                    `json:"name"`
+	Data          any                       `json:"data,omitempty"`
+	Resources     []any                     `json:"resources,omitempty"`
+	ResourceFiles []string                  `json:"resourceFiles,omitempty"`
+	FieldPath     string                    `json:"fieldPath,omitempty"`
+	Projections   []GlobalContextProjection `json:"projections,omitempty"`
+}
+
+// GlobalContextProjection is a projection of a GlobalContextEntry mock:
+// the key Name of the entry's data is the result of the JMESPath Path.
+type GlobalContextProjection struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // ParseTests decodes the Test documents of a test file. Decoding is strict:
@@ -212,6 +219,11 @@ func (t *Test) normalize() error {
 	}
 	if t.Kind != "" && t.Kind != "Test" {
 		return fmt.Errorf("kind %q is not Test", t.Kind)
+	}
+	if t.Values != nil {
+		if err := t.Values.checkNames(); err != nil {
+			return fmt.Errorf("values: %w", err)
+		}
 	}
 	t.Policies = dedupe(t.Policies)
 	t.Resources = dedupe(t.Resources)

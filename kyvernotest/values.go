@@ -2,9 +2,13 @@ package kyvernotest
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/yaml"
+
+	enginevars "github.com/verdict-policy/verdict/engine/variables"
 )
 
 // Values is a cli.kyverno.io/v1alpha1 Values file (kind Values or Value,
@@ -89,7 +93,44 @@ func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	if err := yaml.UnmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if err := v.ValuesSpec.checkNames(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
 	return &v.ValuesSpec, nil
+}
+
+// checkNames checks that every variable name splits into keys as
+// Kyverno's context.AddVariable splits it (variables.SplitName): Kyverno's
+// CLI fails on such a name when it adds it, Verdict when it loads the
+// values.
+func (v *ValuesSpec) checkNames() error {
+	check := func(path string, names []string) error {
+		for _, n := range names {
+			if _, err := enginevars.SplitName(n); err != nil {
+				return fmt.Errorf("%s: failed to add variable to context %s (%w)", path, n, err)
+			}
+		}
+		return nil
+	}
+	if err := check("globalValues", slices.Sorted(maps.Keys(v.GlobalValues))); err != nil {
+		return err
+	}
+	for i, p := range v.Policies {
+		for j, r := range p.Resources {
+			if err := check(fmt.Sprintf("policies[%d].resources[%d].values", i, j), slices.Sorted(maps.Keys(r.Values))); err != nil {
+				return err
+			}
+		}
+		for j, r := range p.Rules {
+			if err := check(fmt.Sprintf("policies[%d].rules[%d].values", i, j), slices.Sorted(maps.Keys(r.Values))); err != nil {
+				return err
+			}
+			if err := check(fmt.Sprintf("policies[%d].rules[%d].foreachValues", i, j), slices.Sorted(maps.Keys(r.ForeachValues))); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ParseSet parses --set k=v pairs as Kyverno does: entries without exactly

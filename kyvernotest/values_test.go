@@ -168,6 +168,9 @@ func TestParseValuesErrors(t *testing.T) {
 	}{
 		{name: "unknown field", give: "kind: Values\nglobalValue:\n  a: b\n", wantErr: `unknown field "globalValue"`},
 		{name: "a test file", give: "apiVersion: cli.kyverno.io/v1alpha1\nkind: Test\npolicies:\n- policy.yaml\n", wantErr: "cannot unmarshal string"},
+		{name: "global value name with a stray quote", give: "globalValues:\n  'a.b\"c': x\n", wantErr: `globalValues: failed to add variable to context a.b"c (variable name "a.b\"c": parse error`},
+		{name: "resource value name with an unterminated quote", give: "policies:\n- name: p\n  resources:\n  - name: r\n    values:\n      'a.\"b': x\n", wantErr: `policies[0].resources[0].values: failed to add variable to context a."b`},
+		{name: "rule foreach value with an empty name", give: "policies:\n- name: p\n  rules:\n  - name: r\n    foreachValues:\n      '': [x]\n", wantErr: `policies[0].rules[0].foreachValues: failed to add variable to context  (variable name "": EOF)`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

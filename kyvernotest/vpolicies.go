@@ -84,7 +84,7 @@ func celPolicyOf[D any](p *Policy, o kyverno.Object, decode func(map[string]any)
 // celPrepare loads what the policies.kyverno.io kinds of a test need:
 // its policies.kyverno.io PolicyExceptions, the Namespace objects of its
 // values (into s), and the data of the CEL libraries.
-func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, full func(string) string) (*celData, error) {
+func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, globals map[string]any, full func(string) string) (*celData, error) {
 	var err error
 	paths := make([]string, len(t.Exceptions))
 	for i, p := range t.Exceptions {
@@ -119,12 +119,13 @@ func (r *runner) celPrepare(s *suiteRun, t *Test, values *ValuesSpec, full func(
 		}
 		c = all
 	}
-	return newCELData(c, t.APICallResponses, t.GlobalContextEntries)
+	return newCELData(c, t.APICallResponses, globals)
 }
 
 // ClusterResource is a cli.kyverno.io ClusterResource file (a test's
 // clusterResources): the objects of the CLI's fake cluster, and the paths
-// of CRDs (which Verdict does not need: it has no discovery).
+// of CRDs, whose schemas the ApplyConfigurations of MutatingPolicies merge
+// custom resources with (crds.go).
 type ClusterResource struct {
 	APIVersion string         `json:"apiVersion,omitempty"`
 	Kind       string         `json:"kind,omitempty"`
@@ -226,9 +227,10 @@ type celData struct {
 }
 
 // newCELData builds the data from a test's context file (nil without one),
-// its apiCallResponses and its globalContextEntries.
-func newCELData(c *CLIContext, calls []APICallResponse, globals []GlobalContextEntry) (*celData, error) {
-	d := &celData{objects: map[string]map[string]map[string]map[string]any{}, images: map[string]map[string]any{}}
+// its apiCallResponses and its globalContextEntries, resolved by
+// runner.globalMocks.
+func newCELData(c *CLIContext, calls []APICallResponse, globals map[string]any) (*celData, error) {
+	d := &celData{objects: map[string]map[string]map[string]map[string]any{}, images: map[string]map[string]any{}, globals: globals}
 	if c != nil {
 		for _, r := range c.Spec.Resources {
 			apiVersion, _ := r["apiVersion"].(string)
@@ -273,15 +275,6 @@ func newCELData(c *CLIContext, calls []APICallResponse, globals []GlobalContextE
 			d.http = map[string]any{}
 		}
 		d.http[key] = map[string]any{"body": call.Response.Body, "statusCode": int64(status)}
-	}
-	for _, g := range globals {
-		if g.Data == nil {
-			continue
-		}
-		if d.globals == nil {
-			d.globals = map[string]any{}
-		}
-		d.globals[g.Name] = g.Data
 	}
 	return d, nil
 }

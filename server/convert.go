@@ -13,6 +13,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine/eval"
 	"github.com/verdict-policy/verdict/engine/policy"
+	"github.com/verdict-policy/verdict/engine/variables"
 	"github.com/verdict-policy/verdict/engine/vpol"
 	"github.com/verdict-policy/verdict/internal/jsonvalue"
 	verdictv1 "github.com/verdict-policy/verdict/proto/verdict/v1"
@@ -69,6 +70,9 @@ func requestFromProto(req *verdictv1.EvaluateRequest) (*eval.Request, error) {
 	if vars := req.GetVariables(); len(vars) > 0 {
 		out.Variables = make(map[string]any, len(vars))
 		for k, raw := range vars {
+			if _, err := variables.SplitName(k); err != nil {
+				return nil, fieldError(fmt.Sprintf("variables[%q]", k), "not a dotted variable name: %v", err)
+			}
 			v, err := jsonvalue.Decode(raw)
 			if err != nil {
 				return nil, fieldError(fmt.Sprintf("variables[%q]", k), "not JSON: %v", err)

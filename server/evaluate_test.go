@@ -307,6 +307,15 @@ spec:
 			wantViolations: []violation{{`variables["x"]`, "invalid_argument"}},
 		},
 		{
+			name: "variable name with a stray quote",
+			give: &verdictv1.EvaluateRequest{
+				Object:    pod(t, "p", "default", "nginx", nil),
+				Variables: map[string][]byte{`a.b"c`: []byte(`1`)},
+			},
+			wantCode:       codes.InvalidArgument,
+			wantViolations: []violation{{`variables["a.b\"c"]`, "invalid_argument"}},
+		},
+		{
 			name: "inline policy does not compile",
 			give: &verdictv1.EvaluateRequest{
 				Object:   pod(t, "p", "default", "nginx", nil),

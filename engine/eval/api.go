@@ -268,6 +268,12 @@ type Options struct {
 	// ValidatingPolicies and MutatingPolicies. Default: none (those calls
 	// are errors that name the missing source).
 	CELData kyvernocel.Sources
+	// ApplyTypes are the structured-merge-diff types the
+	// ApplyConfigurations of MutatingPolicies merge with, beyond the
+	// built-in kinds (mpol.NewSchemas: the custom resources of CRDs).
+	// Default: the built-in kinds only (another kind is an error, as in
+	// Kyverno's CLI without CRDs).
+	ApplyTypes vpol.ApplyTypes
 
 	// KyvernoCLI evaluates as Kyverno's CLI does where it differs from
 	// Kyverno's controllers: ValidatingAdmissionPolicies with bindings

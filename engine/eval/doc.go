@@ -8,7 +8,8 @@
 // then the generate rules (generate.go). For each policy,
 // in order, and each of its rules (autogen rules included), it applies
 // match and exclude, loads the rule's context entries lazily (an entry
-// loads the first time a variable names it, as in Kyverno), checks
+// loads the first time a variable names it, as in Kyverno; while it loads,
+// it can load only the entries declared before it), checks
 // preconditions, and runs the rule. Each rule that applies yields one
 // RuleResult: pass, fail, warn (a fail of a policy annotated
 // policies.kyverno.io/scored: "false"), error or skip; a mutate rule that

@@ -39,8 +39,9 @@ type Engine struct {
 	// long-lived engine.
 	templates parseCache[*variables.Template]
 	// celData and clock serve the policies.kyverno.io kinds (vpol.go, mpol.go).
-	celData kyvernocel.Sources
-	clock   func() time.Time
+	celData    kyvernocel.Sources
+	applyTypes vpol.ApplyTypes
+	clock      func() time.Time
 	// kyvernoCLI is Options.KyvernoCLI (vap.go).
 	kyvernoCLI bool
 }
@@ -82,7 +83,7 @@ func New(opts Options) *Engine {
 	if e.images == nil {
 		e.images = noImageVerifier{}
 	}
-	e.celData, e.clock = opts.CELData, opts.Now
+	e.celData, e.clock, e.applyTypes = opts.CELData, opts.Now, opts.ApplyTypes
 	e.kyvernoCLI = opts.KyvernoCLI
 	e.maxSteps = opts.MaxSteps
 	if e.maxSteps == 0 {

@@ -39,7 +39,10 @@ type scope struct {
 	// resource.
 	element map[string]any
 	nesting int
-	loading bool
+	// bounded and bound limit the entries a query may load while an
+	// entry loads (see loadMatching): only those before pending[bound].
+	bounded bool
+	bound   int
 	// ruleVars are the request's RuleVariables of the rule.
 	ruleVars map[string]any
 	// buf backs pending for the first entries (the images variable of
@@ -145,7 +148,11 @@ func (s *scope) own() {
 	s.data, s.owned = m, true
 }
 
-// set binds a top-level name, or a dotted path under it.
+// set binds a top-level name, or a dotted path under it, split as
+// Kyverno's context.AddVariable splits it (variables.SplitName: a key in
+// double quotes may hold dots). A name that does not split (a stray
+// quote), which the hosts refuse before they evaluate, is bound as one
+// top-level key.
 func (s *scope) set(name string, value any) {
 	s.forget()
 	s.own()
@@ -153,22 +160,34 @@ func (s *scope) set(name string, value any) {
 		s.data[name] = value
 		return
 	}
-	parts := strings.Split(name, ".")
+	parts, err := variables.SplitName(name)
+	if err != nil {
+		parts = []string{name}
+	}
 	s.data[parts[0]] = variables.SetPath(s.data[parts[0]], parts[1:], value)
 }
 
-// loadMatching loads the pending entries a query refers to, in order.
+// loadMatching loads the pending entries a query refers to, in order, as
+// Kyverno's deferredLoaders.LoadMatching does: a query made while an entry
+// loads (its jmesPath, value, urlPath...) loads only entries declared
+// before that one, so that an entry can use the earlier ones but never
+// itself or a later one. As in Kyverno, the bound holds for the rest of
+// the query that loads the entry, and is lifted once that entry (or any
+// entry it loads) has loaded: a later query of the same entry may load
+// any entry not loaded yet.
 func (s *scope) loadMatching(src string) error {
-	if s.loading {
-		return nil
+	n := len(s.pending)
+	if s.bounded {
+		n = min(n, s.bound)
 	}
-	for _, d := range s.pending {
+	for i := 0; i < n; i++ {
+		d := s.pending[i]
 		if d.done || !strings.Contains(src, d.name) || !d.matcher.MatchString(src) {
 			continue
 		}
-		s.loading = true
+		s.bounded, s.bound = true, i
 		err := s.load(d)
-		s.loading = false
+		s.bounded = false
 		if err != nil {
 			return err
 		}
@@ -176,13 +195,17 @@ func (s *scope) loadMatching(src string) error {
 	return nil
 }
 
-// loadAll loads every pending entry.
+// loadAll loads every pending entry, in order: each one, as in
+// loadMatching, can load only the entries before it.
 func (s *scope) loadAll() error {
-	for _, d := range s.pending {
+	for i, d := range s.pending {
 		if d.done {
 			continue
 		}
-		if err := s.load(d); err != nil {
+		s.bounded, s.bound = true, i
+		err := s.load(d)
+		s.bounded = false
+		if err != nil {
 			return err
 		}
 	}

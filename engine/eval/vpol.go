@@ -92,6 +92,7 @@ func (ev *evaluation) vpolInput() *vpol.Input {
 		NamespaceObject: req.NamespaceObject,
 		NamespaceLabels: req.NamespaceLabels,
 		Sources:         ev.e.celData,
+		ApplyTypes:      ev.e.applyTypes,
 		Now:             ev.e.now(),
 	}
 	if r.NamespaceObject == nil && r.Namespace != "" {

@@ -56,9 +56,12 @@
 //     rest put back after, which gives the merge of the whole object at
 //     a fraction of its cost). The schemas are those of the
 //     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
-//     (builtins.yaml, made by gen_builtins.go); a kind without a schema
-//     is an error, as in Kyverno's CLI ("type converter must not be
-//     nil").
+//     (builtins.yaml, made by gen_builtins.go), and those of custom
+//     resources a host gives (vpol.Request.ApplyTypes: Schemas, crd.go,
+//     made from CustomResourceDefinitions as Kyverno's CLI makes them
+//     from a test's CRD files); a kind of a group and version without a
+//     schema is an error, as in Kyverno's CLI ("type converter must not
+//     be nil").
 //   - JSONPatch: the JSONPatch values are applied as an RFC 6902 patch
 //     (gopkg.in/evanphx/json-patch.v4, as Kubernetes); a failed test
 //     operation leaves the object as it is.

@@ -90,7 +90,7 @@ func (p *Policy) Evaluate(ctx context.Context, in *vpol.Input, obj map[string]an
 // annotations. It returns the patched object: nil unless every mutation
 // applied.
 func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj map[string]any, excs []*vpol.Exception) (Result, map[string]any) {
-	return v.run(ctx, in.Activation(ctx), obj, excs, v.matchConditions, "spec.matchConditions", v.prefix)
+	return v.run(ctx, in.Activation(ctx), in.ApplyTypes(), obj, excs, v.matchConditions, "spec.matchConditions", v.prefix)
 }
 
 // run evaluates v on obj once it matched: the exceptions, the variables
@@ -99,7 +99,7 @@ func (p *Policy) evaluate(ctx context.Context, v *Variant, in *vpol.Input, obj m
 // order (each sees the object as the one before it left it), then the
 // audit annotations. The path of an error starts with prefix. It returns
 // the patched object: nil unless every mutation applied.
-func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[string]any, excs []*vpol.Exception, conds []cel.Program, condPath, prefix string) (Result, map[string]any) {
+func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, types vpol.ApplyTypes, obj map[string]any, excs []*vpol.Exception, conds []cel.Program, condPath, prefix string) (Result, map[string]any) {
 	fail := func(path string, err error) (Result, map[string]any) {
 		r := vpol.Result{Rule: vpol.RuleEvaluation, Status: vpol.StatusError, Message: MessageEvaluation + err.Error()}
 		return Result{Result: r, Path: prefix + path}, nil
@@ -119,7 +119,7 @@ func (v *Variant) run(ctx context.Context, act *kyvernocel.Activation, obj map[s
 		return Result{Result: vpol.Result{Status: vpol.StatusSkip, Message: "skip"}}, nil
 	}
 	for _, m := range v.mutations {
-		patched, err := m.apply(ctx, act, obj)
+		patched, err := m.apply(ctx, act, obj, types)
 		if err != nil {
 			return fail(m.path, err)
 		}

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/verdict-policy/verdict/engine/kyvernocel"
+	"github.com/verdict-policy/verdict/engine/vpol"
 )
 
 // The patch types of a mutation.
@@ -43,8 +44,9 @@ type mutation struct {
 
 // apply evaluates the mutation on act (whose object is obj) and returns
 // the patched object, as Kubernetes' patchers do (Kyverno uses them):
-// obj itself is never modified.
-func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj map[string]any) (map[string]any, error) {
+// obj itself is never modified. An ApplyConfiguration merges with the
+// type types gives (nil: the built-in kinds').
+func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj map[string]any, types vpol.ApplyTypes) (map[string]any, error) {
 	out, _, err := m.prog.ContextEval(ctx, act)
 	if err != nil {
 		return nil, err
@@ -52,7 +54,11 @@ func (m *mutation) apply(ctx context.Context, act *kyvernocel.Activation, obj ma
 	if m.patchType == PatchTypeJSONPatch {
 		return applyJSONPatch(out, obj)
 	}
-	return applyObject(out, obj, builtinType, m.allowAtomic)
+	typeOf := builtinType
+	if types != nil {
+		typeOf = types.TypeOf
+	}
+	return applyObject(out, obj, typeOf, m.allowAtomic)
 }
 
 // builtinType is the type of obj's kind among the built-in kinds

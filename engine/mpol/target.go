@@ -218,7 +218,7 @@ func (p *Policy) EvaluateTarget(ctx context.Context, in *vpol.Input, target map[
 	}
 	act := in.Activation(ctx)
 	act.Object, act.OldObject, act.NamespaceObject = target, nil, nil
-	return v.run(ctx, act, target, excs, p.targets.conditions, "spec.targetMatchConditions", "")
+	return v.run(ctx, act, in.ApplyTypes(), target, excs, p.targets.conditions, "spec.targetMatchConditions", "")
 }
 
 // ResourceRules lists the group, version and resource of each resource

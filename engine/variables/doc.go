@@ -32,7 +32,9 @@
 //     one that cannot be resolved is engine.CodeVariableNotResolved with
 //     Kyverno's message "failed to resolve <var> at path <path>: <cause>".
 //
-// SetPath binds a value under a dotted variable name. UserInfoVar and
+// SplitName splits a dotted variable name into its keys as Kyverno's
+// context.AddVariable does (a key in double quotes may hold dots), and
+// SetPath binds a value under those keys. UserInfoVar and
 // References serve the compile-time check of background policies (no
 // request.userInfo, roles, clusterRoles, serviceAccountName or
 // serviceAccountNamespace).

@@ -34,3 +34,34 @@ func TestSetPath(t *testing.T) {
 		})
 	}
 }
+
+func TestSplitName(t *testing.T) {
+	tests := []struct {
+		name    string
+		give    string
+		want    []string
+		wantErr bool
+	}{
+		{name: "one key", give: "cm", want: []string{"cm"}},
+		{name: "dotted", give: "request.object.metadata.name", want: []string{"request", "object", "metadata", "name"}},
+		{name: "quoted key with dots", give: `request.object.metadata.annotations."example.com/team"`, want: []string{"request", "object", "metadata", "annotations", "example.com/team"}},
+		{name: "doubled quote in a quoted key", give: `a."b""c"`, want: []string{"a", `b"c`}},
+		{name: "empty keys", give: "a..b.", want: []string{"a", "", "b", ""}},
+		{name: "first line only", give: "a.b\nc.d", want: []string{"a", "b"}},
+		{name: "empty", give: "", wantErr: true},
+		{name: "quote inside a key", give: `a.b"c`, wantErr: true},
+		{name: "unterminated quote", give: `a."b.c`, wantErr: true},
+		{name: "text after a quoted key", give: `"a"b.c`, wantErr: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := variables.SplitName(tt.give)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("SplitName(%q) error = %v, want error %v", tt.give, err, tt.wantErr)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("SplitName(%q) (-want +got):\n%s", tt.give, diff)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/structured-merge-diff/v6/typed"
 
 	"github.com/verdict-policy/verdict/engine/internal/celtypes"
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -52,10 +53,22 @@ type Request struct {
 	NamespaceLabels map[string]string
 	// Sources are the data sources of the CEL libraries.
 	Sources kyvernocel.Sources
+	// ApplyTypes gives the structured-merge-diff type of an object's kind
+	// to the ApplyConfigurations of MutatingPolicies (mpol.Schemas: the
+	// custom resources of CRDs). nil: the built-in kinds only.
+	ApplyTypes ApplyTypes
 	// Now is the clock of time.now() and of exceptions' expiresAt
 	// (default: time.Now at NewInput).
 	Now time.Time
 }
+
+// ApplyTypes gives the structured-merge-diff type of an object's kind.
+type ApplyTypes interface {
+	TypeOf(obj map[string]any) (*typed.ParseableType, error)
+}
+
+// ApplyTypes returns the request's ApplyTypes (nil: built-in kinds only).
+func (in *Input) ApplyTypes() ApplyTypes { return in.req.ApplyTypes }
 
 // UserInfo is the authenticated user of a request (authentication/v1).
 type UserInfo = celtypes.UserInfo
