@@ -3,6 +3,7 @@
 #   make run          verdict run: the decision server on 127.0.0.1:50051 with examples/policies
 #   make test         unit, corpus and CLI tests
 #   make conformance  the kyverno/policies corpus against the committed baseline
+#   make conformance-kyverno  Kyverno's own CLI test suites (test/cli of its Go module) against theirs
 #   make e2e          end-to-end tests with a real kube-apiserver and etcd (docs/e2e.md)
 #   make bench-peer   Verdict and Kyverno side by side: admission, and with PEER_FLAGS='-only scan' a background scan (hack/peer)
 #   make image        the container image (Dockerfile), when a docker daemon answers
@@ -14,6 +15,10 @@ GO          ?= go
 BIN         ?= bin/verdict
 CORPUS      ?= ../shared/conformance/kyverno-policies
 BASELINE    ?= conformance/baseline.txt
+# Kyverno's own CLI test suites: test/cli of the Go module github.com/kyverno/kyverno at
+# this version, downloaded from the module proxy (it is not a dependency of the project).
+KYVERNO_VERSION        ?= v1.19.0
+KYVERNO_CLI_BASELINE   ?= conformance/kyverno-cli-baseline.txt
 STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 BENCHTIME   ?= 1s
 
@@ -40,7 +45,7 @@ HELM_LDFLAGS = -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/hel
 	-X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION)
 CHART       ?= deploy/helm/verdict
 
-.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins bench-peer clean
+.PHONY: image crds chart helm helm-lint helm-test all build test run conformance conformance-update conformance-kyverno conformance-kyverno-update bench lint lint-proto proto fuzz fuzz-seeds fuzz-hostile mergeschema e2e e2e-bins bench-peer clean
 
 all: build
 
@@ -69,6 +74,17 @@ conformance:
 
 conformance-update:
 	$(GO) run ./hack/conformance -corpus $(CORPUS) -baseline $(BASELINE) -update
+
+kyverno-cli-dir = $$($(GO) mod download -json github.com/kyverno/kyverno@$(KYVERNO_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+
+conformance-kyverno:
+	@dir=$(kyverno-cli-dir); test -n "$$dir" || { echo "cannot download github.com/kyverno/kyverno@$(KYVERNO_VERSION)" >&2; exit 1; }; \
+	echo "$(GO) run ./hack/conformance -corpus $$dir/test/cli -baseline $(KYVERNO_CLI_BASELINE)"; \
+	$(GO) run ./hack/conformance -corpus $$dir/test/cli -baseline $(KYVERNO_CLI_BASELINE)
+
+conformance-kyverno-update:
+	@dir=$(kyverno-cli-dir); test -n "$$dir" || { echo "cannot download github.com/kyverno/kyverno@$(KYVERNO_VERSION)" >&2; exit 1; }; \
+	$(GO) run ./hack/conformance -corpus $$dir/test/cli -baseline $(KYVERNO_CLI_BASELINE) -update
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem -benchtime $(BENCHTIME) ./engine/...
