@@ -1,7 +1,6 @@
 package kyvernotest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -303,12 +302,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	default:
 		return nil
 	}
-	raw, err := json.Marshal(o.Value)
-	if err != nil {
-		p.Err = err
-		return p
-	}
-	docs, err := kyverno.DecodePolicies(fmt.Sprintf("%s:%d", path, o.Line), raw)
+	docs, err := kyverno.DecodePolicyValue(fmt.Sprintf("%s:%d", path, o.Line), o.Value)
 	if err != nil {
 		p.Err = locate(path, o.Line, "decode "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p

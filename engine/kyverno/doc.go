@@ -9,6 +9,8 @@
 //     path), checked against the CRD schemas in schema.json (made from the
 //     CRDs by gen_schema.go). Documents nesting maps and lists deeper than
 //     MaxDocumentDepth are refused before any recursive walk (depth.go).
+//     DecodePolicyValue does the same for one document already read into
+//     JSON values (by Decoder), without writing it out and reading it again.
 //   - PolicyException and DecodeExceptions (exception.go): kyverno.io/v2
 //     and v2beta1 PolicyExceptions, strictly against their Go types.
 //   - SplitDocuments: multi-document YAML or JSON to JSON objects with their
