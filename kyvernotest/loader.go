@@ -262,6 +262,12 @@ func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
 // ValidatingAdmissionPolicyBinding too, which callers separate with
 // splitBindings). Documents that are not policies (exceptions, anything
 // else) give nil.
+// compileOptions are those of the kyverno.io policies a run loads: a run
+// evaluates a small part of the rules it loads (a test sends a few
+// resources to each), so validate.cel expressions compile when their rule
+// is first evaluated (policy.CompileOptions.DeferCEL).
+var compileOptions = policy.CompileOptions{DeferCEL: true}
+
 func policyOf(path string, o kyverno.Object) *Policy {
 	p := &Policy{Path: path, Line: o.Line, Raw: o.Value}
 	p.APIVersion, _ = o.Value["apiVersion"].(string)
@@ -319,7 +325,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 			p.responds = true
 		}
 	}
-	compiled, err := policy.Compile(doc)
+	compiled, err := policy.CompileWith(doc, compileOptions)
 	if err != nil {
 		p.Err = locate(path, o.Line, "compile "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p
