@@ -3,8 +3,6 @@ package kyvernotest
 import (
 	"fmt"
 	"strings"
-
-	"sigs.k8s.io/yaml"
 )
 
 // Values is a cli.kyverno.io/v1alpha1 Values file (kind Values or Value,
@@ -86,7 +84,7 @@ type APIResource struct {
 // values file.
 func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	var v Values
-	if err := yaml.UnmarshalStrict(data, &v); err != nil {
+	if err := unmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return &v.ValuesSpec, nil

@@ -107,3 +107,41 @@ func TestDecodePolicyValueCopies(t *testing.T) {
 		t.Errorf("DecodePolicyValue(policy) pattern after the caller changed its map (-want +got):\n%s", diff)
 	}
 }
+
+// TestParseDocument checks ParseDocument against go-yaml v2 (parseSlow,
+// strict) on documents of the fast subset, and that it declines the
+// others.
+func TestParseDocument(t *testing.T) {
+	tests := []struct {
+		name   string
+		give   string
+		wantOK bool
+	}{
+		{"mapping", "a: b\nc: [1, 'x']\nd:\n  e: true\n  f: ~\n", true},
+		{"block scalar", "a: |\n  x\n  y\n", true},
+		{"empty", "", true},
+		{"repeated key", "a: b\na: c\n", false},
+		{"document marker", "---\na: b\n", false},
+		{"two documents", "a: b\n---\nc: d\n", false},
+		{"directive", "%YAML 1.1\n---\na: b\n", false},
+		{"anchor", "a: &x b\nc: *x\n", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseDocument(tt.give)
+			if ok != tt.wantOK {
+				t.Fatalf("ParseDocument(%q) ok = %t, want %t", tt.give, ok, tt.wantOK)
+			}
+			if !ok {
+				return
+			}
+			want, err := parseSlow(chunk{data: tt.give, first: 1, line: 1}, true)
+			if err != nil {
+				t.Fatalf("parseSlow(%q) = %v", tt.give, err)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("ParseDocument(%q) differs from go-yaml (-want +got):\n%s", tt.give, diff)
+			}
+		})
+	}
+}

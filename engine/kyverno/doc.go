@@ -18,7 +18,9 @@
 //     document at a time from an io.Reader, with a limit on the size of a
 //     document (DefaultMaxDocumentBytes), so that a large input is read in
 //     the memory of its largest document; its Skip leaves documents
-//     undecoded by their text.
+//     undecoded by their text. ParseDocument reads one document of the
+//     fast parser's subset (fastyaml.go) and declines any other, for
+//     callers with a go-yaml path of their own.
 //
 // YAML is read as Kubernetes and Kyverno read it: go-yaml v2 with
 // sigs.k8s.io/yaml's conversion to JSON (YAML 1.1 scalars: `yes` and `on`
