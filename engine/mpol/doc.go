@@ -56,7 +56,8 @@
 //     rest put back after, which gives the merge of the whole object at
 //     a fraction of its cost). The schemas are those of the
 //     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
-//     (builtins.yaml, made by gen_builtins.go); a kind without a schema
+//     (builtins.yaml, made by gen_builtins.go, read once per process by
+//     the fast YAML parser, go-yaml when it declines); a kind without a schema
 //     is an error, as in Kyverno's CLI ("type converter must not be
 //     nil").
 //   - JSONPatch: the JSONPatch values are applied as an RFC 6902 patch
