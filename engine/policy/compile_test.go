@@ -273,3 +273,49 @@ spec:
 		})
 	}
 }
+
+// TestCompileElementOutsideForeach checks Kyverno's refusal of element
+// variables outside a foreach, and that rules without them compile.
+func TestCompileElementOutsideForeach(t *testing.T) {
+	const head = `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: p
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+`
+	tests := []struct {
+		name     string
+		give     string
+		wantPath string
+	}{
+		{name: "no element", give: `      message: "{{ request.object.metadata.name }}"
+      pattern: {metadata: {name: "?*"}}
+`},
+		{name: "element in a foreach", give: `      foreach:
+      - list: request.object.spec.containers
+        pattern: {name: "{{ element.name }}"}
+`},
+		{name: "element outside a foreach", give: `      message: "{{ element.name }}"
+      pattern: {metadata: {name: "?*"}}
+`, wantPath: "spec.rules[0].validate.message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := policy.Compile(decode(t, head+tt.give))
+			var gotPath string
+			for _, e := range engine.As(err) {
+				if e.Code == engine.CodeInvalidVariable {
+					gotPath = e.Path
+				}
+			}
+			if gotPath != tt.wantPath {
+				t.Errorf("Compile() invalid variable at %q, want %q (error %v)", gotPath, tt.wantPath, err)
+			}
+		})
+	}
+}
