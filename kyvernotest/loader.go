@@ -1,7 +1,6 @@
 package kyvernotest
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -263,6 +262,12 @@ func (l *loader) loadPolicyFile(path string) ([]*Policy, error) {
 // ValidatingAdmissionPolicyBinding too, which callers separate with
 // splitBindings). Documents that are not policies (exceptions, anything
 // else) give nil.
+// compileOptions are those of the kyverno.io policies a run loads: a run
+// evaluates a small part of the rules it loads (a test sends a few
+// resources to each), so validate.cel expressions compile when their rule
+// is first evaluated (policy.CompileOptions.DeferCEL).
+var compileOptions = policy.CompileOptions{DeferCEL: true}
+
 func policyOf(path string, o kyverno.Object) *Policy {
 	p := &Policy{Path: path, Line: o.Line, Raw: o.Value}
 	p.APIVersion, _ = o.Value["apiVersion"].(string)
@@ -303,12 +308,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 	default:
 		return nil
 	}
-	raw, err := json.Marshal(o.Value)
-	if err != nil {
-		p.Err = err
-		return p
-	}
-	docs, err := kyverno.DecodePolicies(fmt.Sprintf("%s:%d", path, o.Line), raw)
+	docs, err := kyverno.DecodePolicyValue(fmt.Sprintf("%s:%d", path, o.Line), o.Value)
 	if err != nil {
 		p.Err = locate(path, o.Line, "decode "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p
@@ -325,7 +325,7 @@ func policyOf(path string, o kyverno.Object) *Policy {
 			p.responds = true
 		}
 	}
-	compiled, err := policy.Compile(doc)
+	compiled, err := policy.CompileWith(doc, compileOptions)
 	if err != nil {
 		p.Err = locate(path, o.Line, "compile "+p.Kind+" "+strconv.Quote(p.Name), err, MaxLocateBytes)
 		return p

@@ -10,7 +10,6 @@ import (
 	"strings"
 
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
-	"sigs.k8s.io/yaml"
 )
 
 // Test is one cli.kyverno.io/v1alpha1 Test document of a kyverno-test.yaml
@@ -198,7 +197,7 @@ func ParseTests(name string, data []byte) ([]*Test, error) {
 	tests := make([]*Test, 0, len(docs))
 	for i, doc := range docs {
 		var t Test
-		if err := yaml.UnmarshalStrict(doc, &t); err != nil {
+		if err := unmarshalStrict(doc, &t); err != nil {
 			return nil, fmt.Errorf("%s: document %d: %w", name, i+1, err)
 		}
 		if err := t.normalize(); err != nil {

@@ -3,8 +3,6 @@ package kyvernotest
 import (
 	"fmt"
 
-	"sigs.k8s.io/yaml"
-
 	"github.com/verdict-policy/verdict/engine/eval"
 )
 
@@ -32,7 +30,7 @@ func ParseUserInfo(name string, data []byte) (*UserInfo, error) {
 // not another.
 func parseCLIFile[T any](name string, data []byte, kind string, typeOf func(*T) (apiVersion, kind string)) (*T, error) {
 	var v T
-	if err := yaml.UnmarshalStrict(data, &v); err != nil {
+	if err := unmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	apiVersion, k := typeOf(&v)

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"sigs.k8s.io/yaml"
-
 	enginevars "github.com/verdict-policy/verdict/engine/variables"
 )
 
@@ -90,7 +88,7 @@ type APIResource struct {
 // values file.
 func ParseValues(name string, data []byte) (*ValuesSpec, error) {
 	var v Values
-	if err := yaml.UnmarshalStrict(data, &v); err != nil {
+	if err := unmarshalStrict(data, &v); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if err := v.ValuesSpec.checkNames(); err != nil {

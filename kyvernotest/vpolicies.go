@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/yaml"
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
@@ -140,7 +139,7 @@ type ClusterResource struct {
 func (l *loader) clusterResources(path string) (*ClusterResource, error) {
 	return cachedFile(l, "clusterresources", "load cluster resources", path, func(path string, data []byte) (*ClusterResource, error) {
 		var c ClusterResource
-		if err := yaml.UnmarshalStrict(data, &c); err != nil {
+		if err := unmarshalStrict(data, &c); err != nil {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 		if c.Kind != "" && c.Kind != "ClusterResource" {

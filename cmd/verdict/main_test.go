@@ -425,6 +425,16 @@ func TestRunTestFormats(t *testing.T) {
 			t.Errorf("verdict test -o junit second testcase = %+v, want bad-pod failing with %q", bad, "Want pass, got fail")
 		}
 	})
+	t.Run("one write", func(t *testing.T) {
+		// The report is buffered: a report below outputBufferBytes is one
+		// write, not one per line.
+		var stdout countingWriter
+		var stderr bytes.Buffer
+		run(context.Background(), []string{"test", "testdata/testfail", "--detailed-results"}, &stdout, &stderr)
+		if stdout.Len() == 0 || stdout.Len() >= outputBufferBytes || stdout.writes != 1 {
+			t.Errorf("verdict test wrote %d bytes in %d writes, want 1 write of less than %d bytes", stdout.Len(), stdout.writes, outputBufferBytes)
+		}
+	})
 	t.Run("unknown format", func(t *testing.T) {
 		var stdout, stderr bytes.Buffer
 		if code := run(context.Background(), []string{"test", "testdata/testfail", "-o", "html"}, &stdout, &stderr); code != 2 {
@@ -579,4 +589,15 @@ func TestRunTestInvalidPolicy(t *testing.T) {
 			t.Errorf("run(test testdata/invalidpolicy) = %q, want it to contain %q", got, want)
 		}
 	}
+}
+
+// countingWriter is a bytes.Buffer that counts the writes it gets.
+type countingWriter struct {
+	bytes.Buffer
+	writes int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) {
+	w.writes++
+	return w.Buffer.Write(p)
 }

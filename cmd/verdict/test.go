@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"slices"
 	"strings"
@@ -68,7 +69,12 @@ is 1 when any expected result failed.`,
 				FailOnly: failOnly,
 				Color:    output == kyvernotest.FormatText && useColor(out, removeColor, forceColor),
 			}
-			if err := kyvernotest.Write(out, output, rep, oo); err != nil {
+			// One write per outputBufferBytes, not one per line.
+			bw := bufio.NewWriterSize(out, outputBufferBytes)
+			if err := kyvernotest.Write(bw, output, rep, oo); err != nil {
+				return err
+			}
+			if err := bw.Flush(); err != nil {
 				return err
 			}
 			return testExit(rep)
@@ -89,6 +95,10 @@ is 1 when any expected result failed.`,
 	_ = f.MarkHidden("output-format")
 	return cmd
 }
+
+// outputBufferBytes is the buffer of verdict test's output: the report is
+// written when it is complete, in writes of this size.
+const outputBufferBytes = 64 << 10
 
 // testExit is the outcome of a test run: exit code 1 when a result failed.
 func testExit(rep *kyvernotest.Report) error {

@@ -57,7 +57,7 @@ func CompileAdmission(spec AdmissionSpec, path string) (*Rule, error) {
 		parts.annotations = append(parts.annotations, a.ValueExpression)
 	}
 	r := &Rule{}
-	if err := r.compileParts(parts, spec.HasParams, false); err != nil {
+	if err := r.compileParts(parts, spec.HasParams, false, false); err != nil {
 		return nil, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err}
 	}
 	var errs engine.Errors

@@ -3,6 +3,7 @@ package celrule
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -76,13 +77,15 @@ func TestEvaluate(t *testing.T) {
 		},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := mustCompile(t, Spec{CEL: &tt.give, Message: tt.message})
-			got := r.Evaluate(context.Background(), input(), nil)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Evaluate() mismatch (-want +got):\n%s", diff)
-			}
-		})
+		for _, deferred := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deferred=%t", tt.name, deferred), func(t *testing.T) {
+				r := mustCompile(t, Spec{CEL: &tt.give, Message: tt.message, Deferred: deferred})
+				got := r.Evaluate(context.Background(), input(), nil)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("Evaluate() mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
@@ -97,13 +100,15 @@ func TestEvaluatePreconditions(t *testing.T) {
 		{name: "does not compile", give: []kyverno.MatchCondition{{Name: "a", Expression: "1"}}, want: Outcome{Status: Fail, Message: "compilation error: must evaluate to bool but got int"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r := mustCompile(t, Spec{Preconditions: tt.give, CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "false"}}}})
-			got := r.Evaluate(context.Background(), input(), nil)
-			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("Evaluate() mismatch (-want +got):\n%s", diff)
-			}
-		})
+		for _, deferred := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/deferred=%t", tt.name, deferred), func(t *testing.T) {
+				r := mustCompile(t, Spec{Preconditions: tt.give, CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "false"}}}, Deferred: deferred})
+				got := r.Evaluate(context.Background(), input(), nil)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("Evaluate() mismatch (-want +got):\n%s", diff)
+				}
+			})
+		}
 	}
 }
 
@@ -170,10 +175,36 @@ func TestCompileErrors(t *testing.T) {
 }
 
 func TestCompileKeepsExpressionErrors(t *testing.T) {
-	r := mustCompile(t, Spec{CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "'abc'"}, {Expression: "true"}}}})
-	want := []string{"'abc': must evaluate to bool but got string"}
-	if diff := cmp.Diff(want, r.CompileErrors()); diff != "" {
-		t.Errorf("CompileErrors() mismatch (-want +got):\n%s", diff)
+	for _, deferred := range []bool{false, true} {
+		r := mustCompile(t, Spec{CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "'abc'"}, {Expression: "true"}}}, Deferred: deferred})
+		want := []string{"'abc': must evaluate to bool but got string"}
+		if diff := cmp.Diff(want, r.CompileErrors()); diff != "" {
+			t.Errorf("CompileErrors() with Deferred %t mismatch (-want +got):\n%s", deferred, diff)
+		}
+	}
+}
+
+// TestDeferred checks that a Deferred rule compiles its expressions when
+// first evaluated, not before, and keeps Compile's problems.
+func TestDeferred(t *testing.T) {
+	spec := kyverno.CEL{
+		Variables:   []kyverno.CELVariable{{Name: "n", Expression: "object.metadata.name"}},
+		Expressions: []kyverno.CELExpression{{Expression: "variables.n == 'x'", MessageExpression: "'name ' + variables.n"}},
+	}
+	r := mustCompile(t, Spec{CEL: &spec, Deferred: true})
+	if len(r.validations) != 0 || len(r.variables) != 0 {
+		t.Errorf("Compile(Deferred) compiled %d validations and %d variables, want none before an evaluation", len(r.validations), len(r.variables))
+	}
+	if got, want := r.Evaluate(context.Background(), input(), nil), (Outcome{Status: Fail, Message: "name p1"}); got != want {
+		t.Errorf("Evaluate() = %+v, want %+v", got, want)
+	}
+	if len(r.validations) != 1 || len(r.variables) != 1 {
+		t.Errorf("after Evaluate(), %d validations and %d variables, want 1 and 1", len(r.validations), len(r.variables))
+	}
+	_, err := Compile(Spec{CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Message: "m"}}}, Deferred: true}, "v.cel")
+	var es engine.Errors
+	if !errors.As(err, &es) || len(es) == 0 || es[0].Path != "v.cel.expressions[0].expression" {
+		t.Errorf("Compile(Deferred, no expression) error = %v, want one at v.cel.expressions[0].expression", err)
 	}
 }
 
@@ -221,13 +252,21 @@ func TestEvaluateConcurrently(t *testing.T) {
 		Expressions: []kyverno.CELExpression{{Expression: "variables.names.all(n, n == 'x')", MessageExpression: "'names: ' + variables.names.join(',')"}},
 	}})
 	noVars := mustCompile(t, Spec{CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "object.metadata.name == 'p1'"}}}})
+	// The same rules, compiled by whichever evaluation comes first.
+	deferred := mustCompile(t, Spec{CEL: &kyverno.CEL{
+		Variables:   []kyverno.CELVariable{{Name: "names", Expression: "object.spec.containers.map(c, c.name)"}},
+		Expressions: []kyverno.CELExpression{{Expression: "variables.names.all(n, n == 'x')", MessageExpression: "'names: ' + variables.names.join(',')"}},
+	}, Deferred: true})
+	deferredNoVars := mustCompile(t, Spec{CEL: &kyverno.CEL{Expressions: []kyverno.CELExpression{{Expression: "object.metadata.name == 'p1'"}}}, Deferred: true})
 	in := input()
-	done := make(chan Outcome, 16)
+	done := make(chan Outcome, 32)
 	for i := 0; i < 8; i++ {
 		go func() { done <- r.Evaluate(context.Background(), in, nil) }()
 		go func() { done <- noVars.Evaluate(context.Background(), in, nil) }()
+		go func() { done <- deferred.Evaluate(context.Background(), in, nil) }()
+		go func() { done <- deferredNoVars.Evaluate(context.Background(), in, nil) }()
 	}
-	for i := 0; i < 16; i++ {
+	for i := 0; i < 32; i++ {
 		got := <-done
 		if got != (Outcome{Status: Fail, Message: "names: c"}) && got != (Outcome{Status: Pass}) {
 			t.Errorf("Evaluate() = %+v", got)

@@ -2,6 +2,7 @@ package celrule
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types/traits"
@@ -23,6 +24,14 @@ type Spec struct {
 	// Message is validate.message: the message of the expressions that
 	// have none.
 	Message string
+	// Deferred compiles the expressions when the rule is first evaluated
+	// (once, safe for concurrent evaluations) instead of in Compile: for a
+	// short-lived run, such as the CLI's, where many rules are never
+	// evaluated. Compile reports the same problems either way, since an
+	// expression that does not compile is reported when it is evaluated
+	// (Kyverno accepts the policy); a long-lived host leaves it false, so
+	// that no evaluation pays for a compilation.
+	Deferred bool
 }
 
 // Rule is a compiled validate.cel rule. It is immutable and safe for
@@ -42,6 +51,29 @@ type Rule struct {
 	// Params is set when the rule has both paramKind and paramRef: it is
 	// then evaluated once per params resource.
 	Params *Params
+
+	// deferred holds the expressions of a rule compiled with
+	// Spec.Deferred until its first evaluation (nil otherwise).
+	deferred *deferredParts
+}
+
+// deferredParts are the expressions of a Spec.Deferred rule, compiled into
+// the rule once, by the first evaluation.
+type deferredParts struct {
+	once  sync.Once
+	parts ruleParts
+	envs  *ruleEnvs
+}
+
+// ready compiles the expressions of a Spec.Deferred rule, once; the
+// evaluations wait for it.
+func (r *Rule) ready() {
+	if d := r.deferred; d != nil {
+		d.once.Do(func() {
+			r.compileExpressions(d.envs, d.parts)
+			d.parts = ruleParts{}
+		})
+	}
 }
 
 // Params are validate.cel.paramKind and paramRef.
@@ -119,7 +151,7 @@ func Compile(spec Spec, path string) (*Rule, error) {
 			errs = append(errs, engine.Errorf(engine.CodeInvalidPolicy, fmt.Sprintf("%s.variables[%d].name", path, i), "a variable needs a name"))
 		}
 	}
-	if err := r.compileParts(parts, r.Params != nil, true); err != nil {
+	if err := r.compileParts(parts, r.Params != nil, true, spec.Deferred); err != nil {
 		return nil, &engine.Error{Code: engine.CodeInvalidPolicy, Path: path, Message: err.Error(), Err: err}
 	}
 	if err := errs.Err(); err != nil {
@@ -146,8 +178,10 @@ type ruleParts struct {
 // messageExpressions (string, without authorizer) and audit annotations
 // (string or null). An expression that does not compile keeps its error
 // in r (compiled.err). authorizer declares authorizer for everything but
-// messageExpressions.
-func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
+// messageExpressions. With deferred, the environments are made now (their
+// error is compileParts's) and the expressions by the first evaluation
+// (Rule.ready).
+func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer, deferred bool) error {
 	var envs *ruleEnvs
 	var err error
 	if len(parts.variables) == 0 {
@@ -159,6 +193,23 @@ func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
 		return err
 	}
 	r.varsType = envs.variables
+	for _, v := range parts.validations {
+		r.messages = r.messages || v.MessageExpression != ""
+	}
+	if len(parts.variables) == 0 {
+		r.noVariables = lazy.NewMapValue(r.varsType.CelType())
+	}
+	if deferred {
+		r.deferred = &deferredParts{parts: parts, envs: envs}
+		return nil
+	}
+	r.compileExpressions(envs, parts)
+	return nil
+}
+
+// compileExpressions compiles the expressions of parts into r
+// (compileParts).
+func (r *Rule) compileExpressions(envs *ruleEnvs, parts ruleParts) {
 	for _, v := range parts.variables {
 		cv := &variable{name: v.Name, compiled: compileExpr(envs.full, v.Expression)}
 		envs.variables.Fields[v.Name] = apiservercel.NewDeclField(v.Name, declTypeOf(cv.outType), true, nil, nil)
@@ -178,17 +229,10 @@ func (r *Rule) compileParts(parts ruleParts, hasParams, authorizer bool) error {
 		}
 		r.validations = append(r.validations, v)
 	}
-	for _, v := range r.validations {
-		r.messages = r.messages || v.messageExpr != nil
-	}
-	if len(r.variables) == 0 {
-		r.noVariables = lazy.NewMapValue(r.varsType.CelType())
-	}
 	for _, a := range parts.annotations {
 		m := compileExpr(envs.full, a, cel.StringType, cel.NullType)
 		r.annotations = append(r.annotations, &m)
 	}
-	return nil
 }
 
 // check is Kyverno's validation of validate.cel (pkg/policy/validate):
@@ -239,6 +283,7 @@ func check(c *kyverno.CEL, path string) engine.Errors {
 // CompileErrors returns the messages of the expressions that did not
 // compile, for diagnostics.
 func (r *Rule) CompileErrors() []string {
+	r.ready()
 	var out []string
 	add := func(c *compiled) {
 		if c != nil && c.err != nil {

@@ -4,7 +4,8 @@
 // behave the same (pkg/engine/handlers/validation/validate_cel.go and
 // k8s.io/apiserver's admission/plugin/cel and policy/validating).
 //
-// Read first: Compile (a *Rule per rule, every expression compiled once),
+// Read first: Compile (a *Rule per rule, every expression compiled once:
+// in Compile, or with Spec.Deferred by the rule's first evaluation),
 // NewInput (the request as CEL sees it, built once per request and shared
 // between rules) and Rule.Evaluate (an Outcome with Kyverno's message).
 //

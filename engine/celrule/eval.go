@@ -96,6 +96,7 @@ type Decision struct {
 // that errors, with none false, makes the rule not match. matched is false
 // when the match conditions (celPreconditions) do not hold.
 func (r *Rule) Validate(ctx context.Context, in *Input, param map[string]any, ignore bool) (decisions []Decision, matched bool) {
+	r.ready()
 	denyErr := func(err error) []Decision { return []Decision{{Deny: !ignore, Error: true, Message: err.Error()}} }
 
 	if len(r.preconditions) > 0 {

@@ -75,6 +75,48 @@ func DecodePolicies(source string, data []byte) ([]*Document, error) {
 	return out, nil
 }
 
+// DecodePolicyValue decodes one document that was already read into JSON
+// values (map[string]any, []any, string, float64, bool and nil, as Decoder
+// returns them) as DecodePolicies decodes the same document written as one
+// line of JSON: the same checks, the same errors (document 1, line 1 of
+// source), without writing and reading the document again. The Documents
+// hold a copy of v's maps and lists, never v's own.
+func DecodePolicyValue(source string, v any) ([]*Document, error) {
+	if err := checkDocumentDepth(v, MaxDocumentDepth); err != nil {
+		return nil, docError(source, 1, 1, err)
+	}
+	docs, err := decodeObject(copyJSON(v), "", false)
+	if err != nil {
+		return nil, docError(source, 1, 1, err)
+	}
+	return docs, nil
+}
+
+// copyJSON copies a JSON value as writing it as JSON and reading it back
+// would: maps and lists are new, and -0 becomes 0 (json.Marshal writes
+// "-0", which YAML reads as the integer 0).
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyJSON(e)
+		}
+		return out
+	case float64:
+		if x == 0 {
+			return float64(0)
+		}
+	}
+	return v
+}
+
 // decodeObject decodes one document (or List item) whose path is prefix.
 func decodeObject(v any, prefix string, item bool) ([]*Document, error) {
 	m, ok := v.(map[string]any)

@@ -9,6 +9,8 @@
 //     path), checked against the CRD schemas in schema.json (made from the
 //     CRDs by gen_schema.go). Documents nesting maps and lists deeper than
 //     MaxDocumentDepth are refused before any recursive walk (depth.go).
+//     DecodePolicyValue does the same for one document already read into
+//     JSON values (by Decoder), without writing it out and reading it again.
 //   - PolicyException and DecodeExceptions (exception.go): kyverno.io/v2
 //     and v2beta1 PolicyExceptions, strictly against their Go types.
 //   - SplitDocuments: multi-document YAML or JSON to JSON objects with their
@@ -16,7 +18,9 @@
 //     document at a time from an io.Reader, with a limit on the size of a
 //     document (DefaultMaxDocumentBytes), so that a large input is read in
 //     the memory of its largest document; its Skip leaves documents
-//     undecoded by their text.
+//     undecoded by their text. ParseDocument reads one document of the
+//     fast parser's subset (fastyaml.go) and declines any other, for
+//     callers with a go-yaml path of their own.
 //
 // YAML is read as Kubernetes and Kyverno read it: go-yaml v2 with
 // sigs.k8s.io/yaml's conversion to JSON (YAML 1.1 scalars: `yes` and `on`

@@ -88,6 +88,18 @@ func parseChunk(c chunk, strict bool, fast *fastYAML) ([]value, error) {
 	return []value{{v: v, line: c.line}}, nil
 }
 
+// ParseDocument parses data, one YAML document, into JSON values
+// (map[string]any, []any, string, float64, bool, nil) as go-yaml v2 and
+// sigs.k8s.io/yaml read it, when data is in the block-style subset of YAML
+// that Kubernetes manifests are written in (fastyaml.go) and repeats no
+// mapping key. ok is false otherwise (a document marker or directive,
+// anchors, tags, multi-line plain scalars, a repeated key, ...): the
+// caller then parses data with go-yaml. Scalars share data's memory.
+func ParseDocument(data string) (v any, ok bool) {
+	var f fastYAML
+	return f.parse(data, true)
+}
+
 func firstNonSpace(b string) int {
 	i := 0
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {

@@ -60,7 +60,12 @@
 // policies chooses the namespaces); past it, each policy builds its own,
 // which it then holds. A policy without variables compiles in the shared
 // environment itself; the first variable of a policy extends it with the
-// policy's own `variables` type.
+// policy's own `variables` type. A shared environment remembers the
+// answers of its libraries' type providers by type name (memoProvider, at
+// most MaxMemoTypeNames names): cel-go's provider for the libraries' Go
+// types asks the one below it twice for a name it does not know, so that
+// with the libraries stacked each such lookup of the checker (every prefix
+// of a qualified identifier) cost 2^libraries lookups.
 //
 // The package depends on cel-go, k8s.io/apiserver's CEL packages,
 // apimachinery and the sdk's libraries (which import no client-go); it

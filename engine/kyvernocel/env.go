@@ -279,7 +279,7 @@ func buildEnv(key envKey) (*cel.Env, error) {
 	}
 	// `variables` with no field yet, as in each policy's environment
 	// before its first variable (RegisterVariable).
-	env, err = env.Extend(cel.CustomTypeProvider(newVariablesProvider(env.CELTypeProvider())))
+	env, err = env.Extend(cel.CustomTypeProvider(newVariablesProvider(newMemoProvider(env.CELTypeProvider()))))
 	if err != nil {
 		return nil, fmt.Errorf("CEL environment: %w", err)
 	}

@@ -1,6 +1,8 @@
 package kyvernocel
 
 import (
+	"sync"
+
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"k8s.io/apiserver/pkg/cel/mutation"
@@ -94,4 +96,71 @@ func (p *variablesProvider) FindStructFieldType(structType, fieldName string) (*
 
 func (p *variablesProvider) NewValue(structType string, fields map[string]ref.Val) ref.Val {
 	return p.inner.NewValue(structType, fields)
+}
+
+// MaxMemoTypeNames bounds the type names a shared environment's
+// memoProvider remembers (each a name the checker looked up, found or
+// not); the lookups of other names go to the libraries' providers.
+const MaxMemoTypeNames = 4096
+
+// memoProvider remembers the answers of the providers of a shared
+// environment (sharedEnv), which never change once it is built, to the
+// lookups by type name. Each sdk library registers its Go types with
+// ext.NativeTypes, whose provider asks the provider below it twice for a
+// name it does not know (cel-go v0.30 nativeTypeProvider.FindStructType
+// and FindStructFieldNames): with the libraries stacked, a name that is
+// not a type (the checker asks for every prefix of a qualified
+// identifier, "object.spec") costs 2^libraries lookups. It is safe for
+// concurrent use.
+type memoProvider struct {
+	types.Provider
+	mu         sync.RWMutex
+	structs    map[string]memoType
+	fieldNames map[string]memoNames
+}
+
+type memoType struct {
+	t  *types.Type
+	ok bool
+}
+
+type memoNames struct {
+	names []string
+	ok    bool
+}
+
+func newMemoProvider(inner types.Provider) *memoProvider {
+	return &memoProvider{Provider: inner, structs: map[string]memoType{}, fieldNames: map[string]memoNames{}}
+}
+
+func (p *memoProvider) FindStructType(structType string) (*types.Type, bool) {
+	p.mu.RLock()
+	m, found := p.structs[structType]
+	p.mu.RUnlock()
+	if found {
+		return m.t, m.ok
+	}
+	t, ok := p.Provider.FindStructType(structType)
+	p.mu.Lock()
+	if len(p.structs)+len(p.fieldNames) < MaxMemoTypeNames {
+		p.structs[structType] = memoType{t, ok}
+	}
+	p.mu.Unlock()
+	return t, ok
+}
+
+func (p *memoProvider) FindStructFieldNames(structType string) ([]string, bool) {
+	p.mu.RLock()
+	m, found := p.fieldNames[structType]
+	p.mu.RUnlock()
+	if found {
+		return m.names, m.ok
+	}
+	names, ok := p.Provider.FindStructFieldNames(structType)
+	p.mu.Lock()
+	if len(p.structs)+len(p.fieldNames) < MaxMemoTypeNames {
+		p.fieldNames[structType] = memoNames{names, ok}
+	}
+	p.mu.Unlock()
+	return names, ok
 }

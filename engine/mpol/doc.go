@@ -56,7 +56,8 @@
 //     rest put back after, which gives the merge of the whole object at
 //     a fraction of its cost). The schemas are those of the
 //     Kubernetes 1.32 built-in kinds Kyverno's CLI merges with
-//     (builtins.yaml, made by gen_builtins.go), and those of custom
+//     (builtins.yaml, made by gen_builtins.go, read once per process by
+//     the fast YAML parser, go-yaml when it declines), and those of custom
 //     resources a host gives (vpol.Request.ApplyTypes: Schemas, crd.go,
 //     made from CustomResourceDefinitions as Kyverno's CLI makes them
 //     from a test's CRD files); a kind of a group and version without a

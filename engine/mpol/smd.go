@@ -4,9 +4,11 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/fieldpath"
@@ -31,21 +33,266 @@ type typeSet struct {
 }
 
 // builtins is read on the first ApplyConfiguration (300 KB of YAML, parsed
-// once per process).
+// once per process, by readBuiltins).
 var builtins = sync.OnceValues(func() (*typeSet, error) {
-	var in struct {
-		Kinds map[string]string   `yaml:"kinds"`
-		Types []smdschema.TypeDef `yaml:"types"`
+	kinds, types, err := readBuiltins(builtinsYAML)
+	if err != nil {
+		return nil, err
 	}
-	if err := yaml.Unmarshal(builtinsYAML, &in); err != nil {
-		return nil, fmt.Errorf("mpol: builtins.yaml: %w", err)
-	}
-	ts := &typeSet{parser: &typed.Parser{Schema: smdschema.Schema{Types: in.Types}}, kinds: in.Kinds, gvs: map[string]bool{}}
-	for k := range in.Kinds {
+	ts := &typeSet{parser: &typed.Parser{Schema: smdschema.Schema{Types: types}}, kinds: kinds, gvs: map[string]bool{}}
+	for k := range kinds {
 		ts.gvs[k[:strings.LastIndexByte(k, '/')]] = true
 	}
 	return ts, nil
 })
+
+// readBuiltins reads builtins.yaml as go-yaml reads it into
+// structured-merge-diff's types (their yaml tags): with the fast YAML
+// parser (kyverno.ParseDocument) and smdReader, several times faster, or
+// with go-yaml when either declines the document.
+func readBuiltins(data []byte) (map[string]string, []smdschema.TypeDef, error) {
+	if v, ok := kyverno.ParseDocument(string(data)); ok {
+		var r smdReader
+		kinds, types := r.builtins(v)
+		if !r.bad {
+			return kinds, types, nil
+		}
+	}
+	var in struct {
+		Kinds map[string]string   `yaml:"kinds"`
+		Types []smdschema.TypeDef `yaml:"types"`
+	}
+	if err := yaml.Unmarshal(data, &in); err != nil {
+		return nil, nil, fmt.Errorf("mpol: builtins.yaml: %w", err)
+	}
+	return in.Kinds, in.Types, nil
+}
+
+// smdReader converts the JSON values of builtins.yaml into
+// structured-merge-diff's schema types, field by field as go-yaml fills
+// them from their yaml tags. Anything it does not expect (a key, a type)
+// sets bad: the caller then uses go-yaml.
+type smdReader struct {
+	bad bool
+}
+
+// fields calls f for each key of v, a mapping, whose value is not null
+// (go-yaml leaves the field at its zero value).
+func (r *smdReader) fields(v any, f func(k string, e any) bool) {
+	m, ok := v.(map[string]any)
+	if !ok {
+		r.bad = r.bad || v != nil
+		return
+	}
+	for k, e := range m {
+		if e != nil && !f(k, e) {
+			r.bad = true
+		}
+	}
+}
+
+func (r *smdReader) list(v any, f func(e any)) {
+	l, ok := v.([]any)
+	if !ok {
+		r.bad = true
+		return
+	}
+	for _, e := range l {
+		f(e)
+	}
+}
+
+func (r *smdReader) str(v any) string {
+	s, ok := v.(string)
+	if !ok {
+		r.bad = true
+	}
+	return s
+}
+
+func (r *smdReader) builtins(v any) (kinds map[string]string, types []smdschema.TypeDef) {
+	r.fields(v, func(k string, e any) bool {
+		switch k {
+		case "kinds":
+			kinds = map[string]string{}
+			r.fields(e, func(k string, e any) bool {
+				kinds[k] = r.str(e)
+				return true
+			})
+		case "types":
+			types = make([]smdschema.TypeDef, 0, len(asList(e)))
+			r.list(e, func(e any) {
+				var t smdschema.TypeDef
+				r.fields(e, func(k string, e any) bool {
+					if k == "name" {
+						t.Name = r.str(e)
+						return true
+					}
+					return r.atom(&t.Atom, k, e)
+				})
+				types = append(types, t)
+			})
+		default:
+			return false
+		}
+		return true
+	})
+	return kinds, types
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// atom sets the member k of an Atom (inlined in TypeDef and TypeRef).
+func (r *smdReader) atom(a *smdschema.Atom, k string, e any) bool {
+	switch k {
+	case "scalar":
+		s := smdschema.Scalar(r.str(e))
+		a.Scalar = &s
+	case "list":
+		l := &smdschema.List{}
+		r.fields(e, func(k string, e any) bool {
+			switch k {
+			case "elementType":
+				l.ElementType = r.typeRef(e)
+			case "elementRelationship":
+				l.ElementRelationship = smdschema.ElementRelationship(r.str(e))
+			case "keys":
+				l.Keys = make([]string, 0, len(asList(e)))
+				r.list(e, func(e any) { l.Keys = append(l.Keys, r.str(e)) })
+			default:
+				return false
+			}
+			return true
+		})
+		a.List = l
+	case "map":
+		m := &smdschema.Map{}
+		r.fields(e, func(k string, e any) bool {
+			switch k {
+			case "fields":
+				m.Fields = make([]smdschema.StructField, 0, len(asList(e)))
+				r.list(e, func(e any) { m.Fields = append(m.Fields, r.structField(e)) })
+			case "unions":
+				m.Unions = make([]smdschema.Union, 0, len(asList(e)))
+				r.list(e, func(e any) { m.Unions = append(m.Unions, r.union(e)) })
+			case "elementType":
+				m.ElementType = r.typeRef(e)
+			case "elementRelationship":
+				m.ElementRelationship = smdschema.ElementRelationship(r.str(e))
+			default:
+				return false
+			}
+			return true
+		})
+		a.Map = m
+	default:
+		return false
+	}
+	return true
+}
+
+func (r *smdReader) typeRef(v any) smdschema.TypeRef {
+	var t smdschema.TypeRef
+	r.fields(v, func(k string, e any) bool {
+		switch k {
+		case "namedType":
+			s := r.str(e)
+			t.NamedType = &s
+		case "elementRelationship":
+			er := smdschema.ElementRelationship(r.str(e))
+			t.ElementRelationship = &er
+		default:
+			return r.atom(&t.Inlined, k, e)
+		}
+		return true
+	})
+	return t
+}
+
+func (r *smdReader) structField(v any) smdschema.StructField {
+	var f smdschema.StructField
+	r.fields(v, func(k string, e any) bool {
+		switch k {
+		case "name":
+			f.Name = r.str(e)
+		case "type":
+			f.Type = r.typeRef(e)
+		case "default":
+			f.Default = r.value(e)
+		default:
+			return false
+		}
+		return true
+	})
+	return f
+}
+
+func (r *smdReader) union(v any) smdschema.Union {
+	var u smdschema.Union
+	r.fields(v, func(k string, e any) bool {
+		switch k {
+		case "discriminator":
+			s := r.str(e)
+			u.Discriminator = &s
+		case "deduceInvalidDiscriminator":
+			b, ok := e.(bool)
+			u.DeduceInvalidDiscriminator = b
+			return ok
+		case "fields":
+			u.Fields = make([]smdschema.UnionField, 0, len(asList(e)))
+			r.list(e, func(e any) {
+				var f smdschema.UnionField
+				r.fields(e, func(k string, e any) bool {
+					switch k {
+					case "fieldName":
+						f.FieldName = r.str(e)
+					case "discriminatorValue":
+						f.DiscriminatorValue = r.str(e)
+					default:
+						return false
+					}
+					return true
+				})
+				u.Fields = append(u.Fields, f)
+			})
+		default:
+			return false
+		}
+		return true
+	})
+	return u
+}
+
+// value is a JSON value as go-yaml decodes it into an interface{}:
+// map[interface{}]interface{} mappings and int integers. A float64 that is
+// a whole number is taken for an integer: gen_builtins.go writes the
+// OpenAPI defaults, JSON numbers, with go-yaml, which writes a whole
+// float64 as an integer ("1", never "1.0").
+func (r *smdReader) value(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1<<53 {
+			return int(x)
+		}
+		return x
+	case map[string]any:
+		m := make(map[any]any, len(x))
+		for k, e := range x {
+			m[k] = r.value(e)
+		}
+		return m
+	case []any:
+		l := make([]any, len(x))
+		for i, e := range x {
+			l[i] = r.value(e)
+		}
+		return l
+	}
+	return v
+}
 
 // errNoTypeConverter is Kubernetes' error for a kind whose group and
 // version have no schema (Kyverno's CLI knows the built-in kinds only).

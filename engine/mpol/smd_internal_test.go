@@ -4,9 +4,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	goyaml "go.yaml.in/yaml/v2"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	smdschema "sigs.k8s.io/structured-merge-diff/v6/schema"
 	"sigs.k8s.io/structured-merge-diff/v6/typed"
 	"sigs.k8s.io/yaml"
+
+	"github.com/verdict-policy/verdict/engine/kyverno"
 )
 
 // fullMerge is structured-merge-diff's merge of the whole object, as
@@ -103,6 +108,66 @@ status: {replicas: 3}
 			}
 			if diff := cmp.Diff(again, obj); diff != "" {
 				t.Errorf("mergeTyped(%s) modified the object (-before +after):\n%s", tt.patch, diff)
+			}
+		})
+	}
+}
+
+// TestReadBuiltins checks that the fast reading of builtins.yaml gives
+// what go-yaml gives, and that a document smdReader does not expect is
+// left to go-yaml.
+func TestReadBuiltins(t *testing.T) {
+	var want struct {
+		Kinds map[string]string   `yaml:"kinds"`
+		Types []smdschema.TypeDef `yaml:"types"`
+	}
+	if err := goyaml.Unmarshal(builtinsYAML, &want); err != nil {
+		t.Fatal(err)
+	}
+	v, ok := kyverno.ParseDocument(string(builtinsYAML))
+	if !ok {
+		t.Fatal("kyverno.ParseDocument(builtins.yaml) declined the document, want it read")
+	}
+	var r smdReader
+	kinds, types := r.builtins(v)
+	if r.bad {
+		t.Fatal("smdReader.builtins(builtins.yaml) found something unexpected, want it read")
+	}
+	opts := cmpopts.IgnoreUnexported(smdschema.Map{})
+	if diff := cmp.Diff(want.Kinds, kinds); diff != "" {
+		t.Errorf("smdReader.builtins(builtins.yaml) kinds differ from go-yaml's (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want.Types, types, opts); diff != "" {
+		t.Errorf("smdReader.builtins(builtins.yaml) types differ from go-yaml's (-want +got):\n%s", diff)
+	}
+
+	tests := []struct {
+		name string
+		give string
+	}{
+		{"unknown key", "kinds: {v1/Pod: p}\ntypes:\n- name: p\n  scalr: string\n"},
+		{"number for a string", "kinds: {v1/Pod: 1}\n"},
+		{"defaults", "types:\n- name: p\n  map:\n    fields:\n    - {name: a, default: 1.5}\n    - {name: b, default: 0}\n    - {name: c, default: {}}\n    - {name: d, default: [x, 2, false]}\n    - {name: e, default: null}\n"},
+		{"unions", "types:\n- name: p\n  map:\n    unions:\n    - discriminator: d\n      deduceInvalidDiscriminator: true\n      fields: [{fieldName: a, discriminatorValue: A}]\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kinds, types, err := readBuiltins([]byte(tt.give))
+			if err != nil {
+				t.Fatalf("readBuiltins(%q) = %v", tt.give, err)
+			}
+			var want struct {
+				Kinds map[string]string   `yaml:"kinds"`
+				Types []smdschema.TypeDef `yaml:"types"`
+			}
+			if err := goyaml.Unmarshal([]byte(tt.give), &want); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(want.Kinds, kinds); diff != "" {
+				t.Errorf("readBuiltins(%q) kinds differ from go-yaml's (-want +got):\n%s", tt.give, diff)
+			}
+			if diff := cmp.Diff(want.Types, types, opts); diff != "" {
+				t.Errorf("readBuiltins(%q) types differ from go-yaml's (-want +got):\n%s", tt.give, diff)
 			}
 		})
 	}

@@ -14,7 +14,7 @@ func (c *compiler) cel(raw *kyverno.Rule, rulePath, path string) *celrule.Rule {
 	if len(raw.Context) > 0 {
 		c.errorf(engine.CodeInvalidPolicy, rulePath+".context", "context variables are not supported for CEL expressions in validate rules")
 	}
-	r, err := celrule.Compile(celrule.Spec{Preconditions: raw.CELPreconditions, CEL: v.CEL, Message: v.Message}, path+".cel")
+	r, err := celrule.Compile(celrule.Spec{Preconditions: raw.CELPreconditions, CEL: v.CEL, Message: v.Message, Deferred: c.opts.DeferCEL}, path+".cel")
 	c.add(err, engine.CodeInvalidPolicy, path+".cel")
 	return r
 }

@@ -85,6 +85,12 @@ func elementOutsideForeach(r *kyverno.Rule, rulePath string) (path, variable str
 	if err != nil {
 		return "", ""
 	}
+	// A string or key holding "element" holds it in the JSON text too
+	// (json.Marshal escapes no letter): a rule without it has nothing to
+	// find, and most rules are read back for nothing otherwise.
+	if !bytes.Contains(b, []byte("element")) {
+		return "", ""
+	}
 	var doc any
 	if err := json.Unmarshal(b, &doc); err != nil {
 		return "", ""

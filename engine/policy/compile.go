@@ -321,7 +321,23 @@ type Foreach struct {
 // Compile checks doc and compiles it. It returns every problem found, as an
 // engine.Errors sorted by path.
 func Compile(doc *kyverno.Document) (*Policy, error) {
-	c := &compiler{}
+	return CompileWith(doc, CompileOptions{})
+}
+
+// CompileOptions tune Compile to the host's use of the policy.
+type CompileOptions struct {
+	// DeferCEL compiles the CEL expressions of a validate.cel rule when
+	// the rule is first evaluated (celrule.Spec.Deferred), for a
+	// short-lived run that evaluates few of its rules (verdict test). The
+	// problems Compile reports are the same. Default false: a long-lived
+	// host compiles everything when it loads the policy, so that no
+	// evaluation pays for it.
+	DeferCEL bool
+}
+
+// CompileWith is Compile with options.
+func CompileWith(doc *kyverno.Document, opts CompileOptions) (*Policy, error) {
+	c := &compiler{opts: opts}
 	p := c.policy(doc)
 	if err := c.errs.Err(); err != nil {
 		return nil, fmt.Errorf("compile %s %q: %w", kindOf(doc), doc.Metadata.Name, err)
@@ -337,6 +353,7 @@ func kindOf(doc *kyverno.Document) string {
 }
 
 type compiler struct {
+	opts CompileOptions
 	errs engine.Errors
 	// policyNamespace is the namespace of a namespaced Policy being
 	// compiled ("" for a ClusterPolicy): its context entries may read that

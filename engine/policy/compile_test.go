@@ -1,6 +1,7 @@
 package policy_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -215,6 +216,106 @@ spec:
 				}
 			}
 			t.Errorf("Compile(%s) = %v, want an error with code %s at %s", tt.name, err, tt.wantCode, tt.wantPath)
+		})
+	}
+}
+
+// TestCompileWithDeferCEL checks that deferring the CEL expressions of
+// validate.cel rules leaves Compile's problems unchanged (Kyverno reports
+// an expression that does not compile when the rule is evaluated).
+func TestCompileWithDeferCEL(t *testing.T) {
+	const celPolicy = `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: p
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+      cel:
+        expressions:
+        - expression: "object.spec.containers.all(c, c.image != 'x'"
+`
+	tests := []struct {
+		name string
+		give string
+	}{
+		{name: "valid rule, invalid expression", give: celPolicy},
+		{name: "context entries in a cel rule", give: celPolicy + "    context: [{name: a, variable: {value: 1}}]\n"},
+		{name: "empty expression", give: strings.Replace(celPolicy, `"object.spec.containers.all(c, c.image != 'x'"`, `""`, 1)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			doc := decode(t, tt.give)
+			want, wantErr := policy.Compile(doc)
+			got, gotErr := policy.CompileWith(doc, policy.CompileOptions{DeferCEL: true})
+			if diff := cmp.Diff(engine.As(wantErr), engine.As(gotErr)); diff != "" {
+				t.Errorf("CompileWith(DeferCEL) errors differ from Compile's (-want +got):\n%s", diff)
+			}
+			if (want == nil) != (got == nil) {
+				t.Fatalf("CompileWith(DeferCEL) = %v, want %v", got, want)
+			}
+			if want == nil {
+				return
+			}
+			var wantRules, gotRules []string
+			for _, r := range want.Rules {
+				wantRules = append(wantRules, r.Name)
+			}
+			for _, r := range got.Rules {
+				gotRules = append(gotRules, r.Name)
+			}
+			if diff := cmp.Diff(wantRules, gotRules); diff != "" {
+				t.Errorf("CompileWith(DeferCEL) rules differ from Compile's (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCompileElementOutsideForeach checks Kyverno's refusal of element
+// variables outside a foreach, and that rules without them compile.
+func TestCompileElementOutsideForeach(t *testing.T) {
+	const head = `
+apiVersion: kyverno.io/v1
+kind: ClusterPolicy
+metadata:
+  name: p
+spec:
+  rules:
+  - name: r
+    match: {any: [{resources: {kinds: [Pod]}}]}
+    validate:
+`
+	tests := []struct {
+		name     string
+		give     string
+		wantPath string
+	}{
+		{name: "no element", give: `      message: "{{ request.object.metadata.name }}"
+      pattern: {metadata: {name: "?*"}}
+`},
+		{name: "element in a foreach", give: `      foreach:
+      - list: request.object.spec.containers
+        pattern: {name: "{{ element.name }}"}
+`},
+		{name: "element outside a foreach", give: `      message: "{{ element.name }}"
+      pattern: {metadata: {name: "?*"}}
+`, wantPath: "spec.rules[0].validate.message"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := policy.Compile(decode(t, head+tt.give))
+			var gotPath string
+			for _, e := range engine.As(err) {
+				if e.Code == engine.CodeInvalidVariable {
+					gotPath = e.Path
+				}
+			}
+			if gotPath != tt.wantPath {
+				t.Errorf("Compile() invalid variable at %q, want %q (error %v)", gotPath, tt.wantPath, err)
+			}
 		})
 	}
 }

@@ -9,7 +9,9 @@
 // (engine/condition), parses mutate patches and generate patterns
 // (Mutation, Generation; a patchesJson6902 without variables is decoded
 // once), compiles validate.cel rules (engine/celrule: every CEL expression
-// compiled once) and validate.podSecurity rules (engine/podsecurity), and
+// compiled once; with CompileWith and CompileOptions.DeferCEL, for a
+// short-lived run, when the rule is first evaluated) and
+// validate.podSecurity rules (engine/podsecurity), and
 // rejects what Kyverno rejects, such as
 // request.userInfo in a background policy or a variable that Kyverno's
 // allowed-variables check refuses (allowedvars.go: its regular expressions
