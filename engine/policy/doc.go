@@ -9,7 +9,10 @@
 // (engine/condition), parses mutate patches and generate patterns
 // (Mutation, Generation; a patchesJson6902 without variables is decoded
 // once), compiles validate.cel rules (engine/celrule: every CEL expression
-// compiled once) and validate.podSecurity rules (engine/podsecurity), and
+// compiled once), validate.podSecurity rules (engine/podsecurity) and
+// validate.manifests rules (manifests.go: attestor sets with their public
+// keys parsed by engine/manifests; keyless, certificates, KMS, secrets and
+// OCI repositories make the rule Unsupported), and
 // rejects what Kyverno rejects, such as
 // request.userInfo in a background policy or a variable that Kyverno's
 // allowed-variables check refuses (allowedvars.go: its regular expressions
