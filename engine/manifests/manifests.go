@@ -338,13 +338,17 @@ func splitYAML(b []byte) []map[string]any {
 	return out
 }
 
-// splitDocuments cuts a YAML stream at its "---" separator lines.
+// splitDocuments cuts a YAML stream at its separator lines, as
+// apimachinery's YAMLReader: "---" followed by nothing or a comment.
 func splitDocuments(b []byte) [][]byte {
 	var out [][]byte
 	var cur []byte
 	for _, line := range bytes.SplitAfter(b, []byte("\n")) {
-		t := bytes.TrimRight(line, " \t\r\n")
-		if bytes.Equal(t, []byte("---")) || bytes.HasPrefix(t, []byte("--- ")) {
+		if rest, ok := bytes.CutPrefix(line, []byte("---")); ok {
+			if rest = bytes.TrimSpace(rest); len(rest) > 0 && rest[0] != '#' {
+				cur = append(cur, line...)
+				continue
+			}
 			out = append(out, cur)
 			cur = nil
 			continue

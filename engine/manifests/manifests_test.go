@@ -15,6 +15,7 @@ import (
 	"encoding/base64"
 	"encoding/pem"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -259,7 +260,7 @@ func TestVerify(t *testing.T) {
 		{
 			name: "manifest among several", yaml: serviceYAML, key: s.key(t), want: &manifests.Result{Verified: true},
 			ann: func() map[string]string {
-				a := tarGz(t, [2]string{"a/other.yaml", strings.Replace(serviceYAML, "name: web", "name: api", 1) + "---\n" + serviceYAML},
+				a := tarGz(t, [2]string{"a/other.yaml", strings.Replace(serviceYAML, "name: web", "name: api", 1) + "--- # the signed Service\n" + serviceYAML},
 					[2]string{"a/README.md", "not yaml"})
 				return map[string]string{"cosign.sigstore.dev/message": message(t, a), "cosign.sigstore.dev/signature": s.sign(t, a)}
 			}(),
@@ -302,23 +303,24 @@ func TestVerify(t *testing.T) {
 	}
 }
 
-// TestMaxBytes checks the bound on the decompressed message, at the limit
-// and over it.
+// TestMaxBytes checks the bound on the decompressed message (the tar.gz
+// archive, then its files), at the limit and over it.
 func TestMaxBytes(t *testing.T) {
 	s := ecdsaSigner(t)
-	archive := tarGz(t, [2]string{"service.yaml", serviceYAML})
+	content := serviceYAML + "# " + strings.Repeat("x", 4000) + "\n"
+	archive := tarGz(t, [2]string{"service.yaml", content})
 	ann := map[string]string{"cosign.sigstore.dev/message": message(t, archive), "cosign.sigstore.dev/signature": s.sign(t, archive)}
-	size := len(serviceYAML)
-	if len(archive) > size {
-		size = len(archive)
+	if len(archive) >= len(content) {
+		t.Fatalf("archive of %d bytes, want it smaller than its %d bytes of content", len(archive), len(content))
 	}
 	tests := []struct {
 		max     int
 		wantErr string
 	}{
-		{max: size},
-		{max: len(archive) - 1, wantErr: "the message decompresses to more than"},
-		{max: len(serviceYAML) - 1, wantErr: "limit MaxBytes"},
+		{max: len(content)},
+		{max: len(content) - 1, wantErr: "the archive's files hold more than " + strconv.Itoa(len(content)-1) + " bytes (limit MaxBytes)"},
+		{max: len(archive), wantErr: "the archive's files hold more than"},
+		{max: len(archive) - 1, wantErr: "YAML manifest not found for this resource: the message decompresses to more than " + strconv.Itoa(len(archive)-1) + " bytes (limit MaxBytes)"},
 	}
 	for _, tt := range tests {
 		_, err := manifests.Check(object(t, serviceYAML, ann), manifests.Options{MaxBytes: tt.max}).Verify(s.key(t))
