@@ -332,3 +332,62 @@ func TestMaxBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestDiff compares signed manifests with changed resources; the diffs
+// are those kyverno test v1.19.0 reports for the same pairs (its message
+// "failed to verify signature. diff found; <diff>").
+func TestDiff(t *testing.T) {
+	s := ecdsaSigner(t)
+	tests := []struct {
+		name, signed, resource string
+		wantDiff               string
+	}{
+		{
+			name:     "renamed resource found by value",
+			signed:   "apiVersion: v1\nkind: Service\nmetadata:\n  name: renamed\nspec:\n  ports:\n  - port: 80\n",
+			resource: "apiVersion: v1\nkind: Service\nmetadata:\n  name: renamed2\nspec:\n  ports:\n  - port: 80\n",
+			wantDiff: `{"items":[{"key":"metadata.name","values":{"after":"renamed2","before":"renamed"}}]}`,
+		},
+		{
+			name:     "list reordered",
+			signed:   "apiVersion: v1\nkind: Service\nmetadata:\n  name: reorder\nspec:\n  ports:\n  - port: 80\n    name: a\n  - port: 81\n    name: b\n",
+			resource: "apiVersion: v1\nkind: Service\nmetadata:\n  name: reorder\nspec:\n  ports:\n  - port: 81\n    name: b\n  - port: 80\n    name: a\n",
+			wantDiff: `{"items":[{"key":"spec.ports.0.name","values":{"after":"b","before":"a"}},{"key":"spec.ports.0.port","values":{"after":81,"before":80}},{"key":"spec.ports.1.name","values":{"after":"a","before":"b"}},{"key":"spec.ports.1.port","values":{"after":80,"before":81}}]}`,
+		},
+		{
+			name:     "value of another type",
+			signed:   "apiVersion: v1\nkind: Service\nmetadata:\n  name: typed\nspec:\n  ports:\n  - port: 80\n",
+			resource: "apiVersion: v1\nkind: Service\nmetadata:\n  name: typed\nspec:\n  ports:\n  - port: \"80\"\n",
+			wantDiff: `{"items":[{"key":"spec.ports.0.port","values":{"after":"(type: string) 80","before":"(type: float64) %!s(float64=80)"}}]}`,
+		},
+		{
+			name:     "Pod defaults, namespace and canonical image ignored",
+			signed:   "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\n  namespace: other\nspec:\n  containers:\n  - name: c\n    image: nginx\n",
+			resource: "apiVersion: v1\nkind: Pod\nmetadata:\n  name: pod\nspec:\n  containers:\n  - name: c\n    image: nginx:latest\n    imagePullPolicy: Always\n  dnsPolicy: ClusterFirst\n  restartPolicy: Always\n",
+		},
+		{
+			name:     "empty string like an absent key",
+			signed:   "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  a: \"\"\n  b: x\n",
+			resource: "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  b: x\n  c: \"\"\n",
+		},
+		{
+			name:     "replicas changed",
+			signed:   "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: dep\nspec:\n  replicas: 1\n",
+			resource: "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: dep\nspec:\n  replicas: 3\n",
+			wantDiff: `{"items":[{"key":"spec.replicas","values":{"after":3,"before":1}}]}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			archive := tarGz(t, [2]string{"m.yaml", tt.signed})
+			ann := map[string]string{"cosign.sigstore.dev/message": message(t, archive), "cosign.sigstore.dev/signature": s.sign(t, archive)}
+			got, err := manifests.Check(object(t, tt.resource, ann), manifests.Options{}).Verify(s.key(t))
+			if err != nil {
+				t.Fatalf("Verify(%s) error = %v", tt.name, err)
+			}
+			if got.Verified != (tt.wantDiff == "") || got.Diff.String() != tt.wantDiff {
+				t.Errorf("Verify(%s) = verified %v, diff %s, want diff %s", tt.name, got.Verified, got.Diff, tt.wantDiff)
+			}
+		})
+	}
+}
