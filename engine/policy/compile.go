@@ -552,12 +552,13 @@ func (c *compiler) rule(p *Policy, raw *kyverno.Rule, path string) *Rule {
 		r.AllowExistingViolations = boolOr(v.AllowExistingViolations, true)
 		c.celPreconditionsOutsideCEL(raw, path)
 		switch {
+		case v.Manifests != nil:
+			// First, as in Kyverno's handler choice.
+			r.Manifests, r.Unsupported = c.manifests(v.Manifests, vpath+".manifests") // manifests.go
 		case v.CEL != nil:
 			r.CEL = c.cel(raw, path, vpath)
 		case v.PodSecurity != nil:
 			r.PodSecurity = c.podSecurity(v, vpath)
-		case v.Manifests != nil:
-			r.Manifests, r.Unsupported = c.manifests(v.Manifests, vpath+".manifests") // manifests.go
 		case v.Assert != nil:
 			r.Unsupported = "validate.assert rules are not supported yet"
 		default:
