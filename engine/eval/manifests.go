@@ -117,7 +117,7 @@ func (v *manifestVerifier) entry(a policy.ManifestAttestor, path string) (bool, 
 	}
 	path += ".keys"
 	if v.checked == nil {
-		v.checked = manifests.Check(v.obj, v.m.Options)
+		v.checked = v.m.Verifier.Check(v.obj)
 	}
 	res, err := v.checked.Verify(a.Key)
 	if err != nil {

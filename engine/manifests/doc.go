@@ -11,7 +11,9 @@
 // sign-blob does: ECDSA (ASN.1 or IEEE P1363), RSA PKCS#1 v1.5 or Ed25519,
 // over SHA-256.
 //
-// Check finds, among the signed YAML documents of the message, the
+// New prepares a rule's options once (the expressions of the ignored
+// fields compiled; a policy compiles it). Verifier.Check finds, among the
+// signed YAML documents of the message, the
 // manifest of the resource (same kind, then group and name, then
 // namespace; else the closest by values) and compares it with the resource
 // as the library's mapnode diff does, ignoring the fields of the library's

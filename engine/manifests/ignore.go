@@ -118,6 +118,13 @@ func ignoreFields(o map[string]any, rule []FieldBinding, keys annotationKeys) []
 	add(libraryDefaults)
 	add(kyvernoDefaults)
 	add(rule)
+	return append(out, annotationFields(keys)...)
+}
+
+// annotationFields are the library's AnnotationKeyMask: the signature
+// annotations of the domain.
+func annotationFields(keys annotationKeys) []string {
+	var out []string
 	for _, base := range []string{"message", "signature", "certificate", "bundle", "resourceBundleRef"} {
 		out = append(out, "metadata.annotations."+keys.key(base, 0)+"*")
 	}
@@ -195,7 +202,7 @@ type keyMatcher struct {
 	res   []*regexp.Regexp
 }
 
-func newKeyMatcher(patterns []string) *keyMatcher {
+func newKeyMatcher(patterns []string, compiled map[string]*regexp.Regexp) *keyMatcher {
 	m := &keyMatcher{exact: map[string]bool{}}
 	for _, p := range patterns {
 		switch {
@@ -204,7 +211,7 @@ func newKeyMatcher(patterns []string) *keyMatcher {
 		case strings.Contains(p, "*"):
 			m.exact[p] = true
 			// An invalid expression matches nothing, as in the library.
-			if re, err := regexp.Compile(strings.ReplaceAll(p, "*", ".*")); err == nil {
+			if re := fieldRegexp(p, compiled); re != nil {
 				m.res = append(m.res, re)
 			}
 		default:
@@ -212,6 +219,48 @@ func newKeyMatcher(patterns []string) *keyMatcher {
 		}
 	}
 	return m
+}
+
+// fieldRegexp is the expression of a field pattern holding "*", from
+// compiled when it is there; nil when it does not compile.
+func fieldRegexp(p string, compiled map[string]*regexp.Regexp) *regexp.Regexp {
+	if re, ok := compiled[p]; ok {
+		return re
+	}
+	re, err := regexp.Compile(strings.ReplaceAll(p, "*", ".*"))
+	if err != nil {
+		return nil
+	}
+	return re
+}
+
+// compileFields compiles the expressions of every field pattern that
+// Check may use with opts: the defaults', the rule's and the domain's
+// annotation fields, as given and with the "*" the library's Filter
+// appends.
+func compileFields(opts Options, keys annotationKeys) map[string]*regexp.Regexp {
+	out := map[string]*regexp.Regexp{}
+	add := func(f string) {
+		for _, p := range []string{f, f + "*"} {
+			if _, ok := out[p]; ok || p == "*" || !strings.Contains(p, "*") {
+				continue
+			}
+			if re, err := regexp.Compile(strings.ReplaceAll(p, "*", ".*")); err == nil {
+				out[p] = re
+			}
+		}
+	}
+	for _, list := range [][]FieldBinding{libraryDefaults, kyvernoDefaults, opts.IgnoreFields} {
+		for _, b := range list {
+			for _, f := range b.Fields {
+				add(f)
+			}
+		}
+	}
+	for _, f := range annotationFields(keys) {
+		add(f)
+	}
+	return out
 }
 
 func (m *keyMatcher) match(key string) bool {

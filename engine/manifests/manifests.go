@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"path"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -102,16 +103,40 @@ type Checked struct {
 	sigs    []string // base64 signatures, in annotation order
 }
 
+// Verifier is Options made ready once (the expressions of the ignored
+// fields compiled); it is safe for concurrent use.
+type Verifier struct {
+	opts     Options
+	keys     annotationKeys
+	compiled map[string]*regexp.Regexp
+}
+
+// New prepares opts.
+func New(opts Options) *Verifier {
+	domain := opts.Domain
+	if domain == "" {
+		domain = DefaultDomain
+	}
+	keys := annotationKeys{domain}
+	return &Verifier{opts: opts, keys: keys, compiled: compileFields(opts, keys)}
+}
+
+// Check is New(opts).Check(obj).
+func Check(obj map[string]any, opts Options) *Checked {
+	return New(opts).Check(obj)
+}
+
 // Check finds the signed manifest of obj in its message annotation and
 // compares it with obj. Its errors are returned by Verify, in the
 // library's order (a missing manifest before a bad signature).
-func Check(obj map[string]any, opts Options) *Checked {
+func (v *Verifier) Check(obj map[string]any) *Checked {
 	c := &Checked{}
-	c.err = c.check(obj, opts)
+	c.err = c.check(obj, v)
 	return c
 }
 
-func (c *Checked) check(obj map[string]any, opts Options) error {
+func (c *Checked) check(obj map[string]any, v *Verifier) error {
+	opts, keys := v.opts, v.keys
 	// The library works on the object's JSON: numbers are float64.
 	raw, err := json.Marshal(obj)
 	if err != nil {
@@ -121,11 +146,6 @@ func (c *Checked) check(obj map[string]any, opts Options) error {
 	if err := json.Unmarshal(raw, &o); err != nil {
 		return fmt.Errorf("error occurred during matching manifest: %w", err)
 	}
-	domain := opts.Domain
-	if domain == "" {
-		domain = DefaultDomain
-	}
-	keys := annotationKeys{domain}
 	ann := annotations(o)
 	if _, ok := ann[keys.key("resourceBundleRef", 0)]; ok {
 		return &UnsupportedError{"validate.manifests with manifests in an OCI image (annotation " + keys.key("resourceBundleRef", 0) + ")"}
@@ -152,13 +172,13 @@ func (c *Checked) check(obj map[string]any, opts Options) error {
 	if err != nil {
 		return fmt.Errorf("YAML manifest not found for this resource: failed to read YAMLs in the gzipped message: %w", err)
 	}
-	cands := findManifests(docs, o, ignore)
+	cands := findManifests(docs, o, ignore, v.compiled)
 	if len(cands) == 0 {
 		return &NotFoundError{"YAML manifest not found for this resource: failed to find a YAML manifest in the gzipped message"}
 	}
 	var first *Diff
 	for i, m := range cands {
-		ok, d := directMatch(m, o, ignore)
+		ok, d := directMatch(m, o, ignore, v.compiled)
 		if ok {
 			c.matched = true
 			break

@@ -64,7 +64,7 @@ func maskedKey(k string, m *keyMatcher) bool {
 // findManifests is the library's FindManifestYAML: the manifests of the
 // resource's kind, then the one with its group and name (and namespace
 // when several have them), else up to three found by values.
-func findManifests(docs []map[string]any, o map[string]any, ignore []string) []map[string]any {
+func findManifests(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) []map[string]any {
 	ref := objectRef(o)
 	var sameKind []map[string]any
 	for _, d := range docs {
@@ -96,15 +96,15 @@ func findManifests(docs []map[string]any, o map[string]any, ignore []string) []m
 			return named[:1]
 		}
 	}
-	return searchByValue(sameKind, o, ignore)
+	return searchByValue(sameKind, o, ignore, compiled)
 }
 
 // searchByValue is the library's ManifestSearchByValue: each manifest
 // scores one per field of the resource it holds with the same value; the
 // best (up to three) are the candidates. The library stops counting early
 // at a point that depends on map order; this counts every field.
-func searchByValue(docs []map[string]any, o map[string]any, ignore []string) []map[string]any {
-	m := newKeyMatcher(ignore)
+func searchByValue(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) []map[string]any {
+	m := newKeyMatcher(ignore, compiled)
 	obj := mask(ravel(o), m)
 	type cand struct {
 		doc   map[string]any
@@ -136,7 +136,7 @@ func searchByValue(docs []map[string]any, o map[string]any, ignore []string) []m
 // directMatch compares the signed manifest with the resource: the diff
 // without the ignored fields, image canonicalization (nginx and
 // docker.io/nginx:latest) and a namespace the manifest does not set.
-func directMatch(manifest, o map[string]any, ignore []string) (bool, *Diff) {
+func directMatch(manifest, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) (bool, *Diff) {
 	d := diff(ravel(manifest), ravel(o))
 	d = removeCanonicalizedImage(d)
 	if len(d) == 0 {
@@ -147,7 +147,7 @@ func directMatch(manifest, o map[string]any, ignore []string) (bool, *Diff) {
 	for i, f := range ignore {
 		patterns[i] = f + "*"
 	}
-	m := newKeyMatcher(patterns)
+	m := newKeyMatcher(patterns, compiled)
 	kept := d[:0]
 	for _, it := range d {
 		if m.match(it.Key) {

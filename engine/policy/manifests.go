@@ -13,8 +13,9 @@ import (
 // verified with public keys (engine/manifests).
 type Manifests struct {
 	Attestors []ManifestAttestorSet
-	// Options holds annotationDomain and ignoreFields.
-	Options manifests.Options
+	// Verifier holds annotationDomain and ignoreFields, their patterns
+	// compiled.
+	Verifier *manifests.Verifier
 	// DryRun is dryRun.enable. Kyverno matches a dry-run of the signed
 	// manifest when it may create the kind in the dry-run namespace; with
 	// no cluster (its CLI, and Verdict) only the direct match is done, so
@@ -78,10 +79,11 @@ func (c *compiler) manifests(raw any, path string) (*Manifests, string) {
 	if r.Repository != "" {
 		note("validate.manifests repository (manifests in an OCI image) is not supported yet")
 	}
-	out := &Manifests{DryRun: r.DryRun.Enable, Options: manifests.Options{IgnoreFields: r.IgnoreFields}}
+	opts := manifests.Options{IgnoreFields: r.IgnoreFields}
 	if r.AnnotationDomain != manifests.DefaultDomain {
-		out.Options.Domain = r.AnnotationDomain
+		opts.Domain = r.AnnotationDomain
 	}
+	out := &Manifests{DryRun: r.DryRun.Enable, Verifier: manifests.New(opts)}
 	for i, s := range r.Attestors {
 		set, w := c.manifestAttestorSet(s, fmt.Sprintf("%s.attestors[%d]", path, i))
 		note(w)
