@@ -13,9 +13,9 @@
 //
 // New prepares a rule's options once (the expressions of the ignored
 // fields compiled; a policy compiles it). Verifier.Check finds, among the
-// signed YAML documents of the message, the
-// manifest of the resource (same kind, then group and name, then
-// namespace; else the closest by values) and compares it with the resource
+// signed YAML documents of the message, the manifest of the resource
+// (same kind, then group and name, then namespace; else the closest by
+// values) and compares it with the resource
 // as the library's mapnode diff does, ignoring the fields of the library's
 // and Kyverno's default configurations, the signature annotations and the
 // rule's ignoreFields. Checked.Verify then checks the signatures with one
