@@ -68,6 +68,19 @@ func TestRun(t *testing.T) {
 		"mutate": {
 			"v1/ConfigMap/default/settings add-owner-label: pass -> pass ok Ok",
 		},
+		"manifests": {
+			"v1/Service/default/signed key-a: pass -> pass ok Ok",
+			"v1/Service/default/tampered key-a: fail -> fail ok Ok",
+			"v1/Service/default/unsigned key-a: fail -> fail ok Ok",
+			"v1/Service/default/message-only key-a: fail -> fail ok Ok",
+			"v1/Service/default/signed-by-b key-a: error -> error ok Ok",
+			"v1/Service/default/tampered ignore-port: pass -> pass ok Ok",
+			"v1/Service/default/signed-by-both count-2: pass -> pass ok Ok",
+			"v1/Service/default/tampered-by-both count-2: fail -> fail ok Ok",
+			"v1/Service/default/signed count-2: error -> error ok Ok",
+			"v1/Service/default/signed-by-both nested: pass -> pass ok Ok",
+			"v1/Service/default/signed nested: error -> error ok Ok",
+		},
 		"notfound": {
 			"v1/Pod/default/good-pod check-team: pass ->  FAIL Not found",
 		},
@@ -89,8 +102,8 @@ func TestRun(t *testing.T) {
 			t.Errorf("Run(testdata) %s error = %q, want it to contain %q", dir, errs[dir], wantErr)
 		}
 	}
-	if rep.Passed != 17 || rep.Failed != 3 {
-		t.Errorf("Run(testdata) = %d passed, %d failed, want 17 passed, 3 failed", rep.Passed, rep.Failed)
+	if rep.Passed != 28 || rep.Failed != 3 {
+		t.Errorf("Run(testdata) = %d passed, %d failed, want 28 passed, 3 failed", rep.Passed, rep.Failed)
 	}
 }
 

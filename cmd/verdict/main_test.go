@@ -42,14 +42,14 @@ func TestRun(t *testing.T) {
 			name:         "test: failures give exit code 1",
 			give:         []string{"test", testdata},
 			wantCode:     1,
-			wantLastLine: "17 passed, 3 failed",
+			wantLastLine: "28 passed, 3 failed",
 			wantOut:      []string{"Not found", "add-owner-label", `unknown field "expectedResult"`},
 		},
 		{
 			name:         "test: fail only",
 			give:         []string{"test", testdata, "--fail-only", "--remove-color"},
 			wantCode:     1,
-			wantLastLine: "17 passed, 3 failed",
+			wantLastLine: "28 passed, 3 failed",
 		},
 		{
 			name:     "test: bad output format",

@@ -89,7 +89,10 @@
 // Validate rules are pattern, anyPattern, deny and foreach rules
 // (validate.go), validate.cel rules (cel.go: engine/celrule with the
 // request's CEL view, built once per evaluation, and params from Lookup)
-// and validate.podSecurity rules (podsecurity.go). The PolicyExceptions of
+// validate.podSecurity rules (podsecurity.go) and validate.manifests rules
+// (manifests.go: engine/manifests verifies the request's object against
+// each attestor set, with Kyverno's counts and messages; a dry-run request
+// passes, a DELETE gives no result). The PolicyExceptions of
 // Request.Exceptions that list a rule and match the resource skip it
 // (exceptions.go), after its preconditions, as in Kyverno; for
 // podSecurity rules an exception with podSecurity controls exempts those

@@ -69,6 +69,8 @@ func (ev *evaluation) validateSpecial(p *policy.Policy, r *policy.Rule, s *scope
 		return exceptionSkip(exs), true
 	case r.CEL != nil:
 		return ev.celRule(r), true
+	case r.Manifests != nil:
+		return ev.manifestsRule(r), true // manifests.go
 	}
 	return nil, false
 }

@@ -176,6 +176,8 @@ type Rule struct {
 	// validate.podSecurity rules (Validate is then nil).
 	CEL         *celrule.Rule
 	PodSecurity *podsecurity.Checker
+	// Manifests is set for validate.manifests rules (manifests.go).
+	Manifests *Manifests
 	// Mutate is set for mutate rules (mutate.go), Generate for generate
 	// rules (generate.go).
 	Mutate   *Mutation
@@ -567,12 +569,13 @@ func (c *compiler) rule(p *Policy, raw *kyverno.Rule, path string) *Rule {
 		r.AllowExistingViolations = boolOr(v.AllowExistingViolations, true)
 		c.celPreconditionsOutsideCEL(raw, path)
 		switch {
+		case v.Manifests != nil:
+			// First, as in Kyverno's handler choice.
+			r.Manifests, r.Unsupported = c.manifests(v.Manifests, vpath+".manifests") // manifests.go
 		case v.CEL != nil:
 			r.CEL = c.cel(raw, path, vpath)
 		case v.PodSecurity != nil:
 			r.PodSecurity = c.podSecurity(v, vpath)
-		case v.Manifests != nil:
-			r.Unsupported = "validate.manifests rules are not supported yet"
 		case v.Assert != nil:
 			r.Unsupported = "validate.assert rules are not supported yet"
 		default:

@@ -10,8 +10,11 @@
 // (Mutation, Generation; a patchesJson6902 without variables is decoded
 // once), compiles validate.cel rules (engine/celrule: every CEL expression
 // compiled once; with CompileWith and CompileOptions.DeferCEL, for a
-// short-lived run, when the rule is first evaluated) and
-// validate.podSecurity rules (engine/podsecurity), and
+// short-lived run, when the rule is first evaluated),
+// validate.podSecurity rules (engine/podsecurity) and
+// validate.manifests rules (manifests.go: attestor sets with their public
+// keys parsed by engine/manifests; keyless, certificates, KMS, secrets and
+// OCI repositories make the rule Unsupported), and
 // rejects what Kyverno rejects, such as
 // request.userInfo in a background policy or a variable that Kyverno's
 // allowed-variables check refuses (allowedvars.go: its regular expressions
