@@ -80,7 +80,7 @@ func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any,
 			}
 			continue
 		}
-		if q.Selector != nil && q.Selector.Matches(labelsOf(r.Object)) {
+		if q.Selector != nil && q.Selector.Matches(kyverno.MetadataStrings(r.Object, "labels")) {
 			out = append(out, r.Object)
 		}
 	}
@@ -88,17 +88,4 @@ func (l *lookup) Params(_ context.Context, q eval.ParamQuery) ([]map[string]any,
 		return nil, fmt.Errorf("%ss %q not found", strings.ToLower(q.Kind), q.Name)
 	}
 	return out, nil
-}
-
-// labelsOf is the string labels of obj.
-func labelsOf(obj map[string]any) map[string]string {
-	meta, _ := obj["metadata"].(map[string]any)
-	labels, _ := meta["labels"].(map[string]any)
-	out := make(map[string]string, len(labels))
-	for k, v := range labels {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/eval"
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/mutate"
 )
 
@@ -198,7 +199,7 @@ func (l *lookup) Resources(_ context.Context, apiVersion, kind, namespace string
 		if apiVersion != "" && o.APIVersion != apiVersion || o.Kind != kind || namespace != "" && o.Namespace != namespace {
 			continue
 		}
-		if selector != nil && !selector.Matches(labels.Set(labelsOf(o.Object))) {
+		if selector != nil && !selector.Matches(labels.Set(kyverno.MetadataStrings(o.Object, "labels"))) {
 			continue
 		}
 		out = append(out, o.Object)

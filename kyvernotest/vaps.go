@@ -82,7 +82,7 @@ func (l *lookup) bindingParams(q eval.ParamQuery) []map[string]any {
 		var ok bool
 		switch {
 		case q.Selector != nil:
-			ok = q.Selector.Matches(labelsOf(r.Object))
+			ok = q.Selector.Matches(kyverno.MetadataStrings(r.Object, "labels"))
 		case q.Name != "":
 			ok = r.Name == q.Name
 		case q.Namespace != "":

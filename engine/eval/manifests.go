@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/manifests"
 	"github.com/verdict-policy/verdict/engine/policy"
 )
@@ -108,7 +109,7 @@ func (v *manifestVerifier) set(set policy.ManifestAttestorSet, path string) (boo
 // entry is Kyverno's k8sVerifyResource for a key attestor.
 func (v *manifestVerifier) entry(a policy.ManifestAttestor, path string) (bool, string, error) {
 	if len(a.Annotations) > 0 {
-		have := manifestAnnotations(v.obj)
+		have := kyverno.MetadataStrings(v.obj, "annotations")
 		for key, want := range a.Annotations {
 			if have[key] != want {
 				return false, "", fmt.Errorf("annotations mismatch: %s does not match expected value %s for key %s", have[key], want, key)
@@ -135,16 +136,4 @@ func (v *manifestVerifier) entry(a policy.ManifestAttestor, path string) (bool, 
 		return false, fmt.Sprintf("%s: failed to verify signature. diff found; %s", path, d), nil
 	}
 	return false, fmt.Sprintf("%s: failed to verify signature.", path), nil
-}
-
-func manifestAnnotations(obj map[string]any) map[string]string {
-	meta, _ := obj["metadata"].(map[string]any)
-	in, _ := meta["annotations"].(map[string]any)
-	out := make(map[string]string, len(in))
-	for k, v := range in {
-		if s, ok := v.(string); ok {
-			out[k] = s
-		}
-	}
-	return out
 }
