@@ -185,10 +185,7 @@ func (s *scope) loadMatching(src string) error {
 		if d.done || !strings.Contains(src, d.name) || !d.matcher.MatchString(src) {
 			continue
 		}
-		s.bounded, s.bound = true, i
-		err := s.load(d)
-		s.bounded = false
-		if err != nil {
+		if err := s.loadAt(i); err != nil {
 			return err
 		}
 	}
@@ -202,14 +199,20 @@ func (s *scope) loadAll() error {
 		if d.done {
 			continue
 		}
-		s.bounded, s.bound = true, i
-		err := s.load(d)
-		s.bounded = false
-		if err != nil {
+		if err := s.loadAt(i); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// loadAt loads the pending entry i; what it queries can load only the
+// entries before it.
+func (s *scope) loadAt(i int) error {
+	s.bounded, s.bound = true, i
+	err := s.load(s.pending[i])
+	s.bounded = false
+	return err
 }
 
 // load loads the pending entry d and sets its value; an entry the host

@@ -26,19 +26,13 @@ type CA struct {
 
 var serial atomic.Int64
 
-// NewCA makes a CA named name, valid from an hour ago for an hour.
+// NewCA makes a CA named name, valid from an hour ago for two hours.
 func NewCA(tb testing.TB, name string) *CA {
 	tb.Helper()
 	key := newKey(tb)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(serial.Add(1)),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(time.Hour),
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign,
-		BasicConstraintsValid: true,
-	}
+	tmpl := template(name)
+	tmpl.IsCA, tmpl.BasicConstraintsValid = true, true
+	tmpl.KeyUsage = x509.KeyUsageCertSign
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		tb.Fatal(err)
@@ -56,14 +50,9 @@ func NewCA(tb testing.TB, name string) *CA {
 func (ca *CA) Issue(tb testing.TB, name string, usage x509.ExtKeyUsage) (certPEM, keyPEM []byte) {
 	tb.Helper()
 	key := newKey(tb)
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(serial.Add(1)),
-		Subject:      pkix.Name{CommonName: name},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
-		ExtKeyUsage:  []x509.ExtKeyUsage{usage},
-	}
+	tmpl := template(name)
+	tmpl.KeyUsage = x509.KeyUsageDigitalSignature
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{usage}
 	if usage == x509.ExtKeyUsageServerAuth {
 		tmpl.DNSNames = []string{"localhost"}
 		tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
@@ -73,6 +62,17 @@ func (ca *CA) Issue(tb testing.TB, name string, usage x509.ExtKeyUsage) (certPEM
 		tb.Fatal(err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), KeyPEM(tb, key)
+}
+
+// template is a certificate for name with a new serial number, valid
+// from an hour ago for two hours.
+func template(name string) *x509.Certificate {
+	return &x509.Certificate{
+		SerialNumber: big.NewInt(serial.Add(1)),
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(time.Hour),
+	}
 }
 
 // Key returns a new P-256 private key in PEM.
