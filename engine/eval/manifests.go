@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/kyverno"
 	"github.com/verdict-policy/verdict/engine/manifests"
 	"github.com/verdict-policy/verdict/engine/policy"
@@ -29,10 +30,13 @@ func (ev *evaluation) manifestsRule(r *policy.Rule) *outcome {
 			obj = o
 		}
 	}
-	v := &manifestVerifier{m: r.Manifests, obj: obj}
+	v := &manifestVerifier{m: r.Manifests, obj: obj, budget: ev.budget}
 	var msgs []string
 	for i, set := range r.Manifests.Attestors {
 		ok, reason, err := v.set(set, fmt.Sprintf(".attestors[%d]", i))
+		if berr := ev.budget.Err(); berr != nil {
+			return stopped(berr)
+		}
 		if err != nil {
 			var u *manifests.UnsupportedError
 			if errors.As(err, &u) {
@@ -53,6 +57,7 @@ func (ev *evaluation) manifestsRule(r *policy.Rule) *outcome {
 type manifestVerifier struct {
 	m       *policy.Manifests
 	obj     map[string]any
+	budget  *engine.Budget
 	checked *manifests.Checked
 }
 
@@ -118,7 +123,7 @@ func (v *manifestVerifier) entry(a policy.ManifestAttestor, path string) (bool, 
 	}
 	path += ".keys"
 	if v.checked == nil {
-		v.checked = v.m.Verifier.Check(v.obj)
+		v.checked = v.m.Verifier.Check(v.obj, v.budget)
 	}
 	res, err := v.checked.Verify(a.Key)
 	if err != nil {

@@ -17,7 +17,7 @@ func BenchmarkVerify(b *testing.B) {
 	v := manifests.New(manifests.Options{})
 	b.ReportAllocs()
 	for b.Loop() {
-		r, err := v.Check(obj).Verify(key)
+		r, err := v.Check(obj, nil).Verify(key)
 		if err != nil || !r.Verified {
 			b.Fatalf("Verify = %v, %v", r, err)
 		}

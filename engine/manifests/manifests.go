@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/verdict-policy/verdict/engine"
 	"sigs.k8s.io/yaml"
 )
 
@@ -121,21 +122,28 @@ func New(opts Options) *Verifier {
 	return &Verifier{opts: opts, keys: keys, compiled: compileFields(opts, keys)}
 }
 
-// Check is New(opts).Check(obj).
+// Check is New(opts).Check(obj, nil).
 func Check(obj map[string]any, opts Options) *Checked {
-	return New(opts).Check(obj)
+	return New(opts).Check(obj, nil)
 }
 
 // Check finds the signed manifest of obj in its message annotation and
 // compares it with obj. Its errors are returned by Verify, in the
 // library's order (a missing manifest before a bad signature).
-func (v *Verifier) Check(obj map[string]any) *Checked {
+//
+// The message is read before any signature is checked (the signed
+// manifest is what the signatures cover), so its work is charged to b (nil:
+// no limit): a step per 64 bytes of YAML parsed and per field of a
+// manifest compared or searched. When b runs out or its context ends, the
+// error is b's *engine.Error (engine.CodeBudgetExceeded or
+// engine.CodeCanceled).
+func (v *Verifier) Check(obj map[string]any, b *engine.Budget) *Checked {
 	c := &Checked{}
-	c.err = c.check(obj, v)
+	c.err = c.check(obj, v, b)
 	return c
 }
 
-func (c *Checked) check(obj map[string]any, v *Verifier) error {
+func (c *Checked) check(obj map[string]any, v *Verifier, b *engine.Budget) error {
 	opts, keys := v.opts, v.keys
 	// The library works on the object's JSON: numbers are float64.
 	raw, err := json.Marshal(obj)
@@ -168,17 +176,26 @@ func (c *Checked) check(obj map[string]any, v *Verifier) error {
 	if err != nil {
 		return err
 	}
-	docs, err := artifactYAMLs(signed, max)
+	docs, err := artifactYAMLs(signed, max, b)
 	if err != nil {
+		if berr := b.Err(); berr != nil {
+			return berr
+		}
 		return fmt.Errorf("YAML manifest not found for this resource: failed to read YAMLs in the gzipped message: %w", err)
 	}
-	cands := findManifests(docs, o, ignore, v.compiled)
+	cands, err := findManifests(docs, o, ignore, v.compiled, b)
+	if err != nil {
+		return err
+	}
 	if len(cands) == 0 {
 		return &NotFoundError{"YAML manifest not found for this resource: failed to find a YAML manifest in the gzipped message"}
 	}
 	var first *Diff
 	for i, m := range cands {
-		ok, d := directMatch(m, o, ignore, v.compiled)
+		ok, d, err := directMatch(m, o, ignore, v.compiled, b)
+		if err != nil {
+			return err
+		}
 		if ok {
 			c.matched = true
 			break
@@ -287,9 +304,9 @@ func gunzip(in []byte, max int) ([]byte, error) {
 // artifactYAMLs is the library's GetYAMLsInArtifact: the YAML documents
 // of the message, raw YAML or a tar.gz archive whose .yaml and .yml files
 // are read in path order.
-func artifactYAMLs(blob []byte, max int) ([]map[string]any, error) {
+func artifactYAMLs(blob []byte, max int, b *engine.Budget) ([]map[string]any, error) {
 	if len(blob) < 2 || blob[0] != 0x1f || blob[1] != 0x8b {
-		return splitYAML(blob), nil
+		return splitYAML(blob, b)
 	}
 	zr, err := gzip.NewReader(bytes.NewReader(blob))
 	if err != nil {
@@ -335,27 +352,42 @@ func artifactYAMLs(blob []byte, max int) ([]map[string]any, error) {
 	var docs []map[string]any
 	for _, n := range names {
 		// A file whose first document is not a resource is skipped.
+		if err := yamlSteps(b, files[n]); err != nil {
+			return nil, err
+		}
 		var first map[string]any
 		if yaml.Unmarshal(files[n], &first) != nil || first["kind"] == nil {
 			continue
 		}
-		docs = append(docs, splitYAML(files[n])...)
+		more, err := splitYAML(files[n], b)
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, more...)
 	}
 	return docs, nil
 }
 
 // splitYAML splits a multi-document YAML stream into its objects,
 // skipping documents that are not objects.
-func splitYAML(b []byte) []map[string]any {
+func splitYAML(stream []byte, b *engine.Budget) ([]map[string]any, error) {
 	var out []map[string]any
-	for _, part := range splitDocuments(b) {
+	for _, part := range splitDocuments(stream) {
+		if err := yamlSteps(b, part); err != nil {
+			return nil, err
+		}
 		var m map[string]any
 		if err := yaml.Unmarshal(part, &m); err != nil || m == nil {
 			continue
 		}
 		out = append(out, m)
 	}
-	return out
+	return out, nil
+}
+
+// yamlSteps charges b for parsing doc: a step per 64 bytes, one at least.
+func yamlSteps(b *engine.Budget, doc []byte) error {
+	return b.Step(1 + len(doc)/64)
 }
 
 // splitDocuments cuts a YAML stream at its separator lines, as

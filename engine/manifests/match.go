@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/verdict-policy/verdict/engine"
 )
 
 // ravel flattens v into dotted keys ("spec.ports.0.port") and their scalar
@@ -64,7 +66,7 @@ func maskedKey(k string, m *keyMatcher) bool {
 // findManifests is the library's FindManifestYAML: the manifests of the
 // resource's kind, then the one with its group and name (and namespace
 // when several have them), else up to three found by values.
-func findManifests(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) []map[string]any {
+func findManifests(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp, b *engine.Budget) ([]map[string]any, error) {
 	ref := objectRef(o)
 	var sameKind []map[string]any
 	for _, d := range docs {
@@ -73,7 +75,7 @@ func findManifests(docs []map[string]any, o map[string]any, ignore []string, com
 		}
 	}
 	if len(sameKind) == 0 {
-		return nil
+		return nil, nil
 	}
 	apiVersion, _ := o["apiVersion"].(string)
 	if strings.Count(apiVersion, "/") <= 1 {
@@ -85,25 +87,25 @@ func findManifests(docs []map[string]any, o map[string]any, ignore []string, com
 			}
 		}
 		if len(named) == 1 {
-			return named
+			return named, nil
 		}
 		if len(named) > 1 {
 			for _, d := range named {
 				if objectRef(d).Namespace == ref.Namespace {
-					return []map[string]any{d}
+					return []map[string]any{d}, nil
 				}
 			}
-			return named[:1]
+			return named[:1], nil
 		}
 	}
-	return searchByValue(sameKind, o, ignore, compiled)
+	return searchByValue(sameKind, o, ignore, compiled, b)
 }
 
 // searchByValue is the library's ManifestSearchByValue: each manifest
 // scores one per field of the resource it holds with the same value; the
 // best (up to three) are the candidates. The library stops counting early
 // at a point that depends on map order; this counts every field.
-func searchByValue(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) []map[string]any {
+func searchByValue(docs []map[string]any, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp, b *engine.Budget) ([]map[string]any, error) {
 	m := newKeyMatcher(ignore, compiled)
 	obj := mask(ravel(o), m)
 	type cand struct {
@@ -114,8 +116,15 @@ func searchByValue(docs []map[string]any, o map[string]any, ignore []string, com
 	cands := make([]cand, len(docs))
 	for i, d := range docs {
 		cands[i] = cand{doc: d, table: mask(ravel(d), m)}
+		if err := b.Step(len(cands[i].table)); err != nil {
+			return nil, err
+		}
 	}
 	for k, v := range obj {
+		// A step per manifest a field of the resource is compared with.
+		if err := b.Step(len(cands)); err != nil {
+			return nil, err
+		}
 		want := fmt.Sprintf("%v", v)
 		for i := range cands {
 			if got, ok := cands[i].table[k]; ok && fmt.Sprintf("%v", got) == want {
@@ -130,17 +139,21 @@ func searchByValue(docs []map[string]any, o map[string]any, ignore []string, com
 			out = append(out, c.doc)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // directMatch compares the signed manifest with the resource: the diff
 // without the ignored fields, image canonicalization (nginx and
 // docker.io/nginx:latest) and a namespace the manifest does not set.
-func directMatch(manifest, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp) (bool, *Diff) {
-	d := diff(ravel(manifest), ravel(o))
+func directMatch(manifest, o map[string]any, ignore []string, compiled map[string]*regexp.Regexp, b *engine.Budget) (bool, *Diff, error) {
+	rm, ro := ravel(manifest), ravel(o)
+	if err := b.Step(len(rm) + len(ro)); err != nil {
+		return false, nil, err
+	}
+	d := diff(rm, ro)
 	d = removeCanonicalizedImage(d)
 	if len(d) == 0 {
-		return true, nil
+		return true, nil, nil
 	}
 	// The library's Filter appends "*" to each field.
 	patterns := make([]string, len(ignore))
@@ -159,9 +172,9 @@ func directMatch(manifest, o map[string]any, ignore []string, compiled map[strin
 		kept = append(kept, it)
 	}
 	if len(kept) == 0 {
-		return true, nil
+		return true, nil, nil
 	}
-	return false, &Diff{Items: kept}
+	return false, &Diff{Items: kept}, nil
 }
 
 // diff is the library's FindDiffBetweenNodes on raveled maps: created,
