@@ -52,6 +52,16 @@ type ApplyOptions struct {
 	// image data the CEL libraries of ValidatingPolicies read (Kyverno's
 	// --context-file). Optional.
 	ContextFile string
+	// ExceptionsWithinResources takes the PolicyExceptions from the
+	// documents of ResourcePaths instead of ExceptionPaths (kyverno apply
+	// --exceptions-within-resources); the exceptions are evaluated as
+	// resources too, as in Kyverno. ExceptionsWithinPolicies adds those of
+	// the documents of PolicyPaths (--exceptions-within-policies).
+	ExceptionsWithinResources, ExceptionsWithinPolicies bool
+	// CRDPaths are CustomResourceDefinition files or folders (kyverno
+	// apply --crd-paths): the types of the custom resources the
+	// ApplyConfigurations of MutatingPolicies merge with (crdSchemasOf).
+	CRDPaths []string
 	// AuditWarn counts failures of Audit rules as warnings.
 	AuditWarn bool
 	// Parallelism is the number of resources evaluated at once (verdict
@@ -118,6 +128,8 @@ type ApplyResult struct {
 	// engine does not evaluate; each counts as one error, as in Kyverno.
 	Skipped []Skipped
 	Counts  Counts
+	// ResourceCount is the number of resources evaluated.
+	ResourceCount int
 	// AuditWarn is the option Apply ran with.
 	AuditWarn bool
 	now       time.Time
@@ -230,16 +242,31 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
-	if s.exceptions, err = l.exceptions(opts.ExceptionPaths); err != nil {
+	exceptionPaths := opts.ExceptionPaths
+	if opts.ExceptionsWithinResources {
+		exceptionPaths = nil // as Kyverno: the resources' exceptions instead
+	}
+	if s.exceptions, err = l.exceptions(exceptionPaths); err != nil {
 		return nil, err
 	}
-	cel, err := applyCEL(l, s, opts, spec) // vpolicies.go
+	cel, err := applyCEL(l, s, exceptionPaths, opts, spec) // vpolicies.go
 	if err != nil {
+		return nil, err
+	}
+	if err := applyExceptionDocs(ctx, l, s, opts, &each); err != nil { // applyextras.go
 		return nil, err
 	}
 	cel.addTargets(targets)
 	res.ExceptionCount = len(s.exceptions) + len(s.celExceptions)
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
+	eo := eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true}
+	schemas, err := l.crdSchemasOf(opts.CRDPaths)
+	if err != nil {
+		return nil, err
+	}
+	if schemas != nil {
+		eo.ApplyTypes = schemas
+	}
+	s.engine = eval.New(eo)
 
 	if err := out.start(res); err != nil {
 		return nil, err
@@ -277,6 +304,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	res.ResourceCount = n
 	if err := out.finish(res, n); err != nil {
 		return nil, err
 	}

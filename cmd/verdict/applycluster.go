@@ -28,6 +28,9 @@ type applyClusterFlags struct {
 	namespace   string
 	selector    string
 	pageSize    int64
+	// clusterWide is --cluster-wide-resources (kyvernoflags.go): with
+	// namespace, the cluster-scoped resources too.
+	clusterWide bool
 }
 
 func registerApplyClusterFlags(f *pflag.FlagSet) *applyClusterFlags {
@@ -76,7 +79,7 @@ func (c *applyClusterFlags) source(log *slog.Logger) (func(ctx context.Context, 
 	if err != nil {
 		return nil, err
 	}
-	sel := scanner.Selection{Namespace: c.namespace, LabelSelector: c.selector}
+	sel := scanner.Selection{Namespace: c.namespace, LabelSelector: c.selector, ClusterScoped: c.clusterWide}
 	return func(ctx context.Context, kinds []match.Kind, fn func(map[string]any) error) error {
 		var sk []scanner.Kind
 		for _, k := range kinds {
