@@ -259,6 +259,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	cel.addTargets(targets)
 	res.ExceptionCount = len(s.exceptions) + len(s.celExceptions)
 	eo := eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true}
+	if err := checkCRDFiles(opts.CRDPaths); err != nil { // applyextras.go
+		return nil, err
+	}
 	schemas, err := l.crdSchemasOf(opts.CRDPaths)
 	if err != nil {
 		return nil, err

@@ -254,3 +254,22 @@ func applyExceptionDocs(ctx context.Context, l *loader, s *suiteRun, opts ApplyO
 	}
 	return nil
 }
+
+// checkCRDFiles refuses a --crd-paths path that is not a .yaml or .yml
+// file name, as kyverno apply does (common.LoadCrdsFromPath; it then reads
+// every CRD of the file's folder).
+func checkCRDFiles(paths []string) error {
+	for _, p := range paths {
+		if strings.TrimSpace(p) == "" {
+			continue
+		}
+		abs, err := filepath.Abs(strings.TrimSuffix(p, "/"))
+		if err != nil {
+			return fmt.Errorf("load CRDs: %w", err)
+		}
+		if ext := filepath.Ext(abs); ext != ".yaml" && ext != ".yml" {
+			return fmt.Errorf("load CRDs: CRD file must have .yaml or .yml extension: %s", abs)
+		}
+	}
+	return nil
+}
