@@ -89,7 +89,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			if opts.Parallelism < 0 {
 				return &exitError{code: 2, msg: fmt.Sprintf("invalid --parallel %d: want 0 (GOMAXPROCS) or more resources evaluated at once", opts.Parallelism)}
 			}
-			if err := ky.check(args, len(opts.ResourcePaths) > 0, cl.kubeconfig); err != nil {
+			if err := ky.check(cmd.Flags(), cmd.ErrOrStderr(), args, len(opts.ResourcePaths) > 0, cl.kubeconfig); err != nil {
 				return err
 			}
 			log := ky.klog.logger(cmd.ErrOrStderr())
@@ -123,10 +123,15 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 				out.Format = kyvernotest.ApplyReportJSON
 			case policyReport:
 				out.Format = kyvernotest.ApplyReportYAML
+			case ky.generateExceptions && format == "json":
+				out.Format = kyvernotest.ApplyExceptionsJSON
+			case ky.generateExceptions:
+				out.Format = kyvernotest.ApplyExceptionsYAML
 			case table:
 				out.Format = kyvernotest.ApplyTable
 			}
 			out.PrintMutated = output == "" && !policyReport
+			out.ExceptionTTL, out.Warnings = ky.generatedTTL, cmd.ErrOrStderr()
 			// The resources are read, evaluated and written one document
 			// at a time: memory does not grow with the resource files.
 			start := time.Now()

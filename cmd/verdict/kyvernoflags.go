@@ -125,15 +125,17 @@ func registerApplyKyvernoFlags(f *pflag.FlagSet) *applyKyvernoFlags {
 	f.BoolVar(&k.continueOnFail, "continue-on-fail", false, "kyverno's option to go on with the next resource when applying the policies to one fails; verdict reports such a failure as error results and always goes on")
 	f.StringSliceVar(&k.crdPaths, "crd-paths", nil, "CustomResourceDefinition files or folders: the types of custom resources that MutatingPolicies' ApplyConfigurations merge with")
 	f.StringSliceVar(&k.crdPaths, "crd-path", nil, "deprecated: use --crd-paths")
-	_ = f.MarkDeprecated("crd-path", "use --crd-paths instead")
+	// Not MarkDeprecated: cobra would print its notice on standard output
+	// (apply's check prints it on standard error, as kyverno's).
+	_ = f.MarkHidden("crd-path")
 	f.StringSliceVar(&k.envoyPayloads, "envoy-payload", nil, "Envoy check request payload files (not supported: refused)")
 	f.StringSliceVar(&k.httpPayloads, "http-payload", nil, "HTTP check request payload files (not supported: refused)")
 	f.StringSliceVar(&k.jsonPayloads, "json", nil, "JSON payload files for ValidatingPolicies in JSON mode (not supported: refused)")
 	f.BoolVar(&k.exceptionsInline, "exceptions-with-resources", false, "use the PolicyExceptions found among the --resource documents (as --exceptions-within-resources)")
 	f.BoolVar(&k.exceptionsResources, "exceptions-within-resources", false, "use the PolicyExceptions found among the --resource documents, instead of --exception")
 	f.BoolVar(&k.exceptionsPolicies, "exceptions-within-policies", false, "also use the PolicyExceptions found among the policy documents")
-	f.BoolVar(&k.generateExceptions, "generate-exceptions", false, "print a PolicyException per violation (not supported: refused)")
-	f.DurationVar(&k.generatedTTL, "generated-exception-ttl", defaultGeneratedExceptionTTL, "TTL of the exceptions of --generate-exceptions")
+	f.BoolVar(&k.generateExceptions, "generate-exceptions", false, "print a kyverno.io PolicyException per failure of a cluster-wide policy (in the --output-format), instead of the results")
+	f.DurationVar(&k.generatedTTL, "generated-exception-ttl", defaultGeneratedExceptionTTL, "the cleanup.kyverno.io/ttl label of the exceptions of --generate-exceptions (0: none)")
 	f.StringVarP(&k.gitBranch, "git-branch", "b", "", "kyverno's branch of a git URL policy path; verdict clones no repository: a git URL path is refused")
 	f.StringVar(&k.gitUsername, "username", "", "kyverno's user of a git URL policy path (verdict refuses git URL paths)")
 	f.StringVar(&k.gitPassword, "password", "", "kyverno's password of a git URL policy path (verdict refuses git URL paths)")
@@ -145,8 +147,11 @@ func registerApplyKyvernoFlags(f *pflag.FlagSet) *applyKyvernoFlags {
 
 // check refuses the flags Verdict cannot honour and kyverno's usage
 // errors of these flags.
-func (k *applyKyvernoFlags) check(policyPaths []string, resources bool, kubeconfig string) error {
+func (k *applyKyvernoFlags) check(f *pflag.FlagSet, stderr io.Writer, policyPaths []string, resources bool, kubeconfig string) error {
 	const cmd = "apply"
+	if f.Changed("crd-path") {
+		fmt.Fprintln(stderr, "Flag --crd-path has been deprecated, use --crd-paths instead")
+	}
 	switch {
 	case len(k.envoyPayloads) > 0:
 		return unsupportedFlag(cmd, "envoy-payload", "ValidatingPolicies in Envoy mode are not evaluated by verdict")
@@ -157,8 +162,6 @@ func (k *applyKyvernoFlags) check(policyPaths []string, resources bool, kubeconf
 		return usageError("both resource and json files can not be used together, use one or the other")
 	case len(k.jsonPayloads) > 0:
 		return unsupportedFlag(cmd, "json", "verdict apply evaluates Kubernetes resources (--resource); a JSON payload can be given as the object of a resource file only for policies of the Kubernetes mode")
-	case k.generateExceptions:
-		return unsupportedFlag(cmd, "generate-exceptions", "write the PolicyExceptions from the failures of --policy-report")
 	case k.registry:
 		return unsupportedFlag(cmd, "registry", "verdict's CLI reads no image data from registries: give it with --set, --values-file or --context-file")
 	case len(k.crdPaths) > 0 && strings.TrimSpace(kubeconfig) != "":

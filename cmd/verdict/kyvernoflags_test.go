@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"sort"
 	"strings"
 	"testing"
 
@@ -84,7 +85,6 @@ func TestKyvernoFlagsRefused(t *testing.T) {
 		{name: "http", args: append(apply, "--http-payload", "p.json"), want: "apply --http-payload is not supported"},
 		{name: "json", args: append(apply, "--json", "p.json"), want: "apply --json is not supported"},
 		{name: "json and resource", args: append(apply, "--json", "p.json", "-r", flags+"configmaps.yaml"), want: "both resource and json files can not be used together"},
-		{name: "generate-exceptions", args: append(apply, "-r", flags+"configmaps.yaml", "--generate-exceptions"), want: "apply --generate-exceptions is not supported"},
 		{name: "registry", args: append(apply, "-r", flags+"configmaps.yaml", "--registry"), want: "apply --registry is not supported"},
 		{name: "git url", args: []string{"apply", "https://github.com/kyverno/policies/pod-security", "-b", "main", "-r", flags + "configmaps.yaml"}, want: "verdict does not clone git repositories"},
 		{name: "crd-paths and kubeconfig", args: append(apply, "-r", flags+"configmaps.yaml", "--crd-paths", "crd.yaml", "--kubeconfig", "kc"), want: "crd-paths and kubeconfig flags are mutually exclusive"},
@@ -112,6 +112,9 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		args     []string
 		want     string // file of kyverno's stdout
 		wantCode int
+		// anyOrder compares the "---" documents in any order: kyverno
+		// prints the exceptions of --generate-exceptions in map order.
+		anyOrder bool
 	}{
 		{name: "exceptions among policies ignored", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml"}, want: "within-policies-off.txt", wantCode: 1},
 		{name: "--exceptions-within-policies", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml", "--exceptions-within-policies"}, want: "within-policies.txt"},
@@ -120,9 +123,12 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		{name: "--exceptions-within-resources instead of -e", args: []string{flags + "policy.yaml", "-r", flags + "configmaps-with-exception.yaml", "--exceptions-within-resources", "-e", flags + "exception.yaml"}, want: "within-resources.txt"},
 		{name: "--exceptions-within-resources from stdin", args: []string{flags + "policy.yaml", "-r", "-", "--exceptions-within-resources"}, want: "within-resources.txt"},
 		{name: "--crd-paths", args: []string{testdata + "/mpolcrd/policies.yaml", "-r", testdata + "/mpolcrd/resources.yaml", "--crd-paths", testdata + "/mpolcrd/crds/gadget.yaml"}, want: "crd-paths.txt", wantCode: 1},
+		{name: "--generate-exceptions", args: []string{flags + "pod-policy.yaml", flags + "policy.yaml", "-r", flags + "workloads.yaml", "-r", flags + "configmaps.yaml", "--generate-exceptions"}, want: "generate-exceptions.txt", wantCode: 1, anyOrder: true},
+		{name: "--generate-exceptions json without ttl", args: []string{flags + "pod-policy.yaml", "-r", flags + "workloads.yaml", "--generate-exceptions", "--output-format", "json", "--generated-exception-ttl", "0s"}, want: "generate-exceptions-json.txt", wantCode: 1, anyOrder: true},
+		{name: "--generate-exceptions mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "--generate-exceptions"}, want: "generate-exceptions-mutate.txt"},
 		{name: "accepted flags", args: []string{flags + "policy.yaml", "-r", flags + "configmaps-with-exception.yaml", "--exceptions-within-resources",
 			"-v", "3", "--vmodule", "x=2", "--logtostderr", "--stderrthreshold", "INFO", "--concurrent", "4", "--continue-on-error=false", "--continue-on-fail",
-			"-b", "main", "--username", "u", "--password", "p", "--generated-exception-ttl", "1h", "--cluster-wide-resources"}, want: "within-resources.txt"},
+			"-b", "main", "--username", "u", "--password", "p", "--generated-exception-ttl", "1h", "--cluster-wide-resources", "--crd-path", testdata + "/mpolcrd/crds/gadget.yaml"}, want: "within-resources.txt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,10 +147,35 @@ func TestApplyKyvernoFlags(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("run(%q) = %d, want %d; stderr: %s", args, code, tt.wantCode, stderr.String())
 			}
-			if diff := cmp.Diff(string(want), stdout.String()); diff != "" {
+			got, wantOut := stdout.String(), string(want)
+			if tt.anyOrder {
+				got, wantOut = sortedDocuments(got), sortedDocuments(wantOut)
+			}
+			if diff := cmp.Diff(wantOut, got); diff != "" {
 				t.Errorf("run(%q) stdout mismatch (-kyverno +verdict):\n%s", args, diff)
 			}
 		})
+	}
+}
+
+// sortedDocuments is out with its "---\n" documents sorted.
+func sortedDocuments(out string) string {
+	docs := strings.Split(out, "---\n")
+	sort.Strings(docs)
+	return strings.Join(docs, "---\n")
+}
+
+// TestApplyGenerateExceptionsPodSecurity checks a failed podSecurity rule
+// gets no exception (kyverno's lists the failed controls, which Verdict's
+// results do not name) but a warning.
+func TestApplyGenerateExceptionsPodSecurity(t *testing.T) {
+	args := []string{"apply", "testdata/flags/pss-policy.yaml", "-r", "testdata/flags/privileged-pod.yaml", "--generate-exceptions"}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 1 || stdout != "" {
+		t.Errorf("run(%q) = %d, stdout %q, want 1 and none", args, code, stdout)
+	}
+	if want := "warning: no PolicyException generated for rule baseline of policy psa on default/Pod/priv"; !strings.Contains(stderr, want) {
+		t.Errorf("run(%q) stderr = %q, want %q", args, stderr, want)
 	}
 }
 
