@@ -58,6 +58,11 @@ type ApplyOptions struct {
 	// resources too, as in Kyverno. ExceptionsWithinPolicies adds those of
 	// the documents of PolicyPaths (--exceptions-within-policies).
 	ExceptionsWithinResources, ExceptionsWithinPolicies bool
+	// JSONPaths are JSON payload files (kyverno apply --json): each holds
+	// one JSON (or YAML) object, evaluated, instead of ResourcePaths, by
+	// the ValidatingPolicies of evaluation mode JSON only, and named
+	// "JSON payload" in the output. Optional.
+	JSONPaths []string
 	// CRDPaths are CustomResourceDefinition files or folders (kyverno
 	// apply --crd-paths): the types of the custom resources the
 	// ApplyConfigurations of MutatingPolicies merge with (crdSchemasOf).
@@ -221,6 +226,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 	}
 	each := func(fn func(*Resource) error) error { return l.eachResource(ctx, opts.ResourcePaths, fn) }
+	if len(opts.JSONPaths) > 0 {
+		each = func(fn func(*Resource) error) error { return l.eachPayload(opts.JSONPaths, fn) } // applyextras.go
+	}
 	if opts.ResourceSource != nil {
 		kinds := policyKinds(pols)
 		each = func(fn func(*Resource) error) error {

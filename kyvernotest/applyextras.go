@@ -273,3 +273,61 @@ func checkCRDFiles(paths []string) error {
 	}
 	return nil
 }
+
+// eachPayload calls fn with the JSON payload of each file (kyverno apply
+// --json), read as Kyverno's payload.Load reads it: a .json file with
+// encoding/json (numbers are float64), another file as YAML, which must
+// hold one document. Each file is at most the largest document in size.
+func (l *loader) eachPayload(paths []string, fn func(*Resource) error) error {
+	for _, p := range paths {
+		var v any
+		if filepath.Ext(p) == ".json" {
+			data, err := l.readFile(p)
+			if err != nil {
+				return fmt.Errorf("load JSON payload: %w", err)
+			}
+			if err := json.Unmarshal(data, &v); err != nil {
+				return fmt.Errorf("load JSON payload: %s: %w", p, err)
+			}
+		} else {
+			objs, err := l.readObjects(p)
+			if err != nil {
+				return fmt.Errorf("load JSON payload: %w", err)
+			}
+			if len(objs) == 1 {
+				v = objs[0].Value
+			}
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("load JSON payload: %s: %w", p, ErrPayloadNotObject)
+		}
+		// Kyverno names a payload by its kind, namespace and name, if it
+		// has them (no namespace is defaulted).
+		r := &Resource{Object: obj, Path: p, Line: 1, payload: true}
+		r.setType(obj)
+		meta, _ := obj["metadata"].(map[string]any)
+		r.Namespace, _ = meta["namespace"].(string)
+		r.Name, _ = meta["name"].(string)
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ErrPayloadNotObject is the error of a JSON payload file that does not
+// hold an object.
+var ErrPayloadNotObject = errors.New("a JSON payload must be one object")
+
+// jsonModePolicies are the ValidatingPolicies of evaluation mode JSON
+// among pols: those Kyverno's CLI evaluates a JSON payload with.
+func jsonModePolicies(pols []*policy.Policy) []*policy.Policy {
+	var out []*policy.Policy
+	for _, p := range pols {
+		if p != nil && p.Validating != nil && p.Validating.Mode == vpol.ModeJSON {
+			out = append(out, p)
+		}
+	}
+	return out
+}

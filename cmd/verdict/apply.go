@@ -108,6 +108,8 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 					return &exitError{code: 2, msg: err.Error()}
 				}
 				opts.ResourceSource = src
+			case len(ky.jsonPayloads) > 0:
+				opts.JSONPaths = ky.jsonPayloads
 			case len(opts.ResourcePaths) == 0:
 				return &exitError{code: 2, msg: "apply needs --resource (or --cluster)"}
 			}

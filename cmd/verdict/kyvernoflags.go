@@ -130,7 +130,7 @@ func registerApplyKyvernoFlags(f *pflag.FlagSet) *applyKyvernoFlags {
 	_ = f.MarkHidden("crd-path")
 	f.StringSliceVar(&k.envoyPayloads, "envoy-payload", nil, "Envoy check request payload files (not supported: refused)")
 	f.StringSliceVar(&k.httpPayloads, "http-payload", nil, "HTTP check request payload files (not supported: refused)")
-	f.StringSliceVar(&k.jsonPayloads, "json", nil, "JSON payload files for ValidatingPolicies in JSON mode (not supported: refused)")
+	f.StringSliceVar(&k.jsonPayloads, "json", nil, "JSON payload files, evaluated by the ValidatingPolicies of evaluation mode JSON (instead of --resource)")
 	f.BoolVar(&k.exceptionsInline, "exceptions-with-resources", false, "use the PolicyExceptions found among the --resource documents (as --exceptions-within-resources)")
 	f.BoolVar(&k.exceptionsResources, "exceptions-within-resources", false, "use the PolicyExceptions found among the --resource documents, instead of --exception")
 	f.BoolVar(&k.exceptionsPolicies, "exceptions-within-policies", false, "also use the PolicyExceptions found among the policy documents")
@@ -160,8 +160,6 @@ func (k *applyKyvernoFlags) check(f *pflag.FlagSet, stderr io.Writer, policyPath
 	case len(k.jsonPayloads) > 0 && resources:
 		// kyverno's own check comes first.
 		return usageError("both resource and json files can not be used together, use one or the other")
-	case len(k.jsonPayloads) > 0:
-		return unsupportedFlag(cmd, "json", "verdict apply evaluates Kubernetes resources (--resource); a JSON payload can be given as the object of a resource file only for policies of the Kubernetes mode")
 	case k.registry:
 		return unsupportedFlag(cmd, "registry", "verdict's CLI reads no image data from registries: give it with --set, --values-file or --context-file")
 	case len(k.crdPaths) > 0 && strings.TrimSpace(kubeconfig) != "":

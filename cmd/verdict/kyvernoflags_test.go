@@ -83,7 +83,7 @@ func TestKyvernoFlagsRefused(t *testing.T) {
 	}{
 		{name: "envoy", args: append(apply, "--envoy-payload", "p.json"), want: "apply --envoy-payload is not supported"},
 		{name: "http", args: append(apply, "--http-payload", "p.json"), want: "apply --http-payload is not supported"},
-		{name: "json", args: append(apply, "--json", "p.json"), want: "apply --json is not supported"},
+		{name: "json not an object", args: append(apply, "--json", flags+"configmaps.yaml"), want: "a JSON payload must be one object"},
 		{name: "json and resource", args: append(apply, "--json", "p.json", "-r", flags+"configmaps.yaml"), want: "both resource and json files can not be used together"},
 		{name: "registry", args: append(apply, "-r", flags+"configmaps.yaml", "--registry"), want: "apply --registry is not supported"},
 		{name: "git url", args: []string{"apply", "https://github.com/kyverno/policies/pod-security", "-b", "main", "-r", flags + "configmaps.yaml"}, want: "verdict does not clone git repositories"},
@@ -126,6 +126,8 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		{name: "--generate-exceptions", args: []string{flags + "pod-policy.yaml", flags + "policy.yaml", "-r", flags + "workloads.yaml", "-r", flags + "configmaps.yaml", "--generate-exceptions"}, want: "generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions json without ttl", args: []string{flags + "pod-policy.yaml", "-r", flags + "workloads.yaml", "--generate-exceptions", "--output-format", "json", "--generated-exception-ttl", "0s"}, want: "generate-exceptions-json.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "--generate-exceptions"}, want: "generate-exceptions-mutate.txt"},
+		{name: "--json", args: []string{flags + "json-policy.yaml", flags + "policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json"}, want: "json.txt", wantCode: 1},
+		{name: "--json --generate-exceptions", args: []string{flags + "json-policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json", "--generate-exceptions"}, want: "json-generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "accepted flags", args: []string{flags + "policy.yaml", "-r", flags + "configmaps-with-exception.yaml", "--exceptions-within-resources",
 			"-v", "3", "--vmodule", "x=2", "--logtostderr", "--stderrthreshold", "INFO", "--concurrent", "4", "--continue-on-error=false", "--continue-on-fail",
 			"-b", "main", "--username", "u", "--password", "p", "--generated-exception-ttl", "1h", "--cluster-wide-resources", "--crd-path", testdata + "/mpolcrd/crds/gadget.yaml"}, want: "within-resources.txt"},
