@@ -58,6 +58,11 @@ type ApplyOptions struct {
 	// resources too, as in Kyverno. ExceptionsWithinPolicies adds those of
 	// the documents of PolicyPaths (--exceptions-within-policies).
 	ExceptionsWithinResources, ExceptionsWithinPolicies bool
+	// RegistryAccess is kyverno apply --registry: Kyverno's CLI then
+	// loads the imageRegistry context entries from the registries, which
+	// Verdict's does not do: policies with such an entry are an error
+	// (ErrRegistryEntries), the others are evaluated as without it.
+	RegistryAccess bool
 	// JSONPaths are JSON payload files (kyverno apply --json): each holds
 	// one JSON (or YAML) object, evaluated, instead of ResourcePaths, by
 	// the ValidatingPolicies of evaluation mode JSON only, and named
@@ -202,6 +207,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		return nil, err
 	}
 	pols = admissionPolicies(pols) // vpolicies.go
+	if opts.RegistryAccess {
+		if err := registryEntries(pols); err != nil { // applyextras.go
+			return nil, err
+		}
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now

@@ -331,3 +331,25 @@ func jsonModePolicies(pols []*policy.Policy) []*policy.Policy {
 	}
 	return out
 }
+
+// ErrRegistryEntries is the error of RegistryAccess (--registry) with a
+// policy that has an imageRegistry context entry.
+var ErrRegistryEntries = errors.New("verdict's CLI does not load imageRegistry context entries from registries (kyverno's --registry): give their values with --set or --values-file, or run without --registry")
+
+// registryEntries returns ErrRegistryEntries, naming the first policy and
+// entry, when a policy of pols has an imageRegistry context entry.
+func registryEntries(pols []*Policy) error {
+	for _, p := range pols {
+		var names []string
+		for name, src := range p.entries {
+			if src == srcImageRegistry {
+				names = append(names, name)
+			}
+		}
+		if len(names) > 0 {
+			slices.Sort(names)
+			return fmt.Errorf("policy %s, context entry %s: %w", p.Name, names[0], ErrRegistryEntries)
+		}
+	}
+	return nil
+}

@@ -95,6 +95,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			log := ky.klog.logger(cmd.ErrOrStderr())
 			cl.clusterWide = ky.clusterWide
 			opts.CRDPaths = ky.crdPaths
+			opts.RegistryAccess = ky.registry
 			opts.ExceptionsWithinResources = ky.exceptionsInline || ky.exceptionsResources
 			opts.ExceptionsWithinPolicies = ky.exceptionsPolicies
 			applyGCPercent(gcPercent)

@@ -82,6 +82,12 @@ func refuseGitPaths(cmd string, paths []string) error {
 	return nil
 }
 
+// registryFlag is kyverno's --registry of apply and test, and its help.
+const (
+	registryFlag = "registry"
+	registryHelp = "kyverno's access to the registries (local docker credentials) for imageRegistry context entries, which verdict does not load: a policy with one is an error; verifyImages rules reach the registries with or without it"
+)
+
 // unsupportedFlag refuses a kyverno flag Verdict cannot honour, naming it
 // and what to do instead.
 func unsupportedFlag(cmd, name, instead string) error {
@@ -139,7 +145,7 @@ func registerApplyKyvernoFlags(f *pflag.FlagSet) *applyKyvernoFlags {
 	f.StringVarP(&k.gitBranch, "git-branch", "b", "", "kyverno's branch of a git URL policy path; verdict clones no repository: a git URL path is refused")
 	f.StringVar(&k.gitUsername, "username", "", "kyverno's user of a git URL policy path (verdict refuses git URL paths)")
 	f.StringVar(&k.gitPassword, "password", "", "kyverno's password of a git URL policy path (verdict refuses git URL paths)")
-	f.BoolVar(&k.registry, "registry", false, "read imageRegistry context entries from the registries, with the local docker credentials (not supported: refused)")
+	f.BoolVar(&k.registry, registryFlag, false, registryHelp)
 	f.BoolVar(&k.showPerformance, "show-performance", false, "print the resources read and evaluated, and the time taken, on standard error")
 	k.klog = registerKlogFlags(f)
 	return k
@@ -160,8 +166,6 @@ func (k *applyKyvernoFlags) check(f *pflag.FlagSet, stderr io.Writer, policyPath
 	case len(k.jsonPayloads) > 0 && resources:
 		// kyverno's own check comes first.
 		return usageError("both resource and json files can not be used together, use one or the other")
-	case k.registry:
-		return unsupportedFlag(cmd, "registry", "verdict's CLI reads no image data from registries: give it with --set, --values-file or --context-file")
 	case len(k.crdPaths) > 0 && strings.TrimSpace(kubeconfig) != "":
 		return usageError("crd-paths and kubeconfig flags are mutually exclusive, please use only one of them")
 	}

@@ -85,11 +85,10 @@ func TestKyvernoFlagsRefused(t *testing.T) {
 		{name: "http", args: append(apply, "--http-payload", "p.json"), want: "apply --http-payload is not supported"},
 		{name: "json not an object", args: append(apply, "--json", flags+"configmaps.yaml"), want: "a JSON payload must be one object"},
 		{name: "json and resource", args: append(apply, "--json", "p.json", "-r", flags+"configmaps.yaml"), want: "both resource and json files can not be used together"},
-		{name: "registry", args: append(apply, "-r", flags+"configmaps.yaml", "--registry"), want: "apply --registry is not supported"},
+		{name: "registry and an imageRegistry entry", args: []string{"apply", flags + "registry-policy.yaml", "-r", flags + "privileged-pod.yaml", "--registry"}, want: "policy check-image-user, context entry imageData: verdict's CLI does not load imageRegistry context entries"},
 		{name: "git url", args: []string{"apply", "https://github.com/kyverno/policies/pod-security", "-b", "main", "-r", flags + "configmaps.yaml"}, want: "verdict does not clone git repositories"},
 		{name: "crd-paths and kubeconfig", args: append(apply, "-r", flags+"configmaps.yaml", "--crd-paths", "crd.yaml", "--kubeconfig", "kc"), want: "crd-paths and kubeconfig flags are mutually exclusive"},
 		{name: "crd-paths folder", args: append(apply, "-r", flags+"configmaps.yaml", "--crd-paths", flags), want: "CRD file must have .yaml or .yml extension"},
-		{name: "test registry", args: []string{"test", testdata, "--registry"}, want: "test --registry is not supported"},
 		{name: "test git url", args: []string{"test", "https://github.com/kyverno/policies", "--git-branch", "main"}, want: "verdict does not clone git repositories"},
 		{name: "bad -v", args: append(apply, "-r", flags+"configmaps.yaml", "-v", "x"), want: `invalid argument "x" for "-v, --v" flag`},
 	}
@@ -126,6 +125,7 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		{name: "--generate-exceptions", args: []string{flags + "pod-policy.yaml", flags + "policy.yaml", "-r", flags + "workloads.yaml", "-r", flags + "configmaps.yaml", "--generate-exceptions"}, want: "generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions json without ttl", args: []string{flags + "pod-policy.yaml", "-r", flags + "workloads.yaml", "--generate-exceptions", "--output-format", "json", "--generated-exception-ttl", "0s"}, want: "generate-exceptions-json.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "--generate-exceptions"}, want: "generate-exceptions-mutate.txt"},
+		{name: "--registry without imageRegistry entries", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml", "--registry"}, want: "within-policies-off.txt", wantCode: 1},
 		{name: "--json", args: []string{flags + "json-policy.yaml", flags + "policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json"}, want: "json.txt", wantCode: 1},
 		{name: "--json --generate-exceptions", args: []string{flags + "json-policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json", "--generate-exceptions"}, want: "json-generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "accepted flags", args: []string{flags + "policy.yaml", "-r", flags + "configmaps-with-exception.yaml", "--exceptions-within-resources",
@@ -157,6 +157,20 @@ func TestApplyKyvernoFlags(t *testing.T) {
 				t.Errorf("run(%q) stdout mismatch (-kyverno +verdict):\n%s", args, diff)
 			}
 		})
+	}
+}
+
+// TestTestRegistry checks verdict test --registry fails the results of a
+// test whose policies have an imageRegistry context entry, with the
+// reason.
+func TestTestRegistry(t *testing.T) {
+	args := []string{"test", "testdata/flags/registrytest", "--registry", "-o", "json"}
+	code, stdout, stderr := runCmd(t, args...)
+	if code != 1 {
+		t.Fatalf("run(%q) = %d, want 1; stderr: %s", args, code, stderr)
+	}
+	if want := "verdict's CLI does not load imageRegistry context entries"; !strings.Contains(stdout, want) {
+		t.Errorf("run(%q) stdout = %q, want it to hold %q", args, stdout, want)
 	}
 }
 

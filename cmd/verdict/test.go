@@ -37,9 +37,6 @@ expected result and resource, a failure with the reason). The exit code
 is 1 when any expected result failed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, paths []string) error {
-			if registry {
-				return unsupportedFlag("test", "registry", "verdict's CLI reads no image data from registries: give it in the test's values or context file")
-			}
 			if err := refuseGitPaths("test", paths); err != nil {
 				return err
 			}
@@ -53,6 +50,7 @@ is 1 when any expected result failed.`,
 				FileName:       fileName,
 				Selector:       selector,
 				StrictPolicies: strictPolicies,
+				RegistryAccess: registry,
 				ImageVerifier:  newImageVerifier(),
 
 				MaxDocumentBytes: maxDocument,
@@ -104,7 +102,7 @@ is 1 when any expected result failed.`,
 	f.BoolVar(&strictPolicies, "strict-policies", false, "fail the results of a policy that does not compile (kyverno test skips them)")
 	f.IntVar(&maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file, and largest test, values or user info file, in bytes")
 	f.StringVarP(&gitBranch, "git-branch", "b", "", "kyverno's branch of a git URL test path; verdict clones no repository: a git URL path is refused")
-	f.BoolVar(&registry, "registry", false, "read imageRegistry context entries from the registries, with the local docker credentials (not supported: refused)")
+	f.BoolVar(&registry, registryFlag, false, registryHelp)
 	f.StringVar(&kubeconfig, "kubeconfig", "", "accepted for kyverno test's global flag; no effect (tests read no cluster, as in kyverno)")
 	registerKlogFlags(f) // verdict test writes no log lines: -v changes nothing
 
