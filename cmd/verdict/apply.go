@@ -142,6 +142,10 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			if err != nil {
 				return err
 			}
+			log.Info("applied", "policyRules", res.RuleCount, "resources", res.ResourceCount, "exceptions", res.ExceptionCount, "skippedPolicies", len(res.Skipped), "duration", time.Since(start))
+			for _, s := range res.Skipped {
+				log.Debug("policy skipped", "policy", s.Name, "reason", s.Reason)
+			}
 			if ky.showPerformance {
 				writePerformance(cmd.ErrOrStderr(), res, time.Since(start), opts.Parallelism)
 			}

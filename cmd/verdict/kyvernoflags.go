@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -25,11 +26,28 @@ type klogFlags struct {
 	set *flag.FlagSet
 }
 
+// klogDefaults are the values of klog's flags before any command line set
+// them (the first registerKlogFlags records them).
+var (
+	klogDefaultsOnce sync.Once
+	klogDefaults     map[string]string
+)
+
 // registerKlogFlags adds klog's flags to f: -v/--v shown, the others
 // hidden (docs/cli.md lists them).
 func registerKlogFlags(f *pflag.FlagSet) *klogFlags {
 	k := &klogFlags{set: flag.NewFlagSet("klog", flag.ContinueOnError)}
 	klog.InitFlags(k.set)
+	// klog's flags set klog's globals: each command line starts from
+	// klog's defaults, not from what an earlier one in this process set.
+	klogDefaultsOnce.Do(func() {
+		klogDefaults = map[string]string{}
+		k.set.VisitAll(func(g *flag.Flag) { klogDefaults[g.Name] = g.DefValue })
+	})
+	k.set.VisitAll(func(g *flag.Flag) {
+		g.DefValue = klogDefaults[g.Name]
+		_ = g.Value.Set(g.DefValue)
+	})
 	f.AddGoFlagSet(k.set)
 	k.set.VisitAll(func(g *flag.Flag) {
 		if g.Name == "v" {

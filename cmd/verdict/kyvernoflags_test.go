@@ -211,6 +211,28 @@ func TestApplyShowPerformance(t *testing.T) {
 	}
 }
 
+// TestApplyVerbosity checks -v sets the level of apply's log lines on
+// stderr: none at the default, info from 2.
+func TestApplyVerbosity(t *testing.T) {
+	tests := []struct {
+		v    string
+		want bool // the info line
+	}{
+		{"0", false}, {"1", false}, {"2", true}, {"5", true},
+		{"", false}, // not given: klog's default, whatever an earlier run set
+	}
+	for _, tt := range tests {
+		args := []string{"apply", "testdata/flags/policy.yaml", "-r", "testdata/flags/configmaps.yaml"}
+		if tt.v != "" {
+			args = append(args, "-v", tt.v)
+		}
+		_, _, stderr := runCmd(t, args...)
+		if got := strings.Contains(stderr, "level=INFO msg=applied policyRules=1 resources=2 "); got != tt.want {
+			t.Errorf("run(%q) stderr = %q, info line %v, want %v", args, stderr, got, tt.want)
+		}
+	}
+}
+
 func TestSlogLevel(t *testing.T) {
 	tests := []struct {
 		v    int
