@@ -304,7 +304,7 @@ func (l *loader) eachPayload(paths []string, fn func(*Resource) error) error {
 		}
 		// Kyverno names a payload by its kind, namespace and name, if it
 		// has them (no namespace is defaulted).
-		r := &Resource{Object: obj, Path: p, Line: 1, payload: true}
+		r := &Resource{Object: obj, Path: p, Line: 1, Payload: true}
 		r.setType(obj)
 		meta, _ := obj["metadata"].(map[string]any)
 		r.Namespace, _ = meta["namespace"].(string)

@@ -41,7 +41,7 @@ func (s *suiteRun) applyResource(ctx context.Context, r *Resource) ([]ApplyRespo
 	var evals []*eval.Response
 	var out []ApplyResponse
 	compiled := s.compiled
-	if r.payload {
+	if r.Payload {
 		compiled = jsonModePolicies(compiled) // applyextras.go
 	}
 	if !s.vars.hasPolicyValues() {
@@ -51,7 +51,7 @@ func (s *suiteRun) applyResource(ctx context.Context, r *Resource) ([]ApplyRespo
 	} else {
 		cur := r.Object
 		for _, p := range s.policies {
-			if r.payload && len(jsonModePolicies([]*policy.Policy{p.Compiled})) == 0 {
+			if r.Payload && len(jsonModePolicies([]*policy.Policy{p.Compiled})) == 0 {
 				continue
 			}
 			er := s.engine.Evaluate(ctx, []*policy.Policy{p.Compiled}, chainObject(s.request(r, p.Name, ""), cur))

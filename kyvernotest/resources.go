@@ -18,9 +18,9 @@ type Resource struct {
 	APIVersion, Group, Version, Kind string
 	Namespace, Name                  string
 
-	// payload is set for a JSON payload (ApplyOptions.JSONPaths), which
+	// Payload is set for a JSON payload (ApplyOptions.JSONPaths), which
 	// only the JSON-mode ValidatingPolicies evaluate.
-	payload bool
+	Payload bool
 }
 
 func newResource(path string, line int, obj map[string]any) *Resource {
