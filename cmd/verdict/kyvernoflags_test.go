@@ -58,10 +58,26 @@ func TestKyvernoFlagsKnown(t *testing.T) {
 		{name: "apply", cmd: newApplyCmd(), flags: append(kyvernoApplyFlags, kyvernoGlobalFlags...)},
 		{name: "test", cmd: newTestCmd(), flags: append(kyvernoTestFlags, kyvernoGlobalFlags...)},
 	}
+	// kyverno's other commands take the global flags too.
+	tests = append(tests, struct {
+		name  string
+		cmd   *cobra.Command
+		flags [][2]string
+	}{name: "version", cmd: newVersionCmd(), flags: kyvernoGlobalFlags})
+	for _, sub := range newJPCmd().Commands() {
+		tests = append(tests, struct {
+			name  string
+			cmd   *cobra.Command
+			flags [][2]string
+		}{name: "jp " + sub.Name(), cmd: sub, flags: kyvernoGlobalFlags})
+	}
 	for _, tt := range tests {
 		tt.cmd.InitDefaultHelpFlag()
 		for _, fl := range tt.flags {
 			f := tt.cmd.Flags().Lookup(fl[0])
+			if f == nil {
+				f = tt.cmd.InheritedFlags().Lookup(fl[0])
+			}
 			if f == nil {
 				t.Errorf("verdict %s: flag --%s = unknown, want known", tt.name, fl[0])
 				continue
