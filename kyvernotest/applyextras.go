@@ -17,7 +17,8 @@ import (
 )
 
 // This file holds what kyverno apply's --exceptions-within-policies,
-// --exceptions-within-resources and --crd-paths add to Apply.
+// --exceptions-within-resources, --crd-paths, --json and --registry add to
+// Apply (and --registry to Run).
 
 // isExceptionDoc reports whether a document is a PolicyException Kyverno's
 // CLI selects among policies or resources (exception.SelectFrom): of

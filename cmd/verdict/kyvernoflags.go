@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"github.com/verdict-policy/verdict/kyvernotest"
 	"k8s.io/klog/v2"
+
+	"github.com/verdict-policy/verdict/kyvernotest"
 )
 
 // klogFlags are the flags kyverno's main adds to every command: klog's
