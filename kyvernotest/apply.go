@@ -52,6 +52,26 @@ type ApplyOptions struct {
 	// image data the CEL libraries of ValidatingPolicies read (Kyverno's
 	// --context-file). Optional.
 	ContextFile string
+	// ExceptionsWithinResources takes the PolicyExceptions from the
+	// documents of ResourcePaths instead of ExceptionPaths (kyverno apply
+	// --exceptions-within-resources); the exceptions are evaluated as
+	// resources too, as in Kyverno. ExceptionsWithinPolicies adds those of
+	// the documents of PolicyPaths (--exceptions-within-policies).
+	ExceptionsWithinResources, ExceptionsWithinPolicies bool
+	// RegistryAccess is kyverno apply --registry: Kyverno's CLI then
+	// loads the imageRegistry context entries from the registries, which
+	// Verdict's does not do: policies with such an entry are an error
+	// (ErrRegistryEntries), the others are evaluated as without it.
+	RegistryAccess bool
+	// JSONPaths are JSON payload files (kyverno apply --json): each holds
+	// one JSON (or YAML) object, evaluated, instead of ResourcePaths, by
+	// the ValidatingPolicies of evaluation mode JSON only, and named
+	// "JSON payload" in the output. Optional.
+	JSONPaths []string
+	// CRDPaths are CustomResourceDefinition files or folders (kyverno
+	// apply --crd-paths): the types of the custom resources the
+	// ApplyConfigurations of MutatingPolicies merge with (crdSchemasOf).
+	CRDPaths []string
 	// AuditWarn counts failures of Audit rules as warnings.
 	AuditWarn bool
 	// Parallelism is the number of resources evaluated at once (verdict
@@ -118,6 +138,8 @@ type ApplyResult struct {
 	// engine does not evaluate; each counts as one error, as in Kyverno.
 	Skipped []Skipped
 	Counts  Counts
+	// ResourceCount is the number of resources evaluated.
+	ResourceCount int
 	// AuditWarn is the option Apply ran with.
 	AuditWarn bool
 	now       time.Time
@@ -185,6 +207,11 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		return nil, err
 	}
 	pols = admissionPolicies(pols) // vpolicies.go
+	if opts.RegistryAccess {
+		if err := registryEntries(pols); err != nil { // applyextras.go
+			return nil, err
+		}
+	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -209,6 +236,9 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 		}
 	}
 	each := func(fn func(*Resource) error) error { return l.eachResource(ctx, opts.ResourcePaths, fn) }
+	if len(opts.JSONPaths) > 0 {
+		each = func(fn func(*Resource) error) error { return l.eachPayload(opts.JSONPaths, fn) } // applyextras.go
+	}
 	if opts.ResourceSource != nil {
 		kinds := policyKinds(pols)
 		each = func(fn func(*Resource) error) error {
@@ -230,16 +260,34 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if lk.params, err = l.resources(opts.ParamPaths); err != nil {
 		return nil, err
 	}
-	if s.exceptions, err = l.exceptions(opts.ExceptionPaths); err != nil {
+	exceptionPaths := opts.ExceptionPaths
+	if opts.ExceptionsWithinResources {
+		exceptionPaths = nil // as Kyverno: the resources' exceptions instead
+	}
+	if s.exceptions, err = l.exceptions(exceptionPaths); err != nil {
 		return nil, err
 	}
-	cel, err := applyCEL(l, s, opts, spec) // vpolicies.go
+	cel, err := applyCEL(l, s, exceptionPaths, opts, spec) // vpolicies.go
 	if err != nil {
+		return nil, err
+	}
+	if err := applyExceptionDocs(ctx, l, s, opts, &each); err != nil { // applyextras.go
 		return nil, err
 	}
 	cel.addTargets(targets)
 	res.ExceptionCount = len(s.exceptions) + len(s.celExceptions)
-	s.engine = eval.New(eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true})
+	eo := eval.Options{Lookup: lk, Now: opts.Now, ImageVerifier: opts.ImageVerifier, CELData: cel.sources(), KyvernoCLI: true}
+	if err := checkCRDFiles(opts.CRDPaths); err != nil { // applyextras.go
+		return nil, err
+	}
+	schemas, err := l.crdSchemasOf(opts.CRDPaths)
+	if err != nil {
+		return nil, err
+	}
+	if schemas != nil {
+		eo.ApplyTypes = schemas
+	}
+	s.engine = eval.New(eo)
 
 	if err := out.start(res); err != nil {
 		return nil, err
@@ -277,6 +325,7 @@ func apply(ctx context.Context, opts ApplyOptions, out applyEmitter) (*ApplyResu
 	if err != nil {
 		return nil, err
 	}
+	res.ResourceCount = n
 	if err := out.finish(res, n); err != nil {
 		return nil, err
 	}

@@ -65,6 +65,9 @@ func writeFailures(bw *errWriter, resps []ApplyResponse, auditWarn bool) {
 	for _, resp := range resps {
 		res := resp.Resource
 		path := res.Namespace + "/" + res.Kind + "/" + res.Name
+		if path == "//" {
+			path = "JSON payload" // as Kyverno names a resource without kind and name
+		}
 		var failed, errored []eval.RuleResult
 		for _, rr := range resp.Results {
 			if rr.Status == eval.StatusFail {

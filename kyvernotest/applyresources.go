@@ -40,13 +40,20 @@ type PolicyOutput struct {
 func (s *suiteRun) applyResource(ctx context.Context, r *Resource) ([]ApplyResponse, []PolicyOutput) {
 	var evals []*eval.Response
 	var out []ApplyResponse
+	compiled := s.compiled
+	if r.Payload {
+		compiled = jsonModePolicies(compiled) // applyextras.go
+	}
 	if !s.vars.hasPolicyValues() {
-		er := s.engine.Evaluate(ctx, s.compiled, s.request(r, "", ""))
+		er := s.engine.Evaluate(ctx, compiled, s.request(r, "", ""))
 		evals = append(evals, er)
 		out = s.split(r, er.Results)
 	} else {
 		cur := r.Object
 		for _, p := range s.policies {
+			if r.Payload && len(jsonModePolicies([]*policy.Policy{p.Compiled})) == 0 {
+				continue
+			}
 			er := s.engine.Evaluate(ctx, []*policy.Policy{p.Compiled}, chainObject(s.request(r, p.Name, ""), cur))
 			evals = append(evals, er)
 			if er.Patched != nil {

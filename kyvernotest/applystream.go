@@ -36,6 +36,12 @@ const (
 	// --policy-report (WriteReports of ApplyResult.Reports).
 	ApplyReportYAML
 	ApplyReportJSON
+	// ApplyExceptionsYAML and ApplyExceptionsJSON are kyverno apply
+	// --generate-exceptions (applyexceptions.go): the mutated resources,
+	// the skipped policies, then a PolicyException per failure of a
+	// cluster-wide policy.
+	ApplyExceptionsYAML
+	ApplyExceptionsJSON
 )
 
 // ApplyOutput says what ApplyWrite writes.
@@ -61,6 +67,12 @@ type ApplyOutput struct {
 	// TempDir is where a spool larger than ApplySpoolMemory goes. Default
 	// os.TempDir().
 	TempDir string
+	// ExceptionTTL is the cleanup.kyverno.io/ttl label of the exceptions
+	// of ApplyExceptionsYAML and ApplyExceptionsJSON (none when 0).
+	ExceptionTTL time.Duration
+	// Warnings receives a line per failure ApplyExceptionsYAML and
+	// ApplyExceptionsJSON write no exception for. Default: none.
+	Warnings io.Writer
 }
 
 // ApplyWrite evaluates as Apply does and writes its outputs to w (and
@@ -77,6 +89,9 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 		main = &tableOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, detailed: out.Detailed, color: out.Color}
 	case ApplyReportYAML, ApplyReportJSON:
 		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
+	case ApplyExceptionsYAML, ApplyExceptionsJSON:
+		main = &exceptionsOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir},
+			json: out.Format == ApplyExceptionsJSON, ttl: out.ExceptionTTL, warnings: out.Warnings}
 	default:
 		main = &textOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}}
 	}

@@ -45,7 +45,21 @@
 // Request.NamespaceLabels, subresources map a resource onto its parent.
 // There is no cluster: configMap and imageRegistry context entries come
 // only from values, apiCall and globalReference entries only from the
-// test's mocks.
+// test's mocks; with Options.RegistryAccess and ApplyOptions.RegistryAccess
+// (kyverno's --registry, which loads imageRegistry entries from the
+// registries) a policy with an imageRegistry entry is an error
+// (ErrRegistryEntries).
+//
+// The other options of kyverno apply (applyextras.go, applyexceptions.go):
+// ApplyOptions.ExceptionsWithinResources and ExceptionsWithinPolicies take
+// PolicyExceptions from among the resource and policy documents (the
+// resource files are then read twice, the first pass decoding only the
+// documents that may be PolicyExceptions); CRDPaths are the CRDs the
+// ApplyConfigurations of MutatingPolicies merge with, found as a test's
+// clusterResources CRDs; JSONPaths are JSON payloads, evaluated instead of
+// resources by the JSON-mode ValidatingPolicies only;
+// ApplyExceptionsYAML and ApplyExceptionsJSON print a PolicyException per
+// failure (--generate-exceptions).
 //
 // ValidatingPolicies and NamespacedValidatingPolicies load with the
 // kyverno.io kinds (vpolicies.go): the test's context file (a

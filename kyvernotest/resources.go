@@ -17,6 +17,10 @@ type Resource struct {
 
 	APIVersion, Group, Version, Kind string
 	Namespace, Name                  string
+
+	// Payload is set for a JSON payload (ApplyOptions.JSONPaths), which
+	// only the JSON-mode ValidatingPolicies evaluate.
+	Payload bool
 }
 
 func newResource(path string, line int, obj map[string]any) *Resource {

@@ -25,6 +25,11 @@ type Options struct {
 	// FileName is the name of the test files to discover. Default:
 	// kyverno-test.yaml.
 	FileName string
+	// RegistryAccess is kyverno test --registry: Kyverno's CLI then loads
+	// the imageRegistry context entries from the registries, which
+	// Verdict's does not do: the results of a test whose policies have
+	// such an entry fail with ErrRegistryEntries (registryEntries).
+	RegistryAccess bool
 	// Selector filters expected results as Kyverno's --test-case-selector
 	// does: "policy=<wildcard>,rule=<wildcard>,resource=<wildcard>".
 	// Default: every result.
@@ -396,6 +401,11 @@ func (r *runner) prepare(path string, t *Test) (*suiteRun, error) {
 	}
 	if len(s.exceptions) > 0 && hasVAP(pols) {
 		return s, errVAPExceptions
+	}
+	if r.opts.RegistryAccess {
+		if err := registryEntries(pols); err != nil { // applyextras.go
+			return s, err
+		}
 	}
 	cel, err := r.celPrepare(s, t, spec, globals, full) // vpolicies.go
 	if err != nil {

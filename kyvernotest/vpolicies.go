@@ -152,9 +152,9 @@ func (l *loader) clusterResources(path string) (*ClusterResource, error) {
 // applyCEL loads what the policies.kyverno.io kinds need for Apply: the
 // policies.kyverno.io PolicyExceptions of the exception files, the
 // Namespace objects of the values (into s) and the context file.
-func applyCEL(l *loader, s *suiteRun, opts ApplyOptions, values *ValuesSpec) (*celData, error) {
+func applyCEL(l *loader, s *suiteRun, exceptionPaths []string, opts ApplyOptions, values *ValuesSpec) (*celData, error) {
 	var err error
-	if s.celExceptions, err = l.celExceptions(opts.ExceptionPaths); err != nil {
+	if s.celExceptions, err = l.celExceptions(exceptionPaths); err != nil {
 		return nil, err
 	}
 	if s.namespaces, err = namespaceObjects(values); err != nil {

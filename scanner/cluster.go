@@ -65,6 +65,9 @@ type Selection struct {
 	// LabelSelector, when set, lists only the objects it selects
 	// (Kubernetes label selector syntax).
 	LabelSelector string
+	// ClusterScoped, with Namespace, lists the cluster-scoped kinds too
+	// (verdict apply --cluster -n NAMESPACE --cluster-wide-resources).
+	ClusterScoped bool
 }
 
 // SelectedSource is Source with the objects of sel only (verdict apply
@@ -196,7 +199,7 @@ func (s *clusterSource) List(ctx context.Context, shard Shard, v Visitor) error 
 		ls := s.sel.LabelSelector
 		switch {
 		case !ar.namespaced:
-			if !shard.Owns("") || s.sel.Namespace != "" {
+			if !shard.Owns("") || (s.sel.Namespace != "" && !s.sel.ClusterScoped) {
 				continue
 			}
 			err = s.c.list(ctx, rc, ls, visit, v.Expect)

@@ -2,8 +2,8 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -26,6 +26,7 @@ func newApplyCmd() *cobra.Command {
 		output       string
 		gcPercent    int
 		cl           *applyClusterFlags
+		ky           *applyKyvernoFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "apply POLICY_PATH... --resource FILE...",
@@ -88,17 +89,28 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			if opts.Parallelism < 0 {
 				return &exitError{code: 2, msg: fmt.Sprintf("invalid --parallel %d: want 0 (GOMAXPROCS) or more resources evaluated at once", opts.Parallelism)}
 			}
+			if err := ky.check(cmd.Flags(), cmd.ErrOrStderr(), args, len(opts.ResourcePaths) > 0, cl.kubeconfig); err != nil {
+				return err
+			}
+			log := ky.klog.logger(cmd.ErrOrStderr())
+			cl.clusterWide = ky.clusterWide
+			opts.CRDPaths = ky.crdPaths
+			opts.RegistryAccess = ky.registry
+			opts.ExceptionsWithinResources = ky.exceptionsInline || ky.exceptionsResources
+			opts.ExceptionsWithinPolicies = ky.exceptionsPolicies
 			applyGCPercent(gcPercent)
 			opts.ImageVerifier = newImageVerifier()
 			switch {
 			case cl.cluster && len(opts.ResourcePaths) > 0:
 				return &exitError{code: 2, msg: "--cluster and --resource are exclusive"}
 			case cl.cluster:
-				src, err := cl.source(slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn})))
+				src, err := cl.source(log)
 				if err != nil {
 					return &exitError{code: 2, msg: err.Error()}
 				}
 				opts.ResourceSource = src
+			case len(ky.jsonPayloads) > 0:
+				opts.JSONPaths = ky.jsonPayloads
 			case len(opts.ResourcePaths) == 0:
 				return &exitError{code: 2, msg: "apply needs --resource (or --cluster)"}
 			}
@@ -114,21 +126,35 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 				out.Format = kyvernotest.ApplyReportJSON
 			case policyReport:
 				out.Format = kyvernotest.ApplyReportYAML
+			case ky.generateExceptions && format == "json":
+				out.Format = kyvernotest.ApplyExceptionsJSON
+			case ky.generateExceptions:
+				out.Format = kyvernotest.ApplyExceptionsYAML
 			case table:
 				out.Format = kyvernotest.ApplyTable
 			}
 			out.PrintMutated = output == "" && !policyReport
+			out.ExceptionTTL, out.Warnings = ky.generatedTTL, cmd.ErrOrStderr()
 			// The resources are read, evaluated and written one document
 			// at a time: memory does not grow with the resource files.
+			start := time.Now()
 			res, err := kyvernotest.ApplyWrite(cmd.Context(), opts, cmd.OutOrStdout(), out)
 			if err != nil {
 				return err
+			}
+			log.Info("applied", "policyRules", res.RuleCount, "resources", res.ResourceCount, "exceptions", res.ExceptionCount, "skippedPolicies", len(res.Skipped), "duration", time.Since(start))
+			for _, s := range res.Skipped {
+				log.Debug("policy skipped", "policy", s.Name, "reason", s.Reason)
+			}
+			if ky.showPerformance {
+				writePerformance(cmd.ErrOrStderr(), res, time.Since(start), opts.Parallelism)
 			}
 			return applyExit(res.Counts, warnExitCode, warnNoPass)
 		},
 	}
 	f := cmd.Flags()
 	cl = registerApplyClusterFlags(f) // applycluster.go
+	ky = registerApplyKyvernoFlags(f) // kyvernoflags.go
 	f.StringSliceVarP(&opts.ResourcePaths, "resource", "r", nil, "resource files or folders")
 	f.StringSliceVar(&opts.ResourcePaths, "resources", nil, "alias of --resource")
 	f.StringVarP(&opts.ValuesFile, "values-file", "f", "", "values file for policy variables")

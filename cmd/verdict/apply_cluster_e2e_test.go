@@ -88,6 +88,35 @@ func TestE2EApplyCluster(t *testing.T) {
 			}
 		})
 	}
+	// --cluster-wide-resources: with -n, the cluster-scoped kinds too (the
+	// Namespaces, which the API server has four of besides those above).
+	t.Run("cluster-wide resources", func(t *testing.T) {
+		const nsPolicy = "testdata/flags/require-team-pod-namespace.yaml"
+		tests := []struct {
+			name       string
+			give       []string
+			wantFailed []string
+		}{
+			{name: "namespace only", give: []string{"-n", "shop"}, wantFailed: []string{"shop/Pod/cart", "shop/Pod/debug"}},
+			{name: "namespace and cluster-wide", give: []string{"-n", "shop", "--cluster-wide-resources"}, wantFailed: []string{
+				"/Namespace/default", "/Namespace/kube-node-lease", "/Namespace/kube-public", "/Namespace/kube-system", "/Namespace/other", "/Namespace/shop",
+				"shop/Pod/cart", "shop/Pod/debug"}},
+		}
+		for _, tt := range tests {
+			args := append([]string{"apply", nsPolicy, "--cluster", "--kubeconfig", kubeconfig, "--context", "e2e"}, tt.give...)
+			_, out, errOut := runCmd(t, args...)
+			var failed []string
+			for _, l := range strings.Split(out, "\n") {
+				if r, ok := strings.CutPrefix(l, "policy require-team-label -> resource "); ok {
+					failed = append(failed, strings.TrimSuffix(r, " failed:"))
+				}
+			}
+			sort.Strings(failed)
+			if diff := cmp.Diff(tt.wantFailed, failed); diff != "" {
+				t.Errorf("%s: run(%q) failed resources mismatch (-want +got):\n%s\n%s\n%s", tt.name, args, diff, out, errOut)
+			}
+		}
+	})
 	t.Run("exclusive with --resource", func(t *testing.T) {
 		code, _, errOut := runCmd(t, "apply", policy, "--cluster", "--kubeconfig", kubeconfig, "--resource", policy)
 		if code != 2 || !strings.Contains(errOut, "--cluster and --resource are exclusive") {

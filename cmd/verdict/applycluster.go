@@ -28,6 +28,9 @@ type applyClusterFlags struct {
 	namespace   string
 	selector    string
 	pageSize    int64
+	// clusterWide is --cluster-wide-resources (kyvernoflags.go): with
+	// namespace, the cluster-scoped resources too.
+	clusterWide bool
 }
 
 func registerApplyClusterFlags(f *pflag.FlagSet) *applyClusterFlags {
@@ -76,7 +79,7 @@ func (c *applyClusterFlags) source(log *slog.Logger) (func(ctx context.Context, 
 	if err != nil {
 		return nil, err
 	}
-	sel := scanner.Selection{Namespace: c.namespace, LabelSelector: c.selector}
+	sel := scanner.Selection{Namespace: c.namespace, LabelSelector: c.selector, ClusterScoped: c.clusterWide}
 	return func(ctx context.Context, kinds []match.Kind, fn func(map[string]any) error) error {
 		var sk []scanner.Kind
 		for _, k := range kinds {
@@ -90,15 +93,19 @@ func (c *applyClusterFlags) source(log *slog.Logger) (func(ctx context.Context, 
 		if err != nil {
 			return err
 		}
-		return cluster.SelectedSource(sk, sel).List(ctx, whole, &applyVisitor{fn: fn})
+		return cluster.SelectedSource(sk, sel).List(ctx, whole, &applyVisitor{fn: fn, log: log})
 	}, nil
 }
 
-// applyVisitor hands each listed resource to apply.
+// applyVisitor hands each listed resource to apply, and logs each kind
+// it lists (at info, as kyverno logs its loading at -v 3).
 type applyVisitor struct {
-	fn func(map[string]any) error
+	fn  func(map[string]any) error
+	log *slog.Logger
 }
 
-func (v *applyVisitor) Expect(int)                      {}
-func (v *applyVisitor) Kind(string)                     {}
+func (v *applyVisitor) Expect(int) {}
+func (v *applyVisitor) Kind(kind string) {
+	v.log.Info("listing the resources of the cluster", "kind", kind)
+}
 func (v *applyVisitor) Visit(r *scanner.Resource) error { return v.fn(r.Object) }

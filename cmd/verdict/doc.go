@@ -23,6 +23,11 @@
 // results, and the exit code: 0 when everything passed, 1 on failures or
 // errors, 2 on bad usage. Flags are defined here and nowhere else.
 //
+// apply and test take every flag of kyverno apply and kyverno test 1.19,
+// klog's global flags included (kyvernoflags.go): those Verdict cannot
+// honour are refused with an error naming the flag and what to do
+// instead (exit 2), never "unknown flag", never silently dropped.
+//
 // Every command that reads files (apply, test, eval, scan, and serve's
 // policy folder) reads only regular files: a named pipe, device or socket
 // in a folder is skipped with a warning on stderr (or in the log), one

@@ -30,6 +30,8 @@ Verdict's engine, with the functions and limits of policies.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newJPQueryCmd(), newJPParseCmd(), newJPFunctionCmd())
+	// kyverno's global flags: jp writes no log lines, -v changes nothing.
+	registerKlogFlags(cmd.PersistentFlags()) // kyvernoflags.go
 	return cmd
 }
 

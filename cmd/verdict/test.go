@@ -20,6 +20,8 @@ func newTestCmd() *cobra.Command {
 		forceColor                 bool
 		strictPolicies             bool
 		maxDocument                int
+		gitBranch, kubeconfig      string
+		registry                   bool
 	)
 	cmd := &cobra.Command{
 		Use:   "test PATH...",
@@ -35,6 +37,12 @@ expected result and resource, a failure with the reason). The exit code
 is 1 when any expected result failed.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, paths []string) error {
+			if err := refuseGitPaths("test", paths); err != nil {
+				return err
+			}
+			if output == "" {
+				output = kyvernotest.FormatText // kyverno test's default
+			}
 			if !slices.Contains(kyvernotest.Formats, output) {
 				return &exitError{code: 2, msg: (&kyvernotest.FormatError{Format: output}).Error()}
 			}
@@ -42,6 +50,7 @@ is 1 when any expected result failed.`,
 				FileName:       fileName,
 				Selector:       selector,
 				StrictPolicies: strictPolicies,
+				RegistryAccess: registry,
 				ImageVerifier:  newImageVerifier(),
 
 				MaxDocumentBytes: maxDocument,
@@ -92,6 +101,11 @@ is 1 when any expected result failed.`,
 	f.BoolVar(&requireTests, "require-tests", false, "fail when no test file is found")
 	f.BoolVar(&strictPolicies, "strict-policies", false, "fail the results of a policy that does not compile (kyverno test skips them)")
 	f.IntVar(&maxDocument, "max-document-bytes", kyverno.DefaultMaxDocumentBytes, "largest YAML document of a policy or resource file, and largest test, values or user info file, in bytes")
+	f.StringVarP(&gitBranch, "git-branch", "b", "", "kyverno's branch of a git URL test path; verdict clones no repository: a git URL path is refused")
+	f.BoolVar(&registry, registryFlag, false, registryHelp)
+	f.StringVar(&kubeconfig, "kubeconfig", "", "accepted for kyverno test's global flag; no effect (tests read no cluster, as in kyverno)")
+	registerKlogFlags(f) // verdict test writes no log lines: -v changes nothing
+
 	_ = f.MarkHidden("output-format")
 	return cmd
 }

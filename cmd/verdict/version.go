@@ -16,7 +16,7 @@ var version = ""
 const unknownBuildValue = "---"
 
 func newVersionCmd() *cobra.Command {
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print the version, the build time and the git commit",
 		Long: `Print the version, the time and the git commit of the build, as kyverno
@@ -36,6 +36,10 @@ checkout).`,
 			return err
 		},
 	}
+	// kyverno's global flags: version writes no log lines, -v changes
+	// nothing.
+	registerKlogFlags(cmd.Flags()) // kyvernoflags.go
+	return cmd
 }
 
 // versionInfo is what verdict version prints.
