@@ -80,7 +80,7 @@ var rules = []rule{
 		onlyImports: append(only("go.yaml.in/yaml/..."), engineBase...), onlyImportsSet: true},
 	{doc: "engine/kyvernocel/doc.go", pkg: "engine/kyvernocel/...", onlyModule: only("engine/internal/...", "engine/kyvernocel/..."), onlyModuleSet: true, notDeps: only(clientGo, grpc)},
 	{doc: "engine/manifests/doc.go", pkg: "engine/manifests", onlyModule: engineBase, onlyModuleSet: true,
-		onlyImports: only("sigs.k8s.io/yaml"), onlyImportsSet: true},
+		onlyImports: only("sigs.k8s.io/yaml", "engine"), onlyImportsSet: true},
 	{doc: "engine/match/doc.go", pkg: "engine/match", onlyModule: append(only("engine/kyverno"), engineBase...), onlyModuleSet: true, notDeps: only("engine/eval", "engine/policy")},
 	{doc: "engine/mutate/doc.go", pkg: "engine/mutate", onlyModule: append(only("engine/pattern"), engineBase...), onlyModuleSet: true,
 		onlyImports: only("engine/pattern", "engine/internal/jsonquote", "github.com/evanphx/json-patch/...", "sigs.k8s.io/yaml"), onlyImportsSet: true},

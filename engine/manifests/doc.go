@@ -28,5 +28,6 @@
 // bundle annotations (Rekor, Fulcio). Dry-run matching needs a cluster and
 // is not done (as in Kyverno when the dry run is disabled).
 //
-// It imports only the standard library and sigs.k8s.io/yaml.
+// It imports only the standard library, sigs.k8s.io/yaml and the engine's
+// root (engine.Budget, engine.Error).
 package manifests
