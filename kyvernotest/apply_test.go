@@ -33,6 +33,15 @@ func TestApply(t *testing.T) {
 			wantFailLine:  "policy require-team-label -> resource shop/Pod/bad-pod failed:",
 		},
 		{
+			name: "imageRegistry context entry without registry access: undefined, as in kyverno apply",
+			give: ApplyOptions{
+				PolicyPaths:   []string{"testdata/imageregistry/image-user.yaml"},
+				ResourcePaths: []string{"testdata/imageregistry/pod.yaml"},
+			},
+			wantRuleCount: 3,
+			wantCounts:    Counts{Pass: 1},
+		},
+		{
 			name: "values, user info and audit-warn",
 			give: ApplyOptions{
 				PolicyPaths:   []string{"testdata/values/allowed-image.yaml"},

@@ -92,6 +92,9 @@ func (l *lookup) GlobalContext(_ context.Context, name string) (any, error) {
 	return nil, fmt.Errorf("global context entry %s: no globalContextEntries mock: %w", name, engine.ErrNotFound)
 }
 
+// ImageData is undefined: Kyverno's CLI has no registry client, and its
+// context loader factory then disables imageRegistry entries (the entry is
+// not declared: `{{ entry.x || ” }}` gives ”), as eval.ErrUndefined does.
 func (l *lookup) ImageData(_ context.Context, reference string) (any, error) {
-	return nil, fmt.Errorf("image %s: registry access is off in the CLI: %w", reference, engine.ErrNotFound)
+	return nil, fmt.Errorf("image %s: registry access is off in the CLI: %w", reference, eval.ErrUndefined)
 }
