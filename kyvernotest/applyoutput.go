@@ -304,7 +304,7 @@ func yamlKV(w *bufio.Writer, indent, key, value string) {
 func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
 	yamlKV(w, "", "apiVersion", apiVersion)
 	yamlKV(w, "", "kind", kind)
-	w.WriteString("metadata:\n  creationTimestamp: null\n")
+	w.WriteString("metadata:\n")
 	yamlKV(w, "  ", "name", meta.Name)
 	if meta.Namespace != "" {
 		yamlKV(w, "  ", "namespace", meta.Namespace)

@@ -28,8 +28,9 @@ const KindCLINamespaced = KindPolicyReport
 
 // OpenReport is a report as openreports.io's Go types (Report,
 // ClusterReport) encode it, which is what Kyverno 1.19's CLI prints:
-// their JSON field order, a null creationTimestamp, an empty source, and
-// scored left out when false.
+// their JSON field order, no creationTimestamp (metav1.ObjectMeta's
+// omitzero leaves out a zero one), an empty source, and scored left out
+// when false.
 type OpenReport struct {
 	Kind       string       `json:"kind"`
 	APIVersion string       `json:"apiVersion"`
@@ -44,8 +45,6 @@ type OpenReport struct {
 type OpenMetadata struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace,omitempty"`
-	// CreationTimestamp is always null, as an unset metav1.Time.
-	CreationTimestamp *string `json:"creationTimestamp"`
 }
 
 // Open is the OpenReport form of r: the same content, r's apiVersion and

@@ -22,7 +22,7 @@ func TestSummary(t *testing.T) {
 // TestOpen checks the openreports.io form of a report against the JSON
 // Kyverno 1.19's CLI prints for the same report (json.Marshal of an
 // openreportsv1alpha1.ClusterReport, as its apply --policy-report
-// --output-format json: TypeMeta's kind first, a null creationTimestamp,
+// --output-format json: TypeMeta's kind first, no creationTimestamp,
 // an empty source, the summary before the results, scored left out when
 // false, corev1.ObjectReference's field order).
 func TestOpen(t *testing.T) {
@@ -37,7 +37,7 @@ func TestOpen(t *testing.T) {
 		},
 		Summary: Summary{Fail: 1, Warn: 1},
 	}
-	want := `{"kind":"ClusterReport","apiVersion":"openreports.io/v1alpha1","metadata":{"name":"merged","creationTimestamp":null},"source":"","summary":{"pass":0,"fail":1,"warn":1,"error":0,"skip":0},"results":[` +
+	want := `{"kind":"ClusterReport","apiVersion":"openreports.io/v1alpha1","metadata":{"name":"merged"},"source":"","summary":{"pass":0,"fail":1,"warn":1,"error":0,"skip":0},"results":[` +
 		`{"source":"kyverno","policy":"require-team-label","rule":"check-team","category":"Best Practices","severity":"medium","timestamp":{"seconds":1700000000,"nanos":0},"result":"fail","scored":true,"resources":[{"kind":"Pod","namespace":"shop","name":"web","uid":"u1","apiVersion":"v1"}],"message":"label team is required","properties":{"process":"background scan"}},` +
 		`{"source":"kyverno","policy":"p","timestamp":{"seconds":1700000000,"nanos":0},"result":"warn"}]}`
 	b, err := json.Marshal(rep.Open())
