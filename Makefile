@@ -183,7 +183,8 @@ fuzz-seeds:
 FUZZTIME_HOSTILE ?= 60s
 FUZZ_HOSTILE = \
 	$(GO) test -run '^$$' -fuzz FuzzParseGuard -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 5s -parallel 1 ./engine/jmespath && \
-	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 2s ./reportwriter/boltstore
+	$(GO) test -run '^$$' -fuzz FuzzOpen -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 2s ./reportwriter/boltstore && \
+	$(GO) test -run '^$$' -fuzz FuzzCheck -fuzztime $(FUZZTIME_HOSTILE) -fuzzminimizetime 2s ./engine/manifests
 
 fuzz-hostile:
 	$(FUZZ_HOSTILE)
