@@ -292,22 +292,14 @@ func writeReportYAML(w *bufio.Writer, r *policyreport.PolicyReport) {
 	writeReportTailYAML(w, r.Summary)
 }
 
-func yamlKV(w *bufio.Writer, indent, key, value string) {
-	w.WriteString(indent)
-	w.WriteString(key)
-	w.WriteString(": ")
-	w.WriteString(yamlString(value))
-	w.WriteByte('\n')
-}
-
 // writeReportHeadYAML writes what comes before the results of a report.
 func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
-	yamlKV(w, "", "apiVersion", apiVersion)
-	yamlKV(w, "", "kind", kind)
+	writeYAMLKV(w, "", 0, "apiVersion", apiVersion)
+	writeYAMLKV(w, "", 0, "kind", kind)
 	w.WriteString("metadata:\n")
-	yamlKV(w, "  ", "name", meta.Name)
+	writeYAMLKV(w, "  ", 2, "name", meta.Name)
 	if meta.Namespace != "" {
-		yamlKV(w, "  ", "namespace", meta.Namespace)
+		writeYAMLKV(w, "  ", 2, "namespace", meta.Namespace)
 	}
 	if results {
 		w.WriteString("results:\n")
@@ -316,20 +308,11 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyre
 
 // writeReportResultYAML writes one result of a report's results list.
 func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
-	kv := yamlKV
-	first := true
-	// item starts a key of the result: "- " on its first, "  " after.
-	item := func() {
-		if first {
-			w.WriteString("- ")
-			first = false
-		} else {
-			w.WriteString("  ")
-		}
-	}
+	// prefix starts a key of the result: "- " on its first, "  " after.
+	prefix := "- "
 	field := func(key, value string) {
-		item()
-		kv(w, "", key, value)
+		writeYAMLKV(w, prefix, 2, key, value)
+		prefix = "  "
 	}
 	if res.Category != "" {
 		field("category", res.Category)
@@ -339,22 +322,30 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	}
 	field("policy", res.Policy)
 	if len(res.Properties) > 0 {
-		item()
+		w.WriteString(prefix)
 		w.WriteString("properties:\n")
-		for _, k := range slices.Sorted(maps.Keys(res.Properties)) {
-			kv(w, "    ", yamlString(k), res.Properties[k])
+		prefix = "  "
+		keys := slices.Collect(maps.Keys(res.Properties))
+		slices.SortFunc(keys, yamlKeyCompare)
+		for _, k := range keys {
+			writeYAMLKV(w, "    ", 4, k, res.Properties[k])
 		}
 	}
 	if len(res.Resources) > 0 {
-		item()
+		w.WriteString(prefix)
 		w.WriteString("resources:\n")
+		prefix = "  "
 		for _, o := range res.Resources {
+			if o == (policyreport.ObjectReference{}) {
+				w.WriteString("  - {}\n") // go-yaml's empty mapping
+				continue
+			}
 			dash := "  - "
 			ref := func(key, value string) {
 				if value == "" {
 					return
 				}
-				kv(w, dash, key, value)
+				writeYAMLKV(w, dash, 4, key, value)
 				dash = "    "
 			}
 			ref("apiVersion", o.APIVersion)
@@ -389,41 +380,6 @@ func writeReportTailYAML(w *bufio.Writer, s policyreport.Summary) {
 	}{{"error", s.Error}, {"fail", s.Fail}, {"pass", s.Pass}, {"skip", s.Skip}, {"warn", s.Warn}} {
 		w.WriteString("  " + c.k + ": " + strconv.Itoa(c.v) + "\n")
 	}
-}
-
-// yamlString renders a string as a YAML scalar: plain when that cannot be
-// read as anything else, double-quoted (JSON escapes) otherwise.
-func yamlString(s string) string {
-	if s != "" && plainSafe(s) {
-		return s
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// plainSafe reports whether s can be written as a plain YAML scalar and
-// read back as the same string: letters, digits and a few separators, not
-// starting with a digit or punctuation, not a YAML 1.1 boolean or null.
-func plainSafe(s string) bool {
-	c := s[0]
-	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || s[len(s)-1] == ' ' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-' || c == '_' || c == '.' || c == '/' || c == '(' || c == ')' || c == ',' || c == '\'':
-		case c == ' ' && i+1 < len(s) && s[i+1] != '#':
-		default:
-			return false
-		}
-	}
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return false
-	}
-	return true
 }
 
 // WriteApplyTable writes every result of an Apply in a table (kyverno
