@@ -54,7 +54,8 @@ type ApplyOutput struct {
 	// terminal: the header, policy, rule, resource and result.
 	Color bool
 	// PrintMutated prints the mutated and generated resources before the
-	// rest (ApplyText and ApplyTable), as WriteMutated does.
+	// rest (every format: Kyverno prints them with --policy-report and
+	// --generate-exceptions too), as WriteMutated does.
 	PrintMutated bool
 	// Stdin, as kyverno apply -i/--stdin, drops the lines that would
 	// keep the output from being piped to kubectl: "Applying N policy
@@ -88,7 +89,7 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 	case ApplyTable:
 		main = &tableOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, detailed: out.Detailed, color: out.Color}
 	case ApplyReportYAML, ApplyReportJSON:
-		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
+		main = &reportOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, json: out.Format == ApplyReportJSON}
 	case ApplyExceptionsYAML, ApplyExceptionsJSON:
 		main = &exceptionsOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir},
 			json: out.Format == ApplyExceptionsJSON, ttl: out.ExceptionTTL, warnings: out.Warnings}
@@ -344,13 +345,12 @@ func (t *tableOut) Close() error {
 
 // reportOut is kyverno apply --policy-report (WriteReports of
 // ApplyResult.Reports): the results of each report are spooled, encoded,
-// while its summary is counted.
+// while its summary is counted. As Kyverno's, the mutated and generated
+// resources (when printed) and the skipped policies come first.
 type reportOut struct {
-	w         io.Writer
+	applyOut
 	json      bool
-	tempDir   string
 	now       time.Time
-	auditWarn bool
 	cluster   *reportSpool
 	byPolicy  map[*Policy]*reportSpool
 	order     []*reportSpool // the namespaced reports
@@ -371,13 +371,17 @@ func (o *reportOut) newReport(kind string, meta policyreport.Metadata) *reportSp
 }
 
 func (o *reportOut) start(r *ApplyResult) error {
-	o.now, o.auditWarn = r.now, r.AuditWarn
+	o.applyOut.start(r)
+	o.now = r.now
 	o.cluster = o.newReport(policyreport.KindClusterReport, policyreport.Metadata{Name: "merged"})
 	o.byPolicy = map[*Policy]*reportSpool{}
 	return nil
 }
 
-func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutput) error {
+func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	if err := o.spoolMutated(outs); err != nil {
+		return err
+	}
 	for _, resp := range resps {
 		target := o.cluster
 		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
@@ -409,7 +413,15 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 	return nil
 }
 
-func (o *reportOut) finish(*ApplyResult, int) error {
+func (o *reportOut) finish(r *ApplyResult, _ int) error {
+	head := &errWriter{w: o.w}
+	if o.printMutated {
+		head.err = o.mutated.CopyTo(o.w)
+	}
+	writeSkipped(head, r.Skipped)
+	if head.err != nil {
+		return head.err
+	}
 	var reports []*reportSpool
 	if o.cluster.n > 0 {
 		reports = append(reports, o.cluster)
@@ -467,7 +479,7 @@ func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 }
 
 func (o *reportOut) Close() error {
-	var errs []error
+	errs := []error{closeSpool(o.mutated)}
 	if o.cluster != nil {
 		errs = append(errs, o.cluster.results.Close())
 	}
