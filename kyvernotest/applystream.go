@@ -349,11 +349,11 @@ func (t *tableOut) Close() error {
 // resources (when printed) and the skipped policies come first.
 type reportOut struct {
 	applyOut
-	json      bool
-	now       time.Time
-	cluster   *reportSpool
-	byPolicy  map[*Policy]*reportSpool
-	order     []*reportSpool // the namespaced reports
+	json     bool
+	now      time.Time
+	cluster  *reportSpool
+	byPolicy map[*Policy]*reportSpool
+	order    []*reportSpool // the namespaced reports
 }
 
 type reportSpool struct {
