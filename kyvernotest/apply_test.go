@@ -170,13 +170,20 @@ func TestApplyReports(t *testing.T) {
 		},
 		{
 			// Kyverno 1.19's CLI: the openreports.io apiVersion with the
-			// kind PolicyReport for a namespaced Policy.
+			// kind PolicyReport for a namespaced Policy, one report per
+			// resource (per engine response).
 			APIVersion: "openreports.io/v1alpha1", Kind: "PolicyReport", Metadata: policyreport.Metadata{Name: "no-latest", Namespace: "team-a"},
 			Results: []policyreport.Result{
 				result("team-a/no-latest", "no-latest-tag", "fail", "team-a", "latest"),
+			},
+			Summary: policyreport.Summary{Fail: 1},
+		},
+		{
+			APIVersion: "openreports.io/v1alpha1", Kind: "PolicyReport", Metadata: policyreport.Metadata{Name: "no-latest", Namespace: "team-a"},
+			Results: []policyreport.Result{
 				result("team-a/no-latest", "no-latest-tag", "pass", "team-a", "pinned"),
 			},
-			Summary: policyreport.Summary{Pass: 1, Fail: 1},
+			Summary: policyreport.Summary{Pass: 1},
 		},
 	}
 	got := res.Reports()

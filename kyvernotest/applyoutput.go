@@ -128,45 +128,65 @@ func writeCounts(bw *errWriter, c Counts) {
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
 // 1.19 --policy-report does (openreports.io/v1alpha1): the results of all
-// ClusterPolicies merged into one ClusterReport named "merged", and one
-// report per namespaced Policy (named after it, in its namespace, of kind
-// PolicyReport as Kyverno's CLI names it).
+// ClusterPolicies merged into one ClusterReport named "merged", and the
+// reports of namespaced Policies (namespacedReports).
 func (r *ApplyResult) Reports() []policyreport.PolicyReport {
 	cluster := policyreport.PolicyReport{
 		APIVersion: policyreport.OpenReportsAPIVersion,
 		Kind:       policyreport.KindClusterReport,
 		Metadata:   policyreport.Metadata{Name: "merged"},
 	}
-	var namespaced []*policyreport.PolicyReport
-	byPolicy := map[*Policy]*policyreport.PolicyReport{}
+	var namespaced []policyreport.PolicyReport
 	for _, resp := range r.Responses {
-		target := &cluster
-		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
-			target = byPolicy[resp.Policy]
-			if target == nil {
-				target = &policyreport.PolicyReport{
-					APIVersion: policyreport.OpenReportsAPIVersion,
-					Kind:       policyreport.KindCLINamespaced,
-					Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
-				}
-				byPolicy[resp.Policy] = target
-				namespaced = append(namespaced, target)
-			}
+		if namespacedPolicy(resp.Policy) {
+			namespaced = append(namespaced, namespacedReports(resp, r.now, r.AuditWarn)...)
+			continue
 		}
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, r.now, r.AuditWarn)
-			target.Results = append(target.Results, res)
-			target.Summary.Add(res.Result)
+			cluster.Results = append(cluster.Results, res)
+			cluster.Summary.Add(res.Result)
 		}
 	}
 	var out []policyreport.PolicyReport
 	if len(cluster.Results) > 0 {
 		out = append(out, cluster)
 	}
-	for _, p := range namespaced {
-		out = append(out, *p)
+	return append(out, namespaced...)
+}
+
+// namespacedPolicy reports whether the results of p go to reports of
+// their own: p is a namespaced Kyverno Policy.
+func namespacedPolicy(p *Policy) bool {
+	return p.Namespace != "" && p.Kind == "Policy"
+}
+
+// namespacedReports are the reports of the results of a namespaced Policy
+// on one resource, as Kyverno 1.19's CLI makes them: its
+// ComputePolicyReports groups results by the policy of each engine
+// response, and each engine call (mutate, verifyImages, validate,
+// generate) makes a response with a policy of its own, so there is one
+// report (named after the policy, in its namespace, of kind PolicyReport
+// as Kyverno's CLI names it) per resource and type of rule.
+func namespacedReports(resp ApplyResponse, now time.Time, auditWarn bool) []policyreport.PolicyReport {
+	var reports []policyreport.PolicyReport
+	var types []eval.RuleType
+	for _, rr := range resp.Results {
+		i := slices.Index(types, rr.Type)
+		if i < 0 {
+			i = len(types)
+			types = append(types, rr.Type)
+			reports = append(reports, policyreport.PolicyReport{
+				APIVersion: policyreport.OpenReportsAPIVersion,
+				Kind:       policyreport.KindCLINamespaced,
+				Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
+			})
+		}
+		res := reportResultOf(resp, rr, now, auditWarn)
+		reports[i].Results = append(reports[i].Results, res)
+		reports[i].Summary.Add(res.Result)
 	}
-	return out
+	return reports
 }
 
 // reportResultOf is the report result of one rule result of Apply.
@@ -260,6 +280,14 @@ func severity(s string) string {
 // formats.
 func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format string) error {
 	bw := bufio.NewWriterSize(w, 64*1024)
+	if err := writeReports(bw, reports, format); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeReports is WriteReports on a buffered writer.
+func writeReports(bw *bufio.Writer, reports []policyreport.PolicyReport, format string) error {
 	for _, rep := range reports {
 		// As Kyverno's printReports: "---" before each namespaced report,
 		// in both formats, and each report printed with Println.
@@ -278,7 +306,7 @@ func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format strin
 		writeReportYAML(bw, &rep)
 		bw.WriteByte('\n')
 	}
-	return bw.Flush()
+	return nil
 }
 
 // writeReportYAML writes a report as YAML, keys in alphabetical order as

@@ -349,11 +349,13 @@ func (t *tableOut) Close() error {
 // resources (when printed) and the skipped policies come first.
 type reportOut struct {
 	applyOut
-	json     bool
-	now      time.Time
-	cluster  *reportSpool
-	byPolicy map[*Policy]*reportSpool
-	order    []*reportSpool // the namespaced reports
+	json    bool
+	now     time.Time
+	cluster *reportSpool
+	// namespaced are the reports of namespaced Policies, written whole,
+	// one resource at a time (namespacedReports).
+	namespaced   *spool.Spool
+	namespacedBw *bufio.Writer
 }
 
 type reportSpool struct {
@@ -374,7 +376,8 @@ func (o *reportOut) start(r *ApplyResult) error {
 	o.applyOut.start(r)
 	o.now = r.now
 	o.cluster = o.newReport(policyreport.KindClusterReport, policyreport.Metadata{Name: "merged"})
-	o.byPolicy = map[*Policy]*reportSpool{}
+	o.namespaced = newSpool(o.tempDir)
+	o.namespacedBw = bufio.NewWriterSize(o.namespaced, 16<<10)
 	return nil
 }
 
@@ -382,16 +385,18 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOu
 	if err := o.spoolMutated(outs); err != nil {
 		return err
 	}
+	format := "yaml"
+	if o.json {
+		format = "json"
+	}
 	for _, resp := range resps {
-		target := o.cluster
-		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
-			target = o.byPolicy[resp.Policy]
-			if target == nil {
-				target = o.newReport(policyreport.KindCLINamespaced, policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
-				o.byPolicy[resp.Policy] = target
-				o.order = append(o.order, target)
+		if namespacedPolicy(resp.Policy) {
+			if err := writeReports(o.namespacedBw, namespacedReports(resp, o.now, o.auditWarn), format); err != nil {
+				return err
 			}
+			continue
 		}
+		target := o.cluster
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, o.now, o.auditWarn)
 			if o.json {
@@ -422,33 +427,32 @@ func (o *reportOut) finish(r *ApplyResult, _ int) error {
 	if head.err != nil {
 		return head.err
 	}
-	var reports []*reportSpool
-	if o.cluster.n > 0 {
-		reports = append(reports, o.cluster)
-	}
-	reports = append(reports, o.order...)
 	bw := bufio.NewWriterSize(o.w, 64<<10)
-	for _, rep := range reports {
+	if rep := o.cluster; rep.n > 0 {
 		if err := rep.bw.Flush(); err != nil {
 			return err
 		}
-		// As Kyverno's printReports: "---" before each namespaced report,
-		// in both formats, and each report printed with Println.
-		if rep != o.cluster {
-			bw.WriteString("---\n")
-		}
+		// As Kyverno's printReports: the cluster report first, then the
+		// namespaced ones, each after "---", in both formats, and each
+		// report printed with Println.
 		if o.json {
 			if err := writeReportJSON(bw, rep); err != nil {
 				return err
 			}
-			continue
+		} else {
+			writeReportHeadYAML(bw, policyreport.OpenReportsAPIVersion, rep.kind, rep.meta, rep.n > 0)
+			if err := rep.results.CopyTo(bw); err != nil {
+				return err
+			}
+			writeReportTailYAML(bw, rep.summary)
+			bw.WriteByte('\n')
 		}
-		writeReportHeadYAML(bw, policyreport.OpenReportsAPIVersion, rep.kind, rep.meta, rep.n > 0)
-		if err := rep.results.CopyTo(bw); err != nil {
-			return err
-		}
-		writeReportTailYAML(bw, rep.summary)
-		bw.WriteByte('\n')
+	}
+	if err := o.namespacedBw.Flush(); err != nil {
+		return err
+	}
+	if err := o.namespaced.CopyTo(bw); err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -479,12 +483,9 @@ func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 }
 
 func (o *reportOut) Close() error {
-	errs := []error{closeSpool(o.mutated)}
+	errs := []error{closeSpool(o.mutated), closeSpool(o.namespaced)}
 	if o.cluster != nil {
 		errs = append(errs, o.cluster.results.Close())
-	}
-	for _, r := range o.order {
-		errs = append(errs, r.results.Close())
 	}
 	return errors.Join(errs...)
 }
