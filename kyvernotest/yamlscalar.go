@@ -70,7 +70,6 @@ func writeYAMLKey(w *bufio.Writer, prefix string, col int, key string) {
 // go-yaml would not write it as one, a complex key ("? key" then ":" on
 // the next line at the key's column).
 func (e *yamlEmitter) key(k string) {
-	k = jsonValidUTF8(k)
 	if len(k) <= yamlMaxSimpleKey && yamlIsIdent(k) && yamlCanPlain(k) {
 		e.w.WriteString(k)
 		e.w.WriteByte(':')
@@ -79,12 +78,13 @@ func (e *yamlEmitter) key(k string) {
 		e.indention = false
 		return
 	}
+	k = jsonValidUTF8(k)
 	a := yamlAnalyze(k)
 	col := e.column
 	if !a.multiline && len(k) <= yamlMaxSimpleKey {
 		style := yamlSelectStyle(k, a, true)
 		e.indent = col + 2
-		e.scalar(k, style, false)
+		e.scalar(k, a, style, false)
 		e.w.WriteByte(':')
 		e.column++
 		e.whitespace = false
@@ -98,7 +98,7 @@ func (e *yamlEmitter) key(k string) {
 	e.whitespace = false
 	e.indention = true
 	e.indent = col + 2
-	e.scalar(k, yamlSelectStyle(k, a, false), true)
+	e.scalar(k, a, yamlSelectStyle(k, a, false), true)
 	e.indent = col
 	e.writeIndent()
 	e.w.WriteByte(':')
@@ -110,7 +110,6 @@ func (e *yamlEmitter) key(k string) {
 // value writes a mapping value after its key's ':' (the key at column
 // col), and ends the line.
 func (e *yamlEmitter) value(v string, col int) {
-	v = jsonValidUTF8(v)
 	e.indent = col + 2
 	if yamlIsIdent(v) && yamlCanPlain(v) {
 		// The common case: a word that needs no quotes (and, with no
@@ -120,9 +119,10 @@ func (e *yamlEmitter) value(v string, col int) {
 		e.w.WriteByte('\n')
 		return
 	}
+	v = jsonValidUTF8(v)
 	a := yamlAnalyze(v)
 	style := yamlSelectStyle(v, a, false)
-	e.scalar(v, style, true)
+	e.scalar(v, a, style, true)
 	if style == yamlLiteral && e.column == 0 {
 		return // the literal ended with its line break
 	}
@@ -165,6 +165,50 @@ func jsonValidUTF8(s string) string {
 	return b.String()
 }
 
+// yamlOrdinary are the bytes yamlAnalyze has nothing to note about past
+// a scalar's first character: printable ASCII but space, ':', '#'.
+var yamlOrdinary = func() (t [256]bool) {
+	for c := 0x21; c <= 0x7E; c++ {
+		t[c] = c != ':' && c != '#'
+	}
+	return t
+}()
+
+// runEnd is the end of the run of v from i that the plain and
+// single-quoted writers copy as it is: up to a quote (when quote), a byte
+// that may start a line break, or a space past the best width, where the
+// scalar may be folded.
+func (e *yamlEmitter) runEnd(v string, i int, quote bool) int {
+	last := i + yamlBestWidth - e.column // spaces up to here cannot fold
+	for j := i; j < len(v); j++ {
+		switch v[j] {
+		case ' ':
+			if j > last {
+				return j
+			}
+		case '\r', '\n', 0xC2, 0xE2:
+			return j
+		case '\'':
+			if quote {
+				return j
+			}
+		}
+	}
+	return len(v)
+}
+
+// writeRun copies v[i:j], characters that are no line breaks, and
+// returns j and whether the last was a space.
+func (e *yamlEmitter) writeRun(v string, i, j int) (int, bool) {
+	e.w.WriteString(v[i:j])
+	for k := i; k < j; k++ {
+		if v[k]&0xC0 != 0x80 {
+			e.column++
+		}
+	}
+	return j, v[j-1] == ' '
+}
+
 // yamlScalarAnalysis is go-yaml v2's scalar_data.
 type yamlScalarAnalysis struct {
 	multiline, blockPlain, singleQuoted, block bool
@@ -182,6 +226,13 @@ func yamlAnalyze(v string) yamlScalarAnalysis {
 	}
 	precededByWhitespace := true
 	for i, w := 0, 0; i < len(v); i += w {
+		if i > 0 && yamlOrdinary[v[i]] {
+			// A printable ASCII character that is no indicator, space or
+			// line break: only what follows it changes.
+			w = 1
+			previousSpace, previousBreak, precededByWhitespace = false, false, false
+			continue
+		}
 		w = yamlWidth(v[i])
 		followedByWhitespace := i+w >= len(v) || v[i+w] == ' ' || v[i+w] == '\t'
 		c := v[i]
@@ -294,12 +345,12 @@ func yamlSelectStyle(v string, a yamlScalarAnalysis, simpleKey bool) yamlStyle {
 
 // scalar writes v in the given style, go-yaml v2's
 // yaml_emitter_process_scalar.
-func (e *yamlEmitter) scalar(v string, style yamlStyle, allowBreaks bool) {
+func (e *yamlEmitter) scalar(v string, a yamlScalarAnalysis, style yamlStyle, allowBreaks bool) {
 	switch style {
 	case yamlPlain:
-		e.plain(v, allowBreaks)
+		e.plain(v, a.multiline, allowBreaks)
 	case yamlSingle:
-		e.singleQuoted(v, allowBreaks)
+		e.singleQuoted(v, a.multiline, allowBreaks)
 	case yamlDouble:
 		e.doubleQuoted(v, allowBreaks)
 	case yamlLiteral:
@@ -365,12 +416,12 @@ func (e *yamlEmitter) fits(v string) bool {
 	return e.column+len(v) <= yamlBestWidth+1
 }
 
-func (e *yamlEmitter) plain(v string, allowBreaks bool) {
+func (e *yamlEmitter) plain(v string, multiline, allowBreaks bool) {
 	if !e.whitespace {
 		e.put(' ')
 	}
 	if !allowBreaks || e.fits(v) {
-		if !strings.ContainsAny(v, "\r\n\u0085\u2028\u2029") {
+		if !multiline {
 			e.w.WriteString(v)
 			e.column += utf8.RuneCountInString(v)
 			e.whitespace, e.indention = false, false
@@ -399,17 +450,22 @@ func (e *yamlEmitter) plain(v string, allowBreaks bool) {
 			if breaks {
 				e.writeIndent()
 			}
-			i += e.write(v, i)
+			spaces = false
+			if j := e.runEnd(v, i, false); j > i {
+				i, spaces = e.writeRun(v, i, j)
+			} else {
+				i += e.write(v, i)
+			}
 			e.indention = false
-			spaces, breaks = false, false
+			breaks = false
 		}
 	}
 	e.whitespace, e.indention = false, false
 }
 
-func (e *yamlEmitter) singleQuoted(v string, allowBreaks bool) {
+func (e *yamlEmitter) singleQuoted(v string, multiline, allowBreaks bool) {
 	e.indicator('\'', true)
-	if (!allowBreaks || e.fits(v)) && !strings.ContainsAny(v, "'\r\n\u0085\u2028\u2029") {
+	if (!allowBreaks || e.fits(v)) && !multiline && strings.IndexByte(v, '\'') < 0 {
 		e.w.WriteString(v)
 		e.column += utf8.RuneCountInString(v)
 	} else {
@@ -438,9 +494,14 @@ func (e *yamlEmitter) singleQuoted(v string, allowBreaks bool) {
 				if v[i] == '\'' {
 					e.put('\'')
 				}
-				i += e.write(v, i)
+				spaces = false
+				if j := e.runEnd(v, i, true); j > i {
+					i, spaces = e.writeRun(v, i, j)
+				} else {
+					i += e.write(v, i)
+				}
 				e.indention = false
-				spaces, breaks = false, false
+				breaks = false
 			}
 		}
 	}
