@@ -57,15 +57,6 @@ func writeYAMLKV(w *bufio.Writer, prefix string, col int, key, value string) {
 	e.value(value, col)
 }
 
-// writeYAMLKey writes "key:" for a key whose value follows on the next
-// lines (a mapping or a sequence), and the line break.
-func writeYAMLKey(w *bufio.Writer, prefix string, col int, key string) {
-	w.WriteString(prefix)
-	e := yamlEmitter{w: w, column: col, indent: col, whitespace: true, indention: true}
-	e.key(key)
-	w.WriteByte('\n')
-}
-
 // key writes a mapping key and its ':' indicator, as a simple key or, when
 // go-yaml would not write it as one, a complex key ("? key" then ":" on
 // the next line at the key's column).
