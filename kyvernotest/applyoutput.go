@@ -128,45 +128,65 @@ func writeCounts(bw *errWriter, c Counts) {
 
 // Reports builds the policy reports of an Apply result, as kyverno apply
 // 1.19 --policy-report does (openreports.io/v1alpha1): the results of all
-// ClusterPolicies merged into one ClusterReport named "merged", and one
-// report per namespaced Policy (named after it, in its namespace, of kind
-// PolicyReport as Kyverno's CLI names it).
+// ClusterPolicies merged into one ClusterReport named "merged", and the
+// reports of namespaced Policies (namespacedReports).
 func (r *ApplyResult) Reports() []policyreport.PolicyReport {
 	cluster := policyreport.PolicyReport{
 		APIVersion: policyreport.OpenReportsAPIVersion,
 		Kind:       policyreport.KindClusterReport,
 		Metadata:   policyreport.Metadata{Name: "merged"},
 	}
-	var namespaced []*policyreport.PolicyReport
-	byPolicy := map[*Policy]*policyreport.PolicyReport{}
+	var namespaced []policyreport.PolicyReport
 	for _, resp := range r.Responses {
-		target := &cluster
-		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
-			target = byPolicy[resp.Policy]
-			if target == nil {
-				target = &policyreport.PolicyReport{
-					APIVersion: policyreport.OpenReportsAPIVersion,
-					Kind:       policyreport.KindCLINamespaced,
-					Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
-				}
-				byPolicy[resp.Policy] = target
-				namespaced = append(namespaced, target)
-			}
+		if namespacedPolicy(resp.Policy) {
+			namespaced = append(namespaced, namespacedReports(resp, r.now, r.AuditWarn)...)
+			continue
 		}
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, r.now, r.AuditWarn)
-			target.Results = append(target.Results, res)
-			target.Summary.Add(res.Result)
+			cluster.Results = append(cluster.Results, res)
+			cluster.Summary.Add(res.Result)
 		}
 	}
 	var out []policyreport.PolicyReport
 	if len(cluster.Results) > 0 {
 		out = append(out, cluster)
 	}
-	for _, p := range namespaced {
-		out = append(out, *p)
+	return append(out, namespaced...)
+}
+
+// namespacedPolicy reports whether the results of p go to reports of
+// their own: p is a namespaced Kyverno Policy.
+func namespacedPolicy(p *Policy) bool {
+	return p.Namespace != "" && p.Kind == "Policy"
+}
+
+// namespacedReports are the reports of the results of a namespaced Policy
+// on one resource, as Kyverno 1.19's CLI makes them: its
+// ComputePolicyReports groups results by the policy of each engine
+// response, and each engine call (mutate, verifyImages, validate,
+// generate) makes a response with a policy of its own, so there is one
+// report (named after the policy, in its namespace, of kind PolicyReport
+// as Kyverno's CLI names it) per resource and type of rule.
+func namespacedReports(resp ApplyResponse, now time.Time, auditWarn bool) []policyreport.PolicyReport {
+	var reports []policyreport.PolicyReport
+	var types []eval.RuleType
+	for _, rr := range resp.Results {
+		i := slices.Index(types, rr.Type)
+		if i < 0 {
+			i = len(types)
+			types = append(types, rr.Type)
+			reports = append(reports, policyreport.PolicyReport{
+				APIVersion: policyreport.OpenReportsAPIVersion,
+				Kind:       policyreport.KindCLINamespaced,
+				Metadata:   policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace},
+			})
+		}
+		res := reportResultOf(resp, rr, now, auditWarn)
+		reports[i].Results = append(reports[i].Results, res)
+		reports[i].Summary.Add(res.Result)
 	}
-	return out
+	return reports
 }
 
 // reportResultOf is the report result of one rule result of Apply.
@@ -260,6 +280,14 @@ func severity(s string) string {
 // formats.
 func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format string) error {
 	bw := bufio.NewWriterSize(w, 64*1024)
+	if err := writeReports(bw, reports, format); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// writeReports is WriteReports on a buffered writer.
+func writeReports(bw *bufio.Writer, reports []policyreport.PolicyReport, format string) error {
 	for _, rep := range reports {
 		// As Kyverno's printReports: "---" before each namespaced report,
 		// in both formats, and each report printed with Println.
@@ -278,7 +306,7 @@ func WriteReports(w io.Writer, reports []policyreport.PolicyReport, format strin
 		writeReportYAML(bw, &rep)
 		bw.WriteByte('\n')
 	}
-	return bw.Flush()
+	return nil
 }
 
 // writeReportYAML writes a report as YAML, keys in alphabetical order as
@@ -292,22 +320,14 @@ func writeReportYAML(w *bufio.Writer, r *policyreport.PolicyReport) {
 	writeReportTailYAML(w, r.Summary)
 }
 
-func yamlKV(w *bufio.Writer, indent, key, value string) {
-	w.WriteString(indent)
-	w.WriteString(key)
-	w.WriteString(": ")
-	w.WriteString(yamlString(value))
-	w.WriteByte('\n')
-}
-
 // writeReportHeadYAML writes what comes before the results of a report.
 func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyreport.Metadata, results bool) {
-	yamlKV(w, "", "apiVersion", apiVersion)
-	yamlKV(w, "", "kind", kind)
+	writeYAMLKV(w, "", 0, "apiVersion", apiVersion)
+	writeYAMLKV(w, "", 0, "kind", kind)
 	w.WriteString("metadata:\n")
-	yamlKV(w, "  ", "name", meta.Name)
+	writeYAMLKV(w, "  ", 2, "name", meta.Name)
 	if meta.Namespace != "" {
-		yamlKV(w, "  ", "namespace", meta.Namespace)
+		writeYAMLKV(w, "  ", 2, "namespace", meta.Namespace)
 	}
 	if results {
 		w.WriteString("results:\n")
@@ -316,20 +336,11 @@ func writeReportHeadYAML(w *bufio.Writer, apiVersion, kind string, meta policyre
 
 // writeReportResultYAML writes one result of a report's results list.
 func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
-	kv := yamlKV
-	first := true
-	// item starts a key of the result: "- " on its first, "  " after.
-	item := func() {
-		if first {
-			w.WriteString("- ")
-			first = false
-		} else {
-			w.WriteString("  ")
-		}
-	}
+	// prefix starts a key of the result: "- " on its first, "  " after.
+	prefix := "- "
 	field := func(key, value string) {
-		item()
-		kv(w, "", key, value)
+		writeYAMLKV(w, prefix, 2, key, value)
+		prefix = "  "
 	}
 	if res.Category != "" {
 		field("category", res.Category)
@@ -339,22 +350,30 @@ func writeReportResultYAML(w *bufio.Writer, res *policyreport.Result) {
 	}
 	field("policy", res.Policy)
 	if len(res.Properties) > 0 {
-		item()
+		w.WriteString(prefix)
 		w.WriteString("properties:\n")
-		for _, k := range slices.Sorted(maps.Keys(res.Properties)) {
-			kv(w, "    ", yamlString(k), res.Properties[k])
+		prefix = "  "
+		keys := slices.Collect(maps.Keys(res.Properties))
+		slices.SortFunc(keys, yamlKeyCompare)
+		for _, k := range keys {
+			writeYAMLKV(w, "    ", 4, k, res.Properties[k])
 		}
 	}
 	if len(res.Resources) > 0 {
-		item()
+		w.WriteString(prefix)
 		w.WriteString("resources:\n")
+		prefix = "  "
 		for _, o := range res.Resources {
+			if o == (policyreport.ObjectReference{}) {
+				w.WriteString("  - {}\n") // go-yaml's empty mapping
+				continue
+			}
 			dash := "  - "
 			ref := func(key, value string) {
 				if value == "" {
 					return
 				}
-				kv(w, dash, key, value)
+				writeYAMLKV(w, dash, 4, key, value)
 				dash = "    "
 			}
 			ref("apiVersion", o.APIVersion)
@@ -389,41 +408,6 @@ func writeReportTailYAML(w *bufio.Writer, s policyreport.Summary) {
 	}{{"error", s.Error}, {"fail", s.Fail}, {"pass", s.Pass}, {"skip", s.Skip}, {"warn", s.Warn}} {
 		w.WriteString("  " + c.k + ": " + strconv.Itoa(c.v) + "\n")
 	}
-}
-
-// yamlString renders a string as a YAML scalar: plain when that cannot be
-// read as anything else, double-quoted (JSON escapes) otherwise.
-func yamlString(s string) string {
-	if s != "" && plainSafe(s) {
-		return s
-	}
-	b, _ := json.Marshal(s)
-	return string(b)
-}
-
-// plainSafe reports whether s can be written as a plain YAML scalar and
-// read back as the same string: letters, digits and a few separators, not
-// starting with a digit or punctuation, not a YAML 1.1 boolean or null.
-func plainSafe(s string) bool {
-	c := s[0]
-	if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') || s[len(s)-1] == ' ' {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
-		case c == '-' || c == '_' || c == '.' || c == '/' || c == '(' || c == ')' || c == ',' || c == '\'':
-		case c == ' ' && i+1 < len(s) && s[i+1] != '#':
-		default:
-			return false
-		}
-	}
-	switch strings.ToLower(s) {
-	case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-		return false
-	}
-	return true
 }
 
 // WriteApplyTable writes every result of an Apply in a table (kyverno

@@ -54,7 +54,8 @@ type ApplyOutput struct {
 	// terminal: the header, policy, rule, resource and result.
 	Color bool
 	// PrintMutated prints the mutated and generated resources before the
-	// rest (ApplyText and ApplyTable), as WriteMutated does.
+	// rest (every format: Kyverno prints them with --policy-report and
+	// --generate-exceptions too), as WriteMutated does.
 	PrintMutated bool
 	// Stdin, as kyverno apply -i/--stdin, drops the lines that would
 	// keep the output from being piped to kubectl: "Applying N policy
@@ -88,7 +89,7 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 	case ApplyTable:
 		main = &tableOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, detailed: out.Detailed, color: out.Color}
 	case ApplyReportYAML, ApplyReportJSON:
-		main = &reportOut{w: w, json: out.Format == ApplyReportJSON, tempDir: out.TempDir}
+		main = &reportOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, json: out.Format == ApplyReportJSON}
 	case ApplyExceptionsYAML, ApplyExceptionsJSON:
 		main = &exceptionsOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir},
 			json: out.Format == ApplyExceptionsJSON, ttl: out.ExceptionTTL, warnings: out.Warnings}
@@ -344,16 +345,17 @@ func (t *tableOut) Close() error {
 
 // reportOut is kyverno apply --policy-report (WriteReports of
 // ApplyResult.Reports): the results of each report are spooled, encoded,
-// while its summary is counted.
+// while its summary is counted. As Kyverno's, the mutated and generated
+// resources (when printed) and the skipped policies come first.
 type reportOut struct {
-	w         io.Writer
-	json      bool
-	tempDir   string
-	now       time.Time
-	auditWarn bool
-	cluster   *reportSpool
-	byPolicy  map[*Policy]*reportSpool
-	order     []*reportSpool // the namespaced reports
+	applyOut
+	json    bool
+	now     time.Time
+	cluster *reportSpool
+	// namespaced are the reports of namespaced Policies, written whole,
+	// one resource at a time (namespacedReports).
+	namespaced   *spool.Spool
+	namespacedBw *bufio.Writer
 }
 
 type reportSpool struct {
@@ -371,23 +373,30 @@ func (o *reportOut) newReport(kind string, meta policyreport.Metadata) *reportSp
 }
 
 func (o *reportOut) start(r *ApplyResult) error {
-	o.now, o.auditWarn = r.now, r.AuditWarn
+	o.applyOut.start(r)
+	o.now = r.now
 	o.cluster = o.newReport(policyreport.KindClusterReport, policyreport.Metadata{Name: "merged"})
-	o.byPolicy = map[*Policy]*reportSpool{}
+	o.namespaced = newSpool(o.tempDir)
+	o.namespacedBw = bufio.NewWriterSize(o.namespaced, 16<<10)
 	return nil
 }
 
-func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutput) error {
+func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, outs []PolicyOutput) error {
+	if err := o.spoolMutated(outs); err != nil {
+		return err
+	}
+	format := "yaml"
+	if o.json {
+		format = "json"
+	}
 	for _, resp := range resps {
-		target := o.cluster
-		if resp.Policy.Namespace != "" && resp.Policy.Kind == "Policy" {
-			target = o.byPolicy[resp.Policy]
-			if target == nil {
-				target = o.newReport(policyreport.KindCLINamespaced, policyreport.Metadata{Name: resp.Policy.Name, Namespace: resp.Policy.Namespace})
-				o.byPolicy[resp.Policy] = target
-				o.order = append(o.order, target)
+		if namespacedPolicy(resp.Policy) {
+			if err := writeReports(o.namespacedBw, namespacedReports(resp, o.now, o.auditWarn), format); err != nil {
+				return err
 			}
+			continue
 		}
+		target := o.cluster
 		for _, rr := range resp.Results {
 			res := reportResultOf(resp, rr, o.now, o.auditWarn)
 			if o.json {
@@ -409,34 +418,41 @@ func (o *reportOut) resource(_ *Resource, resps []ApplyResponse, _ []PolicyOutpu
 	return nil
 }
 
-func (o *reportOut) finish(*ApplyResult, int) error {
-	var reports []*reportSpool
-	if o.cluster.n > 0 {
-		reports = append(reports, o.cluster)
+func (o *reportOut) finish(r *ApplyResult, _ int) error {
+	head := &errWriter{w: o.w}
+	if o.printMutated {
+		head.err = o.mutated.CopyTo(o.w)
 	}
-	reports = append(reports, o.order...)
+	writeSkipped(head, r.Skipped)
+	if head.err != nil {
+		return head.err
+	}
 	bw := bufio.NewWriterSize(o.w, 64<<10)
-	for _, rep := range reports {
+	if rep := o.cluster; rep.n > 0 {
 		if err := rep.bw.Flush(); err != nil {
 			return err
 		}
-		// As Kyverno's printReports: "---" before each namespaced report,
-		// in both formats, and each report printed with Println.
-		if rep != o.cluster {
-			bw.WriteString("---\n")
-		}
+		// As Kyverno's printReports: the cluster report first, then the
+		// namespaced ones, each after "---", in both formats, and each
+		// report printed with Println.
 		if o.json {
 			if err := writeReportJSON(bw, rep); err != nil {
 				return err
 			}
-			continue
+		} else {
+			writeReportHeadYAML(bw, policyreport.OpenReportsAPIVersion, rep.kind, rep.meta, rep.n > 0)
+			if err := rep.results.CopyTo(bw); err != nil {
+				return err
+			}
+			writeReportTailYAML(bw, rep.summary)
+			bw.WriteByte('\n')
 		}
-		writeReportHeadYAML(bw, policyreport.OpenReportsAPIVersion, rep.kind, rep.meta, rep.n > 0)
-		if err := rep.results.CopyTo(bw); err != nil {
-			return err
-		}
-		writeReportTailYAML(bw, rep.summary)
-		bw.WriteByte('\n')
+	}
+	if err := o.namespacedBw.Flush(); err != nil {
+		return err
+	}
+	if err := o.namespaced.CopyTo(bw); err != nil {
+		return err
 	}
 	return bw.Flush()
 }
@@ -467,12 +483,9 @@ func writeReportJSON(w *bufio.Writer, rep *reportSpool) error {
 }
 
 func (o *reportOut) Close() error {
-	var errs []error
+	errs := []error{closeSpool(o.mutated), closeSpool(o.namespaced)}
 	if o.cluster != nil {
 		errs = append(errs, o.cluster.results.Close())
-	}
-	for _, r := range o.order {
-		errs = append(errs, r.results.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -3,11 +3,14 @@ package kyvernotest
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/verdict-policy/verdict/internal/policyreport"
 	"github.com/verdict-policy/verdict/internal/testing/testcorpus"
 )
 
@@ -141,6 +144,37 @@ func BenchmarkRunCorpus(b *testing.B) {
 		}
 		if rep.Passed == 0 {
 			b.Fatalf("Run(%s) passed = 0, want the corpus's results", dir)
+		}
+	}
+}
+
+// BenchmarkWriteReportsYAML writes a policy report of 10,000 results as
+// apply --policy-report does: messages long enough to be folded, quoted
+// and plain, properties and resources.
+func BenchmarkWriteReportsYAML(b *testing.B) {
+	rep := policyreport.PolicyReport{APIVersion: policyreport.OpenReportsAPIVersion, Kind: policyreport.KindClusterReport, Metadata: policyreport.Metadata{Name: "merged"}}
+	for i := range 10000 {
+		msg := "validation rule 'check-for-labels' passed."
+		result := "pass"
+		if i%2 == 0 {
+			msg = "validation error: The label `app.kubernetes.io/name` is required. rule check-for-labels failed at path /metadata/labels/"
+			result = "fail"
+		}
+		rep.Results = append(rep.Results, policyreport.Result{
+			Category: "Best Practices", Message: msg, Policy: "require-labels", Rule: "check-for-labels",
+			Result: result, Scored: true, Severity: "medium", Source: "kyverno",
+			Properties: map[string]string{"process": "background scan"},
+			Resources:  []policyreport.ObjectReference{{APIVersion: "v1", Kind: "Pod", Name: "pod-" + strconv.Itoa(i), Namespace: "default"}},
+			Timestamp:  policyreport.Timestamp{Seconds: 1795750141},
+		})
+		rep.Summary.Add(result)
+	}
+	reports := []policyreport.PolicyReport{rep}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		if err := WriteReports(io.Discard, reports, "yaml"); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

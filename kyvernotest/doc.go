@@ -105,7 +105,16 @@
 //
 // The mutated and generated resources apply prints are written by
 // internal/yamlenc, which writes yaml.v3's exact output without yaml.v3's
-// node tree (yaml.v3 itself for what it does not take).
+// node tree (yaml.v3 itself for what it does not take). The policy
+// reports (--policy-report, ApplyReportYAML) are written as go-yaml v2
+// writes them, which is how Kyverno's CLI prints them (sigs.k8s.io/yaml):
+// yamlscalar.go ports go-yaml v2's choice of a scalar's style, its folding
+// at 80 columns, its escapes and its order of keys, one scalar at a time,
+// so that the reports are still written as the results come; its tests
+// compare it with go-yaml v2 itself. As in Kyverno's CLI, a namespaced
+// Policy has a report per resource and type of rule (namespacedReports),
+// and the mutated and generated resources and the skipped policies are
+// printed before the reports.
 //
 // This package uses the engine packages and the YAML and apimachinery
 // libraries; it does no network I/O and must not depend on cmd/verdict,

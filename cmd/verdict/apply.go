@@ -133,7 +133,7 @@ policies match, listed page by page (--batch-size), instead of --resource.`,
 			case table:
 				out.Format = kyvernotest.ApplyTable
 			}
-			out.PrintMutated = output == "" && !policyReport
+			out.PrintMutated = output == ""
 			out.ExceptionTTL, out.Warnings = ky.generatedTTL, cmd.ErrOrStderr()
 			// The resources are read, evaluated and written one document
 			// at a time: memory does not grow with the resource files.

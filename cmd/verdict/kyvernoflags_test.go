@@ -3,6 +3,7 @@ package main
 import (
 	"log/slog"
 	"os"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -130,6 +131,8 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		// anyOrder compares the "---" documents in any order: kyverno
 		// prints the exceptions of --generate-exceptions in map order.
 		anyOrder bool
+		// reportTime masks the seconds of the report's timestamps.
+		reportTime bool
 	}{
 		{name: "exceptions among policies ignored", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml"}, want: "within-policies-off.txt", wantCode: 1},
 		{name: "--exceptions-within-policies", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml", "--exceptions-within-policies"}, want: "within-policies.txt"},
@@ -141,6 +144,7 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		{name: "--generate-exceptions", args: []string{flags + "pod-policy.yaml", flags + "policy.yaml", "-r", flags + "workloads.yaml", "-r", flags + "configmaps.yaml", "--generate-exceptions"}, want: "generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions json without ttl", args: []string{flags + "pod-policy.yaml", "-r", flags + "workloads.yaml", "--generate-exceptions", "--output-format", "json", "--generated-exception-ttl", "0s"}, want: "generate-exceptions-json.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "--generate-exceptions"}, want: "generate-exceptions-mutate.txt"},
+		{name: "--policy-report mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "-p"}, want: "policy-report-mutate.txt", reportTime: true},
 		{name: "--registry without imageRegistry entries", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml", "--registry"}, want: "within-policies-off.txt", wantCode: 1},
 		{name: "--json", args: []string{flags + "json-policy.yaml", flags + "policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json"}, want: "json.txt", wantCode: 1},
 		{name: "--json --generate-exceptions", args: []string{flags + "json-policy.yaml", "--json", flags + "payload-bad.json", "--json", flags + "payload-good.json", "--generate-exceptions"}, want: "json-generate-exceptions.txt", wantCode: 1, anyOrder: true},
@@ -168,6 +172,10 @@ func TestApplyKyvernoFlags(t *testing.T) {
 			got, wantOut := stdout.String(), string(want)
 			if tt.anyOrder {
 				got, wantOut = sortedDocuments(got), sortedDocuments(wantOut)
+			}
+			if tt.reportTime {
+				seconds := regexp.MustCompile(`seconds: [0-9]+`)
+				got, wantOut = seconds.ReplaceAllString(got, "seconds: 0"), seconds.ReplaceAllString(wantOut, "seconds: 0")
 			}
 			if diff := cmp.Diff(wantOut, got); diff != "" {
 				t.Errorf("run(%q) stdout mismatch (-kyverno +verdict):\n%s", args, diff)
