@@ -5,9 +5,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/verdict-policy/verdict/internal/yamlenc"
 )
 
 // This file writes YAML scalars byte for byte as go-yaml v2's Marshal
@@ -675,14 +676,6 @@ var yamlBase60Float = regexp.MustCompile(`^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:
 // yamlStyleFloat is go-yaml v2's yamlStyleFloat.
 var yamlStyleFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?$`)
 
-// yamlTimestampFormats are go-yaml v2's allowedTimestampFormats.
-var yamlTimestampFormats = []string{
-	"2006-1-2T15:4:5.999999999Z07:00",
-	"2006-1-2t15:4:5.999999999Z07:00",
-	"2006-1-2 15:4:5.999999999",
-	"2006-1-2",
-}
-
 // yamlCanPlain reports whether go-yaml v2 would write s plain: read back
 // plain, it resolves to a string (not a boolean, null, number or
 // timestamp in YAML 1.1 as go-yaml v2 resolves them), and it is not a
@@ -715,7 +708,7 @@ func yamlCanPlain(s string) bool {
 	case "+.inf", "+.Inf", "+.INF", "-.inf", "-.Inf", "-.INF":
 		return false
 	}
-	if yamlIsTimestamp(s) {
+	if yamlenc.IsTimestamp(s) {
 		return false
 	}
 	plain := strings.ReplaceAll(s, "_", "")
@@ -746,25 +739,6 @@ func yamlCanPlain(s string) bool {
 		return false
 	}
 	return true
-}
-
-// yamlIsTimestamp is go-yaml v2's parseTimestamp.
-func yamlIsTimestamp(s string) bool {
-	i := 0
-	for ; i < len(s); i++ {
-		if c := s[i]; c < '0' || c > '9' {
-			break
-		}
-	}
-	if i != 4 || i == len(s) || s[i] != '-' {
-		return false
-	}
-	for _, format := range yamlTimestampFormats {
-		if _, err := time.Parse(format, s); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // yamlKeyLess is the order go-yaml v2 sorts string keys of a mapping in

@@ -54,7 +54,7 @@ func plainIsString(s string) bool {
 			return true // "100m", "64Mi": no number or timestamp has this byte
 		}
 	}
-	if isTimestamp(s) {
+	if IsTimestamp(s) {
 		return false
 	}
 	plain := strings.ReplaceAll(s, "_", "")
@@ -97,8 +97,10 @@ var timestampFormats = [...]string{
 	"2006-1-2",
 }
 
-// isTimestamp is yaml.v3's parseTimestamp succeeding.
-func isTimestamp(s string) bool {
+// IsTimestamp reports whether s reads back as a timestamp: go-yaml's
+// parseTimestamp succeeding, the same in v2 and v3 (so that a writer of
+// either's output quotes such a string).
+func IsTimestamp(s string) bool {
 	i := 0
 	for ; i < len(s); i++ {
 		if c := s[i]; c < '0' || c > '9' {
