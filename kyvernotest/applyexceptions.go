@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 	"time"
 
@@ -31,8 +30,43 @@ type generatedException struct {
 		Match struct {
 			All []generatedFilter `json:"all"`
 		} `json:"match"`
-		Exceptions []generatedRef `json:"exceptions"`
+		Exceptions  []generatedRef         `json:"exceptions"`
+		PodSecurity []generatedPodSecurity `json:"podSecurity,omitempty"`
 	} `json:"spec"`
+}
+
+// generatedPodSecurity is a kyverno.io/v1 PodSecurityStandard of a
+// generated exception: a failed control of a podSecurity rule and the
+// images it failed for.
+type generatedPodSecurity struct {
+	ControlName string   `json:"controlName"`
+	Images      []string `json:"images,omitempty"`
+}
+
+// podSecurityExclusions is what Kyverno's printException makes of a failed
+// podSecurity result's controlsJSON property: each control by name, its
+// images with their tag or digest replaced by "*" (its
+// wildcardTagOrDigest: from the first ":" or "@" on).
+func podSecurityExclusions(controlsJSON string) ([]generatedPodSecurity, error) {
+	var controls []struct {
+		Name   string
+		Images []string
+	}
+	if err := json.Unmarshal([]byte(controlsJSON), &controls); err != nil {
+		return nil, fmt.Errorf("failed to unmarshall PSS controls %s: %w", controlsJSON, err)
+	}
+	out := make([]generatedPodSecurity, 0, len(controls))
+	for _, c := range controls {
+		ps := generatedPodSecurity{ControlName: c.Name}
+		for _, image := range c.Images {
+			if i := strings.IndexAny(image, ":@"); i >= 0 {
+				image = image[:i] + "*"
+			}
+			ps.Images = append(ps.Images, image)
+		}
+		out = append(out, ps)
+	}
+	return out, nil
 }
 
 type generatedFilter struct {
@@ -87,11 +121,10 @@ func newGeneratedException(policy, rule, kind, namespace, name string, ttl time.
 // in no set order).
 type exceptionsOut struct {
 	applyOut
-	json     bool
-	ttl      time.Duration
-	warnings io.Writer
-	now      time.Time
-	body     *spool.Spool
+	json bool
+	ttl  time.Duration
+	now  time.Time
+	body *spool.Spool
 }
 
 func (e *exceptionsOut) start(r *ApplyResult) error {
@@ -114,18 +147,18 @@ func (e *exceptionsOut) resource(_ *Resource, resps []ApplyResponse, outs []Poli
 			if res.Result != "fail" {
 				continue
 			}
-			if podSecurityRule(resp.Policy, rr.Rule) {
-				// Kyverno lists the failed controls in spec.podSecurity;
-				// Verdict's results do not name them, and an exception
-				// without them would exempt the whole rule.
-				if e.warnings != nil {
-					fmt.Fprintf(e.warnings, "warning: no PolicyException generated for rule %s of policy %s on %s/%s/%s: a podSecurity rule, whose failed controls verdict does not report (write its spec.podSecurity by hand)\n",
-						rr.Rule, res.Policy, resp.Resource.Namespace, resp.Resource.Kind, resp.Resource.Name)
+			var pss []generatedPodSecurity
+			if controls, ok := res.Properties["controlsJSON"]; ok {
+				// A failed podSecurity rule: the exception names its
+				// failed controls, as Kyverno's.
+				var err error
+				if pss, err = podSecurityExclusions(controls); err != nil {
+					return err
 				}
-				continue
 			}
 			for _, s := range res.Resources {
 				ex := newGeneratedException(res.Policy, res.Rule, s.Kind, s.Namespace, s.Name, e.ttl)
+				ex.Spec.PodSecurity = pss
 				var b []byte
 				var err error
 				if e.json {
@@ -145,16 +178,6 @@ func (e *exceptionsOut) resource(_ *Resource, resps []ApplyResponse, outs []Poli
 		}
 	}
 	return nil
-}
-
-// podSecurityRule reports whether rule of p is a validate.podSecurity rule.
-func podSecurityRule(p *Policy, rule string) bool {
-	for _, r := range p.Compiled.Rules {
-		if r.Name == rule {
-			return r.PodSecurity != nil
-		}
-	}
-	return false
 }
 
 func (e *exceptionsOut) finish(r *ApplyResult, _ int) error {

@@ -92,7 +92,7 @@ func ApplyWrite(ctx context.Context, opts ApplyOptions, w io.Writer, out ApplyOu
 		main = &reportOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}, json: out.Format == ApplyReportJSON}
 	case ApplyExceptionsYAML, ApplyExceptionsJSON:
 		main = &exceptionsOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir},
-			json: out.Format == ApplyExceptionsJSON, ttl: out.ExceptionTTL, warnings: out.Warnings}
+			json: out.Format == ApplyExceptionsJSON, ttl: out.ExceptionTTL}
 	default:
 		main = &textOut{applyOut: applyOut{w: w, printMutated: out.PrintMutated, bare: out.Stdin, tempDir: out.TempDir}}
 	}

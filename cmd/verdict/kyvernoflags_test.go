@@ -143,6 +143,7 @@ func TestApplyKyvernoFlags(t *testing.T) {
 		{name: "--crd-paths", args: []string{testdata + "/mpolcrd/policies.yaml", "-r", testdata + "/mpolcrd/resources.yaml", "--crd-paths", testdata + "/mpolcrd/crds/gadget.yaml"}, want: "crd-paths.txt", wantCode: 1},
 		{name: "--generate-exceptions", args: []string{flags + "pod-policy.yaml", flags + "policy.yaml", "-r", flags + "workloads.yaml", "-r", flags + "configmaps.yaml", "--generate-exceptions"}, want: "generate-exceptions.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions json without ttl", args: []string{flags + "pod-policy.yaml", "-r", flags + "workloads.yaml", "--generate-exceptions", "--output-format", "json", "--generated-exception-ttl", "0s"}, want: "generate-exceptions-json.txt", wantCode: 1, anyOrder: true},
+		{name: "--generate-exceptions podSecurity", args: []string{flags + "pss-policy.yaml", "-r", flags + "privileged-pod.yaml", "--generate-exceptions"}, want: "generate-exceptions-podsecurity.txt", wantCode: 1, anyOrder: true},
 		{name: "--generate-exceptions mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "--generate-exceptions"}, want: "generate-exceptions-mutate.txt"},
 		{name: "--policy-report mutated", args: []string{testdata + "/mutate/add-owner.yaml", "-r", testdata + "/mutate/configmap.yaml", "-p"}, want: "policy-report-mutate.txt", reportTime: true},
 		{name: "--registry without imageRegistry entries", args: []string{flags + "policy-with-exception.yaml", "-r", flags + "configmaps.yaml", "--registry"}, want: "within-policies-off.txt", wantCode: 1},
@@ -203,20 +204,6 @@ func sortedDocuments(out string) string {
 	docs := strings.Split(out, "---\n")
 	sort.Strings(docs)
 	return strings.Join(docs, "---\n")
-}
-
-// TestApplyGenerateExceptionsPodSecurity checks a failed podSecurity rule
-// gets no exception (kyverno's lists the failed controls, which Verdict's
-// results do not name) but a warning.
-func TestApplyGenerateExceptionsPodSecurity(t *testing.T) {
-	args := []string{"apply", "testdata/flags/pss-policy.yaml", "-r", "testdata/flags/privileged-pod.yaml", "--generate-exceptions"}
-	code, stdout, stderr := runCmd(t, args...)
-	if code != 1 || stdout != "" {
-		t.Errorf("run(%q) = %d, stdout %q, want 1 and none", args, code, stdout)
-	}
-	if want := "warning: no PolicyException generated for rule baseline of policy psa on default/Pod/priv"; !strings.Contains(stderr, want) {
-		t.Errorf("run(%q) stderr = %q, want %q", args, stderr, want)
-	}
 }
 
 func TestApplyShowPerformance(t *testing.T) {

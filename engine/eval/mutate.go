@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -186,6 +187,12 @@ func (ev *evaluation) ruleResult(p *policy.Policy, r *policy.Rule, o *outcome) R
 	}
 	if len(r.ReportProperties) > 0 {
 		res.Properties = ev.properties(p, r)
+	}
+	if len(o.props) > 0 {
+		if res.Properties == nil {
+			res.Properties = make(map[string]string, len(o.props))
+		}
+		maps.Copy(res.Properties, o.props)
 	}
 	return res
 }

@@ -23,7 +23,7 @@ func TestSharedPatternOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			want := outcome{StatusFail, pattern.Result{Status: pattern.Fail, Path: tt.givePath}.RuleMessage(tt.giveRule, tt.giveMessage)}
+			want := outcome{status: StatusFail, message: pattern.Result{Status: pattern.Fail, Path: tt.givePath}.RuleMessage(tt.giveRule, tt.giveMessage)}
 			for i := range 2 {
 				got := failOutcome(tt.giveRule, tt.giveMessage, tt.givePath)
 				if diff := cmp.Diff(want, *got, cmp.AllowUnexported(outcome{})); diff != "" {
@@ -33,7 +33,7 @@ func TestSharedPatternOutcomes(t *testing.T) {
 		})
 	}
 	for _, index := range []int{0, 1, 12} {
-		want := outcome{StatusPass, pattern.AnyResult{Status: pattern.Pass, Index: index}.RuleMessage("r", "ignored")}
+		want := outcome{status: StatusPass, message: pattern.AnyResult{Status: pattern.Pass, Index: index}.RuleMessage("r", "ignored")}
 		for i := range 2 {
 			if diff := cmp.Diff(want, *anyPassOutcome("r", index), cmp.AllowUnexported(outcome{})); diff != "" {
 				t.Errorf("anyPassOutcome(r, %d) use %d mismatch (-want +got):\n%s", index, i, diff)

@@ -56,7 +56,9 @@ func (ev *evaluation) podSecurity(r *policy.Rule, obj map[string]any, exs []*pol
 		}
 	}
 	kind, _ := obj["kind"].(string)
-	return fail(c.FailMessage(r.Name, failed, kind))
+	o := fail(c.FailMessage(r.Name, failed, kind))
+	o.props = c.Properties(failed, pod)
+	return o
 }
 
 // priorPodSecurity evaluates the rule on the old object as if it were

@@ -16,22 +16,27 @@ import (
 type outcome struct {
 	status  Status
 	message string
+	// props are report properties the rule's evaluation adds to its
+	// result (a failed podSecurity rule's controls).
+	props map[string]string
 }
 
-func pass(msg string) *outcome           { return &outcome{StatusPass, msg} }
-func fail(msg string) *outcome           { return &outcome{StatusFail, msg} }
-func skip(msg string) *outcome           { return &outcome{StatusSkip, msg} }
-func errorf(f string, a ...any) *outcome { return &outcome{StatusError, fmt.Sprintf(f, a...)} }
+func pass(msg string) *outcome { return &outcome{status: StatusPass, message: msg} }
+func fail(msg string) *outcome { return &outcome{status: StatusFail, message: msg} }
+func skip(msg string) *outcome { return &outcome{status: StatusSkip, message: msg} }
+func errorf(f string, a ...any) *outcome {
+	return &outcome{status: StatusError, message: fmt.Sprintf(f, a...)}
+}
 func ruleError(msg string, err error) *outcome {
 	if err != nil {
-		return &outcome{StatusError, msg + ": " + err.Error()}
+		return &outcome{status: StatusError, message: msg + ": " + err.Error()}
 	}
-	return &outcome{StatusError, msg}
+	return &outcome{status: StatusError, message: msg}
 }
 
 // stopped is the outcome of a rule that the evaluation's budget or
 // deadline stopped: an error naming the limit (engine.Budget's message).
-func stopped(err error) *outcome { return &outcome{StatusError, errText(err)} }
+func stopped(err error) *outcome { return &outcome{status: StatusError, message: errText(err)} }
 
 // Outcomes are never changed once made (mutate.go changes only those it
 // makes itself), so the frequent pass outcomes of validate rules are

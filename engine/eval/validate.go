@@ -105,16 +105,16 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		case pattern.Pass:
 			return passOutcome(v.rule.Name)
 		case pattern.Skip:
-			return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, "")}
+			return &outcome{status: status(r.Status), message: r.RuleMessage(v.rule.Name, "")}
 		}
 		msg, ok := v.message(s)
 		if !ok {
-			return &outcome{status(r.Status), fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Message)}
+			return &outcome{status: status(r.Status), message: fmt.Sprintf("validation error: variables substitution error in rule %s execution error: %s", v.rule.Name, r.Message)}
 		}
 		if r.Status == pattern.Fail && (v.val.Message == nil || !v.val.Message.HasVariables()) {
 			return failOutcome(v.rule.Name, msg, r.Path)
 		}
-		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, msg)}
+		return &outcome{status: status(r.Status), message: r.RuleMessage(v.rule.Name, msg)}
 	}
 
 	compiled := make([]*pattern.Pattern, len(anyPat))
@@ -133,7 +133,7 @@ func (v *validator) patterns(s *scope, resource map[string]any, pat *policy.Patt
 		return anyPassOutcome(v.rule.Name, r.Index)
 	}
 	if r.Status != pattern.Fail {
-		return &outcome{status(r.Status), r.RuleMessage(v.rule.Name, v.val.RawMessage)}
+		return &outcome{status: status(r.Status), message: r.RuleMessage(v.rule.Name, v.val.RawMessage)}
 	}
 	msg, ok := v.message(s)
 	if !ok {
@@ -270,7 +270,7 @@ func (v *validator) elements(s *scope, fe *policy.Foreach, elements []any) (*out
 			if o.status == StatusError && strings.Contains(o.message, "failed to evaluate preconditions") {
 				continue
 			}
-			return &outcome{o.status, "validation failure: " + o.message}, applied
+			return &outcome{status: o.status, message: "validation failure: " + o.message}, applied
 		}
 		applied++
 	}

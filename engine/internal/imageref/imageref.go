@@ -61,15 +61,7 @@ func Info(image string) (map[string]any, error) {
 	if registry != "" {
 		referenceWithTag = registry + "/" + referenceWithTag
 	}
-	refStr := path
-	if registry != "" {
-		refStr = registry + "/" + path
-	}
-	if digest != "" {
-		refStr += "@" + digest
-	} else {
-		refStr += ":" + tag
-	}
+	refStr := r.String()
 	if parts := strings.Split(path, "/"); len(parts) > 1 && registry == "" && strings.Contains(parts[0], "_") {
 		registry = parts[0]
 		path = strings.Join(parts[1:], "/")
@@ -91,12 +83,24 @@ func Info(image string) (map[string]any, error) {
 	return info, nil
 }
 
-// String is Kyverno's ImageInfo.String: registry/path:tag, or
+// String is Kyverno's ImageInfo.String of r: registry/path:tag, or
 // registry/path@digest.
-func String(image string) (string, error) {
-	info, err := Info(image)
-	if err != nil {
-		return "", err
+func (r Ref) String() string {
+	s := r.Path
+	if r.Registry != "" {
+		s = r.Registry + "/" + r.Path
 	}
-	return info["reference"].(string), nil
+	if r.Digest != "" {
+		return s + "@" + r.Digest
+	}
+	return s + ":" + r.Tag
+}
+
+// String is Kyverno's ImageInfo.String of image (Info's reference).
+func String(image string) (string, error) {
+	r, err := Split(Qualify(image, "docker.io"))
+	if err != nil {
+		return "", fmt.Errorf("bad image %s: %w", image, err)
+	}
+	return r.String(), nil
 }
