@@ -115,52 +115,42 @@ const MaxMemoTypeNames = 4096
 type memoProvider struct {
 	types.Provider
 	mu         sync.RWMutex
-	structs    map[string]memoType
-	fieldNames map[string]memoNames
+	structs    map[string]memoAnswer[*types.Type]
+	fieldNames map[string]memoAnswer[[]string]
 }
 
-type memoType struct {
-	t  *types.Type
+// memoAnswer is a provider's answer to a lookup by name.
+type memoAnswer[V any] struct {
+	v  V
 	ok bool
 }
 
-type memoNames struct {
-	names []string
-	ok    bool
-}
-
 func newMemoProvider(inner types.Provider) *memoProvider {
-	return &memoProvider{Provider: inner, structs: map[string]memoType{}, fieldNames: map[string]memoNames{}}
+	return &memoProvider{Provider: inner, structs: map[string]memoAnswer[*types.Type]{}, fieldNames: map[string]memoAnswer[[]string]{}}
 }
 
 func (p *memoProvider) FindStructType(structType string) (*types.Type, bool) {
-	p.mu.RLock()
-	m, found := p.structs[structType]
-	p.mu.RUnlock()
-	if found {
-		return m.t, m.ok
-	}
-	t, ok := p.Provider.FindStructType(structType)
-	p.mu.Lock()
-	if len(p.structs)+len(p.fieldNames) < MaxMemoTypeNames {
-		p.structs[structType] = memoType{t, ok}
-	}
-	p.mu.Unlock()
-	return t, ok
+	return memoLookup(p, p.structs, structType, p.Provider.FindStructType)
 }
 
 func (p *memoProvider) FindStructFieldNames(structType string) ([]string, bool) {
+	return memoLookup(p, p.fieldNames, structType, p.Provider.FindStructFieldNames)
+}
+
+// memoLookup answers name from m, or asks find and remembers its answer
+// while p holds fewer than MaxMemoTypeNames answers in all.
+func memoLookup[V any](p *memoProvider, m map[string]memoAnswer[V], name string, find func(string) (V, bool)) (V, bool) {
 	p.mu.RLock()
-	m, found := p.fieldNames[structType]
+	a, found := m[name]
 	p.mu.RUnlock()
 	if found {
-		return m.names, m.ok
+		return a.v, a.ok
 	}
-	names, ok := p.Provider.FindStructFieldNames(structType)
+	v, ok := find(name)
 	p.mu.Lock()
 	if len(p.structs)+len(p.fieldNames) < MaxMemoTypeNames {
-		p.fieldNames[structType] = memoNames{names, ok}
+		m[name] = memoAnswer[V]{v, ok}
 	}
 	p.mu.Unlock()
-	return names, ok
+	return v, ok
 }
