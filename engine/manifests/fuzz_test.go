@@ -1,17 +1,10 @@
 package manifests_test
 
 import (
-	"archive/tar"
 	"bytes"
 	"compress/gzip"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/sha256"
-	"crypto/x509"
 	"encoding/base64"
-	"encoding/pem"
 	"errors"
 	"io"
 	"strings"
@@ -20,20 +13,6 @@ import (
 	"github.com/verdict-policy/verdict/engine"
 	"github.com/verdict-policy/verdict/engine/manifests"
 )
-
-// gzipOf is gz for a fuzz target's seeds.
-func gzipOf(tb testing.TB, b []byte) []byte {
-	tb.Helper()
-	var buf bytes.Buffer
-	zw := gzip.NewWriter(&buf)
-	if _, err := zw.Write(b); err != nil {
-		tb.Fatal(err)
-	}
-	if err := zw.Close(); err != nil {
-		tb.Fatal(err)
-	}
-	return buf.Bytes()
-}
 
 // gunzipOrSelf is the bytes a signature covers: the message decompressed,
 // or the message itself when it is not gzip.
@@ -53,43 +32,17 @@ func gunzipOrSelf(b []byte) []byte {
 // anything an admission request may carry: Check and Verify never panic,
 // and a resource is verified only when its message is the signed one.
 func FuzzCheck(f *testing.F) {
-	priv, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		f.Fatal(err)
-	}
-	der, err := x509.MarshalPKIXPublicKey(priv.Public())
-	if err != nil {
-		f.Fatal(err)
-	}
-	key, err := manifests.ParsePublicKey(string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})))
-	if err != nil {
-		f.Fatal(err)
-	}
-	var tarBuf bytes.Buffer
-	tw := tar.NewWriter(&tarBuf)
-	if err := tw.WriteHeader(&tar.Header{Name: "service.yaml", Mode: 0o644, Size: int64(len(serviceYAML)), Typeflag: tar.TypeReg}); err != nil {
-		f.Fatal(err)
-	}
-	if _, err := tw.Write([]byte(serviceYAML)); err != nil {
-		f.Fatal(err)
-	}
-	if err := tw.Close(); err != nil {
-		f.Fatal(err)
-	}
-	archive := gzipOf(f, tarBuf.Bytes())
-	digest := sha256.Sum256(archive)
-	sig, err := priv.Sign(rand.Reader, digest[:], nil)
-	if err != nil {
-		f.Fatal(err)
-	}
-	signature := base64.StdEncoding.EncodeToString(sig)
+	s := ecdsaSigner(f)
+	key := s.key(f)
+	archive := tarGz(f, [2]string{"service.yaml", serviceYAML})
+	signature := s.sign(f, archive)
 
-	f.Add(gzipOf(f, archive), signature)
-	f.Add(gzipOf(f, []byte(serviceYAML)), signature)
-	f.Add(gzipOf(f, []byte(strings.Repeat("[", 20000)+strings.Repeat("]", 20000))), signature)
-	f.Add(gzipOf(f, []byte("a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: &d [*c, *c]\ne: [*d, *d]\n")), "")
-	f.Add(gzipOf(f, []byte(strings.Repeat("---\nkind: Service\n", 5000))), signature)
-	f.Add(gzipOf(f, bytes.Repeat([]byte{0}, 1<<20)), signature)
+	f.Add(gz(f, archive), signature)
+	f.Add(gz(f, []byte(serviceYAML)), signature)
+	f.Add(gz(f, []byte(strings.Repeat("[", 20000)+strings.Repeat("]", 20000))), signature)
+	f.Add(gz(f, []byte("a: &a [x, x]\nb: &b [*a, *a]\nc: &c [*b, *b]\nd: &d [*c, *c]\ne: [*d, *d]\n")), "")
+	f.Add(gz(f, []byte(strings.Repeat("---\nkind: Service\n", 5000))), signature)
+	f.Add(gz(f, bytes.Repeat([]byte{0}, 1<<20)), signature)
 	f.Add([]byte("not gzip"), "bm90IGEgc2lnbmF0dXJl")
 
 	const maxBytes = 1 << 20
@@ -117,7 +70,7 @@ func FuzzCheck(f *testing.F) {
 func TestCheckBudget(t *testing.T) {
 	many := []byte(strings.Repeat("---\nkind: Service\nmetadata: {name: other}\nspec: {a: b}\n", 2000))
 	o := object(t, serviceYAML, map[string]string{
-		"cosign.sigstore.dev/message":   base64.StdEncoding.EncodeToString(gzipOf(t, many)),
+		"cosign.sigstore.dev/message":   base64.StdEncoding.EncodeToString(gz(t, many)),
 		"cosign.sigstore.dev/signature": "eA==",
 	})
 	canceled, cancel := context.WithCancel(context.Background())

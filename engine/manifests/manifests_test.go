@@ -33,7 +33,7 @@ type signer struct {
 	pem  string
 }
 
-func newSigner(t *testing.T, priv crypto.Signer) *signer {
+func newSigner(t testing.TB, priv crypto.Signer) *signer {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(priv.Public())
 	if err != nil {
@@ -42,7 +42,7 @@ func newSigner(t *testing.T, priv crypto.Signer) *signer {
 	return &signer{priv: priv, pem: string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))}
 }
 
-func ecdsaSigner(t *testing.T) *signer {
+func ecdsaSigner(t testing.TB) *signer {
 	t.Helper()
 	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -51,7 +51,7 @@ func ecdsaSigner(t *testing.T) *signer {
 	return newSigner(t, k)
 }
 
-func (s *signer) key(t *testing.T) *manifests.Key {
+func (s *signer) key(t testing.TB) *manifests.Key {
 	t.Helper()
 	k, err := manifests.ParsePublicKey(s.pem)
 	if err != nil {
@@ -61,7 +61,7 @@ func (s *signer) key(t *testing.T) *manifests.Key {
 }
 
 // tarGz archives files (name → content) in order.
-func tarGz(t *testing.T, files ...[2]string) []byte {
+func tarGz(t testing.TB, files ...[2]string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -83,7 +83,7 @@ func tarGz(t *testing.T, files ...[2]string) []byte {
 	return buf.Bytes()
 }
 
-func gz(t *testing.T, b []byte) []byte {
+func gz(t testing.TB, b []byte) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	zw := gzip.NewWriter(&buf)
@@ -96,7 +96,7 @@ func gz(t *testing.T, b []byte) []byte {
 	return buf.Bytes()
 }
 
-func (s *signer) sign(t *testing.T, archive []byte) string {
+func (s *signer) sign(t testing.TB, archive []byte) string {
 	t.Helper()
 	var sig []byte
 	var err error
@@ -113,7 +113,7 @@ func (s *signer) sign(t *testing.T, archive []byte) string {
 	return base64.StdEncoding.EncodeToString(sig)
 }
 
-func message(t *testing.T, archive []byte) string {
+func message(t testing.TB, archive []byte) string {
 	return base64.StdEncoding.EncodeToString(gz(t, archive))
 }
 
